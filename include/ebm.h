@@ -1,0 +1,476 @@
+/*
+ * libebm: energy-based latent-variable models (RBM, DBM, GRBM) for C.
+ *
+ * This header is the whole public contract. It is C99, declares no public
+ * structs and no variadic functions, and has no platform conditionals after
+ * the export macro, so that ctypes, cffi, Julia and Go can bind it from the
+ * header alone.
+ *
+ * Conventions (docs/conventions.md has the long form):
+ *  - Every fallible function returns int: EBM_OK (0) or a negative EBM_E*
+ *    code. A few functions also return a non-negative count (documented).
+ *  - A call that fails changes nothing the caller can see: parameters, chain
+ *    states and output buffers are left as they were.
+ *  - Every failure leaves a message naming the argument and its value:
+ *    ebm_model_errmsg(m) for calls on a model, ebm_rng_errmsg(r) for calls on
+ *    a generator; calls that create a model from nothing fill a caller buffer.
+ *  - States are float matrices, one row per configuration, layers side by
+ *    side (see ebm_model_layer_offset). Energies and log-probabilities are
+ *    double.
+ *  - Threads: a handle is used by one thread at a time, except that calls
+ *    taking a const model may run concurrently on the same model.
+ *  - The library never aborts, exits, prints, or changes BLAS thread settings.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EBM_H
+#define EBM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(EBM_BUILDING_DLL)
+#define EBM_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(EBM_USING_DLL)
+#define EBM_API __declspec(dllimport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define EBM_API __attribute__((visibility("default")))
+#else
+#define EBM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define EBM_VERSION_MAJOR 0
+#define EBM_VERSION_MINOR 1
+#define EBM_VERSION_PATCH 0
+#define EBM_VERSION_STRING "0.1.0"
+/** Major * 10000 + minor * 100 + patch. */
+#define EBM_VERSION_NUMBER (EBM_VERSION_MAJOR * 10000 + EBM_VERSION_MINOR * 100 + EBM_VERSION_PATCH)
+/** N in libebm.so.N: releases with the same ABI version are binary compatible. */
+#define EBM_ABI_VERSION 0
+
+/** @return the library's version, e.g. "0.1.0" (static, never NULL). */
+EBM_API const char *ebm_version_string(void);
+/** @return major * 10000 + minor * 100 + patch of the library in use. */
+EBM_API int ebm_version_number(void);
+/** @return the ABI version of the library in use (EBM_ABI_VERSION). */
+EBM_API int ebm_abi_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Result codes. Frozen: never renumbered. */
+enum ebm_status {
+    EBM_OK = 0,
+    EBM_ENULL = -1,        /**< a required pointer argument is NULL */
+    EBM_ESHAPE = -2,       /**< a size, stride or layer index is wrong */
+    EBM_EVALUE = -3,       /**< a value outside its domain (NaN, 0.5 in a binary layer, ...) */
+    EBM_ENOMEM = -4,       /**< memory could not be allocated */
+    EBM_EIO = -5,          /**< a file could not be read or written */
+    EBM_EFORMAT = -6,      /**< a model file or buffer is not valid */
+    EBM_EUNSUPPORTED = -7, /**< the operation is not defined for this model */
+    EBM_ELIMIT = -8,       /**< a size limit (e.g. exact enumeration past 2^32 states) */
+    EBM_EINTERNAL = -9     /**< a bug in libebm: please report it */
+};
+
+/** @return a static description of a result code, never NULL. */
+EBM_API const char *ebm_strerror(int code);
+/** @return the code's constant name ("EBM_EVALUE"), static, never NULL. */
+EBM_API const char *ebm_error_name(int code);
+
+/* ------------------------------------------------------------------------ */
+/* Random numbers                                                           */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A counter-based generator: Philox4x32-10 with a 64-bit key made from
+ * (seed, stream) by splitmix64. Results are the same on every platform.
+ * The state is EBM_RNG_STATE_WORDS words and can be saved and restored
+ * exactly (checkpoints). Batched library calls draw row r's numbers from
+ * counters that depend only on (key, call sequence number, r, unit), so
+ * they do not depend on the batch size or on how rows are split.
+ */
+typedef struct ebm_rng ebm_rng_t;
+
+#define EBM_RNG_STATE_WORDS 6
+/** @return EBM_RNG_STATE_WORDS, for callers that cannot see macros. */
+EBM_API int ebm_rng_state_words(void);
+
+/**
+ * Create a generator.
+ * @param[out] out    the new generator, owned by the caller (ebm_rng_destroy)
+ * @param[in]  seed   any value
+ * @param[in]  stream any value; distinct (seed, stream) pairs give independent streams
+ * @return EBM_OK, EBM_ENULL, EBM_ENOMEM
+ */
+EBM_API int ebm_rng_create(ebm_rng_t **out, uint64_t seed, uint64_t stream);
+/**
+ * Create the child generator number `index` of `parent` (e.g. one per
+ * thread). The child depends on the parent's key and current sequence
+ * number and on index; the parent is not changed.
+ * @return EBM_OK, EBM_ENULL, EBM_ENOMEM
+ */
+EBM_API int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index);
+/** Copy the state into state[EBM_RNG_STATE_WORDS]. @return EBM_OK, EBM_ENULL */
+EBM_API int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state);
+/**
+ * Restore a state saved by ebm_rng_get_state.
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (not a state this library wrote; r unchanged)
+ */
+EBM_API int ebm_rng_set_state(ebm_rng_t *r, const uint64_t *state);
+/**
+ * Fill out[0..n) with uniform floats in [0, 1) (24 random bits each).
+ * Consecutive fills continue one stream: fill(3) then fill(1) equals fill(4).
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n < 0)
+ */
+EBM_API int ebm_rng_uniform(ebm_rng_t *r, int64_t n, float *out);
+/**
+ * Fill out[0..n) with standard normal floats (Box-Muller in double precision
+ * on 53-bit uniforms; a spare value is kept in the state, so consecutive
+ * fills continue one stream).
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n < 0)
+ */
+EBM_API int ebm_rng_normal(ebm_rng_t *r, int64_t n, float *out);
+/** @return the message of the last failed call on r ("" if none), never NULL. */
+EBM_API const char *ebm_rng_errmsg(const ebm_rng_t *r);
+/** Free a generator. NULL is a no-op. */
+EBM_API void ebm_rng_destroy(ebm_rng_t *r);
+
+/* ------------------------------------------------------------------------ */
+/* Model                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A layered Boltzmann machine with layers 0..L (layer 0 visible), L >= 1:
+ * an RBM (L = 1), a DBM (L >= 2) or, with Gaussian visible units, a GRBM or
+ * GDBM. Layer l-1 and layer l are connected by W_l (n_{l-1} x n_l).
+ *
+ * Energy (binary or spin layers):
+ *   E(x) = - sum_l b_l . x_l - sum_{l>=1} x_{l-1}^T W_l x_l
+ * With Gaussian visible units v (mean mu = b_0, variance sigma^2 =
+ * exp(logvar)), the term -b_0 . v is replaced by 0.5 ||(v - mu) / sigma||^2
+ * and v couples through v / sigma^2 (Liao et al. 2022, eq. 1):
+ *   E(v, x_1, ...) = 0.5 ||(v - mu)/sigma||^2 - (v/sigma^2)^T W_1 x_1 - ...
+ */
+typedef struct ebm_model ebm_model_t;
+
+/** Unit kinds. */
+enum ebm_units {
+    EBM_UNITS_BINARY = 0,  /**< values 0 or 1 */
+    EBM_UNITS_SPIN = 1,    /**< values -1 or +1 */
+    EBM_UNITS_GAUSSIAN = 2 /**< real values; visible layer only */
+};
+
+/** Parameter block kinds (see ebm_model_param_block). */
+enum ebm_param_kind {
+    EBM_PARAM_WEIGHT = 0, /**< W_l, l = 1..L: n_{l-1} x n_l, row-major */
+    EBM_PARAM_BIAS = 1,   /**< b_l, l = 0..L; for a Gaussian layer 0 this is the mean mu */
+    EBM_PARAM_LOGVAR = 2  /**< log sigma^2, l = 0 only, Gaussian visible units only */
+};
+
+/** Initialisation schemes (see ebm_model_init). */
+enum ebm_init_scheme {
+    EBM_INIT_ORTHOGONAL = 0, /**< Haar-random (semi-)orthogonal W_l times scale */
+    EBM_INIT_GAUSSIAN = 1    /**< W_l entries N(0, scale^2) */
+};
+
+/** Largest number of layers (sum-out masks are 32-bit). */
+#define EBM_MAX_LAYERS 32
+
+/**
+ * Create a model with all parameters zero (log-variances zero: sigma = 1).
+ * @param[out] out           the new model, owned by the caller (ebm_model_destroy)
+ * @param[in]  n_layers      L + 1, from 2 to EBM_MAX_LAYERS
+ * @param[in]  sizes         n_layers unit counts, each >= 1; the state width
+ *                           and every weight block must fit in a BLAS int
+ * @param[in]  visible_units EBM_UNITS_BINARY, EBM_UNITS_SPIN or EBM_UNITS_GAUSSIAN
+ * @param[in]  hidden_units  EBM_UNITS_BINARY or EBM_UNITS_SPIN
+ * @param[out] errbuf        NULL, or a buffer that receives a message on failure
+ * @param[in]  errbuf_size   its size in bytes (the message is truncated to fit)
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ELIMIT, EBM_ENOMEM
+ */
+EBM_API int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
+                             int visible_units, int hidden_units, char *errbuf,
+                             size_t errbuf_size);
+/** Free a model. NULL is a no-op. */
+EBM_API void ebm_model_destroy(ebm_model_t *m);
+
+/** @return L + 1, or -1 if m is NULL. */
+EBM_API int64_t ebm_model_num_layers(const ebm_model_t *m);
+/** @return n_l, or -1 if m is NULL or l is out of range. */
+EBM_API int64_t ebm_model_layer_size(const ebm_model_t *m, int64_t l);
+/** @return the first column of layer l in a state row, or -1 (as above). */
+EBM_API int64_t ebm_model_layer_offset(const ebm_model_t *m, int64_t l);
+/** @return the unit kind of layer l (enum ebm_units), or -1 (as above). */
+EBM_API int ebm_model_layer_units(const ebm_model_t *m, int64_t l);
+/** @return the width of a state row, sum_l n_l, or -1 if m is NULL. */
+EBM_API int64_t ebm_model_state_width(const ebm_model_t *m);
+/** @return the number of parameters, or -1 if m is NULL. */
+EBM_API int64_t ebm_model_param_count(const ebm_model_t *m);
+
+/**
+ * Locate a parameter block in the flat parameter vector. The layout is
+ * [W_1 .. W_L | b_0 .. b_L | logvar_0 (Gaussian only)]; gradients use it too.
+ * @param[in]  kind   EBM_PARAM_WEIGHT (l = 1..L), EBM_PARAM_BIAS (l = 0..L),
+ *                    EBM_PARAM_LOGVAR (l = 0, Gaussian visible units)
+ * @param[out] offset first index of the block (may be NULL)
+ * @param[out] rows   rows of the block: n_{l-1} for weights, 1 otherwise (may be NULL)
+ * @param[out] cols   columns: n_l for weights and biases, n_0 for logvar (may be NULL)
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown kind), EBM_ESHAPE (l out of
+ *         range), EBM_EUNSUPPORTED (logvar of a non-Gaussian model)
+ */
+EBM_API int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *offset,
+                                  int64_t *rows, int64_t *cols);
+/** Copy all parameters to out[param_count]. @return EBM_OK, EBM_ENULL */
+EBM_API int ebm_model_get_params(const ebm_model_t *m, float *out);
+/**
+ * Replace all parameters by in[param_count].
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (a non-finite value, or a
+ *         log-variance outside [-30, 30]; the model is unchanged)
+ */
+EBM_API int ebm_model_set_params(ebm_model_t *m, const float *in);
+/**
+ * theta += alpha * g over the whole parameter vector.
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (alpha or g not finite, or a result
+ *         that would be non-finite or a log-variance outside [-30, 30]; the
+ *         model is unchanged)
+ */
+EBM_API int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g);
+/**
+ * Initialise all parameters.
+ *  - EBM_INIT_ORTHOGONAL: each W_l is `scale` times a Haar-random matrix with
+ *    orthonormal columns (n_{l-1} >= n_l) or rows (otherwise), by the QR
+ *    decomposition of a Gaussian matrix with the sign correction of
+ *    Mezzadri (2006) (computed as CholeskyQR2 in double precision).
+ *  - EBM_INIT_GAUSSIAN: each entry of W_l is N(0, scale^2).
+ * Biases: spin hidden and spin visible biases are drawn from Logistic(0, 0.5)
+ * (Taniguchi et al. 2023, appendix B: breaks the flip symmetry of spin
+ * models); binary biases are 0; a Gaussian layer has mean 0 and log-variance 0
+ * (Liao et al. 2022, appendix B).
+ * @param[in] scale finite and > 0
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown scheme or bad scale), EBM_ENOMEM
+ */
+EBM_API int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale);
+
+/**
+ * Save to a file atomically: write a temporary file beside it, flush, then
+ * rename over path. On failure no file at path is changed. Format: docs/format.md.
+ * @return EBM_OK, EBM_ENULL, EBM_EIO, EBM_ENOMEM
+ */
+EBM_API int ebm_model_save(const ebm_model_t *m, const char *path);
+/**
+ * Load a model file.
+ * @param[out] out         the new model (NULL on failure)
+ * @param[out] errbuf      NULL, or a buffer for the message on failure
+ * @return EBM_OK, EBM_ENULL, EBM_EIO, EBM_EFORMAT, EBM_ENOMEM
+ */
+EBM_API int ebm_model_load(ebm_model_t **out, const char *path, char *errbuf,
+                           size_t errbuf_size);
+/** @return the exact size in bytes of the model's serialised form, or -1 if m is NULL. */
+EBM_API int64_t ebm_model_save_size(const ebm_model_t *m);
+/**
+ * Serialise into buf[0..cap); *size receives the bytes written.
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (cap < ebm_model_save_size(m))
+ */
+EBM_API int ebm_model_save_buffer(const ebm_model_t *m, void *buf, size_t cap, size_t *size);
+/** Load from memory; same validation and messages as ebm_model_load. */
+EBM_API int ebm_model_load_buffer(ebm_model_t **out, const void *buf, size_t size, char *errbuf,
+                                  size_t errbuf_size);
+
+/**
+ * @return the message of the last failed call on m ("" if none), never NULL.
+ * The text stays valid until the next failing call on m. If other threads may
+ * fail calls on m at the same time, use ebm_model_errmsg_copy instead.
+ */
+EBM_API const char *ebm_model_errmsg(const ebm_model_t *m);
+/** Copy the last message into buf (NUL-terminated, truncated to size). @return EBM_OK, EBM_ENULL */
+EBM_API int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Energies, free energies and their gradients                              */
+/*                                                                          */
+/* States x: n rows, row r at x + r*ldx, ldx >= state width. Binary layers  */
+/* must hold 0/1, spin layers -1/+1, Gaussian layers finite values: any     */
+/* other value is EBM_EVALUE with a message naming row, unit and value.     */
+/* n = 0 is valid and does nothing.                                         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * energy[r] = E(x_r), computed in double precision.
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ */
+EBM_API int ebm_model_energy(const ebm_model_t *m, int64_t n, const float *x, int64_t ldx,
+                             double *energy);
+/**
+ * f[r] = F_S(x_r) = -log sum_{x_S} exp(-E(x)): the free energy with the layers
+ * in S = sum_out (bit l = layer l) summed (integrated) out analytically. The
+ * layers of S must be pairwise non-adjacent; their values in x are ignored.
+ * Constants are kept (softplus for 0/1, log(2 cosh a) for spins, the Gaussian
+ * integral for a Gaussian layer), so sum over the kept layers of exp(-F_S) = Z.
+ * S = 0 gives E. For a DBM, S = odd layers gives E_even (Taniguchi eq. 22),
+ * S = even layers gives E_odd (eq. 23), S = {2} with layer 0 fixed gives the
+ * posterior marginal energy of eq. 26; for an RBM or GRBM, S = {1} gives the
+ * marginal energy of the visible units (Liao eq. 5).
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (adjacent layers or bits
+ *         past L in sum_out, invalid unit values), EBM_ENOMEM
+ */
+EBM_API int ebm_model_free_energy(const ebm_model_t *m, uint32_t sum_out, int64_t n,
+                                  const float *x, int64_t ldx, double *f);
+/**
+ * grad += sum_r coef[r] * dF_S(x_r)/dtheta, in the flat parameter layout
+ * (S = sum_out as in ebm_model_free_energy; S = 0 is the energy). The
+ * derivative of a free energy is the conditional expectation of dE/dtheta
+ * given the kept layers, so summed-out layers enter through their means (and,
+ * for a Gaussian layer, its second moment). One GEMM per weight block for
+ * the whole batch: signed coefficients express averages and telescoping sums.
+ * Accumulation is in float; grad is unchanged if any coefficient or any
+ * contribution is not finite.
+ * @param[in]     coef [n] finite row weights
+ * @param[in,out] grad [param_count]
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ */
+EBM_API int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n,
+                                  const float *x, int64_t ldx, const double *coef, float *grad);
+/**
+ * out = dF_S/dx_l for a layer l not in S: for a Gaussian layer 0,
+ * (v - mu)/sigma^2 - W_1 m_1 / sigma^2 with m_1 = x_1 (or its conditional
+ * mean if layer 1 is in S) (Liao eqs. 21 and 28); for a binary or spin layer
+ * the derivative of the multilinear energy, -(b_l + inputs from neighbours),
+ * i.e. minus the layer input.
+ * @param[out] out n x n_l, row stride ldo >= n_l
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (l in S, invalid values), EBM_ENOMEM
+ */
+EBM_API int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t l,
+                                        int64_t n, const float *x, int64_t ldx, float *out,
+                                        int64_t ldo);
+
+/* ------------------------------------------------------------------------ */
+/* Conditionals of one layer given its neighbours                           */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * a = input of layer l given its neighbours in x (the values of layer l
+ * itself are ignored). Binary or spin layer: a = b_l + W_l^T x_{l-1} + W_{l+1}
+ * x_{l+1}, with x_0 / sigma^2 in place of x_0 when layer 0 is Gaussian, so
+ * that p(x_l = 1 | rest) = sigmoid(a) (binary) or sigmoid(2a) (spin).
+ * Gaussian layer 0: a = mu + W_1 x_1, the conditional mean.
+ * @param[out] a n x n_l, row stride lda >= n_l
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE
+ */
+EBM_API int ebm_model_layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x,
+                                  int64_t ldx, float *a, int64_t lda);
+/**
+ * mean = E[x_l | neighbours]: sigmoid(a) (binary), tanh(a) (spin), a (Gaussian).
+ * @return as ebm_model_layer_input
+ */
+EBM_API int ebm_model_layer_mean(const ebm_model_t *m, int64_t l, int64_t n, const float *x,
+                                 int64_t ldx, float *mean, int64_t ldm);
+/**
+ * logp[r] = log p(x_l = xl_r | neighbours in x_r), in double precision.
+ * @param[in] xl candidate values of layer l: n x n_l, row stride ldxl >= n_l
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ */
+EBM_API int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const float *x,
+                                    int64_t ldx, const float *xl, int64_t ldxl, double *logp);
+/**
+ * Replace layer l of every row by its conditional argmin (mode) given its
+ * neighbours: 1 (binary) or +1 (spin) where a >= 0 (ties go up), else 0 or
+ * -1; the mean for a Gaussian layer. (Taniguchi eqs. 15-17.)
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ */
+EBM_API int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x,
+                                   int64_t ldx);
+/**
+ * Replace layer l of every row by a draw from its conditional given its
+ * neighbours. Row r's draws depend only on (rng, r), not on n.
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ */
+EBM_API int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int64_t n,
+                                   float *x, int64_t ldx);
+/**
+ * Fill the units of x that are not clamped with independent uniform values
+ * (binary: 0/1 with probability 1/2, spin: -1/+1) or N(0, 1) draws
+ * (Gaussian). Row r's draws depend only on (rng, r).
+ * @param[in] clamp NULL (no unit clamped) or a mask: clamp[r*ldc + j] != 0
+ *                  fixes column j of row r; ldc = 0 uses row 0 for every row,
+ *                  otherwise ldc >= state width
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE
+ */
+EBM_API int ebm_model_random_state(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x,
+                                   int64_t ldx, const uint8_t *clamp, int64_t ldc);
+
+/* ------------------------------------------------------------------------ */
+/* Local search and mean field                                              */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Local search for a local minimum of E (Taniguchi et al. 2023, Algs. 1 and
+ * 5). Per row a fair coin picks even-first or odd-first; a sweep replaces
+ * the free units of the even layers, then of the odd layers (or the other
+ * way round), by their conditional argmins; a row stops after the first
+ * sweep that changes nothing. Clamped units keep their values, so one call
+ * serves the joint (no clamp), the posterior (visible clamped) and image
+ * completion (the observed pixels clamped). Rows that stopped leave the batch.
+ * @param[in,out] x      starting states; the local minima on return
+ * @param[in]     clamp  as in ebm_model_random_state
+ * @param[in]     max_sweeps the cap, >= 1
+ * @param[out]    sweeps NULL or [n]: sweeps made per row, counting the
+ *                       final sweep that changed nothing; max_sweeps for a
+ *                       row stopped by the cap
+ * @return the number of rows stopped by the cap before converging (0 when
+ *         every row converged; never hidden), or EBM_ENULL, EBM_ESHAPE,
+ *         EBM_EVALUE, EBM_ENOMEM (x unchanged)
+ */
+EBM_API int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x,
+                                   int64_t ldx, const uint8_t *clamp, int64_t ldc,
+                                   int64_t max_sweeps, int64_t *sweeps);
+/**
+ * Mean-field fixed point for the units that are not clamped: the odd layers'
+ * free means are updated from their neighbours, then the even layers', until
+ * no mean moves by more than tol (or max_iter sweeps). mu holds means:
+ * binary in [0, 1], spin in [-1, 1], Gaussian finite; clamped units hold
+ * data. For a DBM with the visible layer clamped this is the variational
+ * posterior of Salakhutdinov & Larochelle (2010).
+ * @return the number of rows that did not reach tol within max_iter (0 when
+ *         all converged), or EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ *         (mu unchanged)
+ */
+EBM_API int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldmu,
+                                 const uint8_t *clamp, int64_t ldc, int64_t max_iter, double tol);
+
+/* ------------------------------------------------------------------------ */
+/* Exact evaluation                                                         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * log Z by exact enumeration of the parity class of layers (even or odd)
+ * with fewer units, the other class summed out analytically (a Gaussian
+ * layer is always summed out). In double precision.
+ * @return EBM_OK, EBM_ENULL, EBM_ELIMIT (more than 2^32 states to
+ *         enumerate), EBM_ENOMEM
+ */
+EBM_API int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z);
+/**
+ * ll[r] = log p(v_r) = -F(v_r) - log_z, exact: for an RBM or GRBM F is the
+ * visible free energy; for a DBM the odd hidden layers are enumerated per
+ * row (EBM_ELIMIT past 2^24 of their configurations) and the even hidden
+ * layers summed out.
+ * @param[in] data n x n_0 visible rows, row stride ldd >= n_0
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ELIMIT, EBM_ENOMEM
+ */
+EBM_API int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n,
+                                     const float *data, int64_t ldd, double *ll);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EBM_H */

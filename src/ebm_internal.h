@@ -1,0 +1,231 @@
+/*
+ * Internal declarations shared by the files of src/. Nothing here is
+ * exported: internal non-static symbols are named ebm__name and hidden by
+ * -fvisibility=hidden and the version script.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EBM_INTERNAL_H
+#define EBM_INTERNAL_H
+
+#include "ebm.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define EBM__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define EBM__PRINTF(a, b)
+#endif
+
+/* ---- errors (error.c) ------------------------------------------------- */
+
+#define EBM__MSG_SIZE 512
+
+/* A message being built by a call; the public entry point decides where it
+ * goes (the model's slot, a handle's slot, a caller buffer). */
+typedef struct ebm__msg {
+    char text[EBM__MSG_SIZE];
+} ebm__msg;
+
+/* Format the message into msg (if not NULL) and return code. */
+int ebm__fail(ebm__msg *msg, int code, const char *fmt, ...) EBM__PRINTF(3, 4);
+/* Copy text into a caller buffer (NULL or size 0: nothing). */
+void ebm__copy_text(char *buf, size_t size, const char *text);
+
+/* ---- checked sizes ---------------------------------------------------- */
+
+/* Largest value passed to BLAS as an int. */
+#define EBM__BLAS_MAX 2147483647LL
+
+/* a * b into *out unless it overflows int64 or is negative. Returns 0 on success. */
+int ebm__mul_overflow(int64_t a, int64_t b, int64_t *out);
+
+/* ---- random numbers (rng.c) ------------------------------------------- */
+
+/* Philox4x32-10: out = philox(ctr, key). */
+void ebm__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+uint64_t ebm__splitmix64(uint64_t *state);
+
+struct ebm_rng {
+    uint64_t key;       /* Philox key: low word key[0], high word key[1] */
+    uint64_t seq;       /* sequence number: counter words 2 and 3 */
+    uint64_t pos;       /* next 32-bit word of sequence seq used by the fills */
+    int has_spare;      /* a spare normal from the last Box-Muller pair */
+    double spare;
+    char errmsg[EBM__MSG_SIZE];
+};
+
+/*
+ * A batched call takes one sequence number and draws row r's numbers from
+ * counters (block, r, seq): they depend on neither n nor other rows. The
+ * counter words are ctr = {block, row, seq low, seq high}.
+ */
+typedef struct ebm__stream {
+    uint32_t key[2];
+    uint64_t seq;
+} ebm__stream;
+
+/* Take a fresh sequence number from r for one batched call. */
+ebm__stream ebm__rng_take_stream(ebm_rng_t *r);
+/* out[0..count) = uniforms in [0,1) of row `row`, starting at 32-bit word
+ * `word` of that row's part of the stream. */
+void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
+                         float *out);
+/* out[0..count) = standard normals of row `row`, made in Box-Muller pairs:
+ * pair j uses words word + 4j .. word + 4j + 3 (two 53-bit uniforms) and
+ * gives normals 2j (cosine) and 2j + 1 (sine); an odd count drops the last
+ * sine. */
+void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
+                        float *out);
+/* A uniform in [0,1) from one 32-bit word. */
+static inline float ebm__u32_to_float(uint32_t w) { return (float)(w >> 8) * 0x1.0p-24f; }
+
+/* ---- numerics --------------------------------------------------------- */
+
+/* sigmoid branches on the sign and never clamps. */
+static inline double ebm__sigmoid(double a)
+{
+    if (a >= 0) {
+        return 1.0 / (1.0 + exp(-a));
+    }
+    double e = exp(a);
+    return e / (1.0 + e);
+}
+static inline float ebm__sigmoidf(float a)
+{
+    if (a >= 0) {
+        return 1.0f / (1.0f + expf(-a));
+    }
+    float e = expf(a);
+    return e / (1.0f + e);
+}
+/* log(1 + e^a) */
+static inline double ebm__softplus(double a) { return fmax(a, 0.0) + log1p(exp(-fabs(a))); }
+/* log(2 cosh a) = |a| + log1p(e^{-2|a|}) */
+static inline double ebm__log2cosh(double a)
+{
+    double t = fabs(a);
+    return t + log1p(exp(-2.0 * t));
+}
+/* log sigmoid(a) = -softplus(-a) */
+static inline double ebm__log_sigmoid(double a) { return -ebm__softplus(-a); }
+
+/* ---- model (model.c) -------------------------------------------------- */
+
+/* Log-variances are kept in [-EBM__LOGVAR_MAX, EBM__LOGVAR_MAX] so that
+ * 1/sigma^2 and sigma^2 stay finite in float. */
+#define EBM__LOGVAR_MAX 30.0
+
+struct ebm_model {
+    int64_t n_layers;
+    int64_t size[EBM_MAX_LAYERS];
+    int64_t offset[EBM_MAX_LAYERS]; /* first column of layer l in a state row */
+    int units[EBM_MAX_LAYERS];
+    int64_t width;
+    int64_t max_size; /* largest layer */
+    int64_t n_params;
+    int64_t w_off[EBM_MAX_LAYERS]; /* W_l at params + w_off[l], l >= 1 */
+    int64_t b_off[EBM_MAX_LAYERS];
+    int64_t logvar_off; /* -1 unless layer 0 is Gaussian */
+    float *params;
+    /* Derived from params by ebm__model_refresh after every change: */
+    double *params_d;   /* double copy: energies are computed in double */
+    /* Gaussian visible units only (NULL otherwise): */
+    float *inv_var;     /* 1/sigma^2 [n_0] */
+    double *inv_var_d;
+    float *w1_scaled;   /* diag(1/sigma^2) W_1: couples v/sigma^2 to layer 1 */
+    double *w1_scaled_d;
+    pthread_mutex_t lock; /* guards errmsg: const calls may fail concurrently */
+    char errmsg[EBM__MSG_SIZE];
+};
+
+/* Validate a shape and allocate a zeroed model (create and load share it). */
+int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
+                   int visible_units, int hidden_units);
+/* Every value finite, every log-variance within +-EBM__LOGVAR_MAX; the
+ * message names the block and index ("W_2[3,4] is nan"). */
+int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p);
+/* Store a message in the model's slot (thread-safe; m may be const). Returns code. */
+int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg);
+/* Recompute params_d and the Gaussian caches from params. */
+void ebm__model_refresh(ebm_model_t *m);
+static inline int ebm__is_gaussian(const ebm_model_t *m, int64_t l)
+{
+    return m->units[l] == EBM_UNITS_GAUSSIAN;
+}
+
+/* ---- argument checks (model.c) ---------------------------------------- */
+
+/* n >= 0, x != NULL (if n > 0), ld >= width, and n*ld fits. */
+int ebm__check_matrix(ebm__msg *msg, const char *name, int64_t n, const void *x, int64_t ld,
+                      int64_t width);
+/* Every unit of the layers in layer_mask holds a valid value of its kind. */
+int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uint32_t layer_mask,
+                      int64_t n, const float *x, int64_t ldx);
+/* Values of layer l given separately (n x n_l, stride ld). */
+int ebm__check_layer_values(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l,
+                            int64_t n, const float *xl, int64_t ld);
+/* sum_out: bits only below n_layers, no two adjacent. */
+int ebm__check_sum_out(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out);
+/* clamp mask: NULL, or ldc == 0, or ldc >= width. */
+int ebm__check_clamp(const ebm_model_t *m, ebm__msg *msg, int64_t n, const uint8_t *clamp,
+                     int64_t ldc);
+/* A layer index l in [lo, L]. */
+int ebm__check_layer(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l, int64_t lo);
+/* Mask of all layers. */
+static inline uint32_t ebm__all_layers(const ebm_model_t *m)
+{
+    return (m->n_layers >= 32) ? 0xffffffffu : ((1u << m->n_layers) - 1u);
+}
+/* Mask of the neighbours of layer l. */
+static inline uint32_t ebm__neighbours(const ebm_model_t *m, int64_t l)
+{
+    uint32_t mask = 0;
+    if (l > 0) {
+        mask |= 1u << (l - 1);
+    }
+    if (l + 1 < m->n_layers) {
+        mask |= 1u << (l + 1);
+    }
+    return mask;
+}
+
+/* ---- layer inputs and free energies (energy.c) --------------------------
+ * No argument checks: callers have validated. */
+
+/* a = input of layer l from the float state x (see ebm_model_layer_input). */
+void ebm__layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x, int64_t ldx,
+                      float *a, int64_t lda);
+/* The same in double from a double state xd. */
+void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double *xd,
+                        int64_t ldxd, double *a, int64_t lda);
+/* In place: a -> E[x_l | a] (sigmoid, tanh, identity). */
+void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda);
+
+/* Rows per chunk of the double-precision paths (bounds their scratch). */
+#define EBM__CHUNK 256
+
+/* Scratch of ebm__free_energy_chunk, in doubles, for `rows` rows. */
+int64_t ebm__free_energy_scratch(const ebm_model_t *m, int64_t rows);
+/* f[r] = F_S(x_r) in double for rows <= EBM__CHUNK rows; S validated;
+ * work has ebm__free_energy_scratch(m, rows) doubles. */
+void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows, const float *x,
+                            int64_t ldx, double *f, double *work);
+/* f over any n, allocating scratch once. Returns EBM_OK or EBM_ENOMEM. */
+int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
+                     const float *x, int64_t ldx, double *f);
+
+/* ---- conditionals (conditional.c) -------------------------------------- */
+
+/* Draw layer l from its input a into the layer block xl (stride ldx); row r
+ * uses stream row row0 + r. */
+void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s, int64_t row0,
+                            int64_t n, const float *a, int64_t lda, float *xl, int64_t ldx);
+
+#endif /* EBM_INTERNAL_H */

@@ -1,0 +1,727 @@
+/* The model handle: shape, parameter layout, parameters, initialisation,
+ * and the argument checks every public call uses. */
+#include "ebm_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *units_name(int units)
+{
+    switch (units) {
+    case EBM_UNITS_BINARY: return "binary";
+    case EBM_UNITS_SPIN: return "spin";
+    case EBM_UNITS_GAUSSIAN: return "Gaussian";
+    default: return "unknown";
+    }
+}
+
+/* ---- messages --------------------------------------------------------- */
+
+int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg)
+{
+    /* The slot is logically mutable: const calls may fail and must leave a
+     * message, so the cast is deliberate and the lock makes it safe. */
+    ebm_model_t *mm = (ebm_model_t *)(uintptr_t)m;
+    pthread_mutex_lock(&mm->lock);
+    ebm__copy_text(mm->errmsg, sizeof mm->errmsg, msg->text);
+    pthread_mutex_unlock(&mm->lock);
+    return code;
+}
+
+const char *ebm_model_errmsg(const ebm_model_t *m)
+{
+    return m == NULL ? "model is NULL" : m->errmsg;
+}
+
+int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size)
+{
+    if (m == NULL || buf == NULL) {
+        return EBM_ENULL;
+    }
+    ebm_model_t *mm = (ebm_model_t *)(uintptr_t)m;
+    pthread_mutex_lock(&mm->lock);
+    ebm__copy_text(buf, size, mm->errmsg);
+    pthread_mutex_unlock(&mm->lock);
+    return EBM_OK;
+}
+
+/* ---- creation --------------------------------------------------------- */
+
+static void model_free(ebm_model_t *m)
+{
+    free(m->params);
+    free(m->params_d);
+    free(m->inv_var);
+    free(m->inv_var_d);
+    free(m->w1_scaled);
+    free(m->w1_scaled_d);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
+                   int visible_units, int hidden_units)
+{
+    if (out == NULL) {
+        return ebm__fail(msg, EBM_ENULL, "out is NULL");
+    }
+    *out = NULL;
+    if (sizes == NULL) {
+        return ebm__fail(msg, EBM_ENULL, "sizes is NULL");
+    }
+    if (n_layers < 2 || n_layers > EBM_MAX_LAYERS) {
+        return ebm__fail(msg, EBM_ESHAPE, "n_layers is %lld; it must be from 2 to %d",
+                         (long long)n_layers, EBM_MAX_LAYERS);
+    }
+    if (visible_units != EBM_UNITS_BINARY && visible_units != EBM_UNITS_SPIN &&
+        visible_units != EBM_UNITS_GAUSSIAN) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "visible_units is %d; it must be EBM_UNITS_BINARY (0), "
+                         "EBM_UNITS_SPIN (1) or EBM_UNITS_GAUSSIAN (2)",
+                         visible_units);
+    }
+    if (hidden_units != EBM_UNITS_BINARY && hidden_units != EBM_UNITS_SPIN) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "hidden_units is %d; it must be EBM_UNITS_BINARY (0) or "
+                         "EBM_UNITS_SPIN (1)",
+                         hidden_units);
+    }
+    int64_t width = 0, n_weights = 0, n_biases = 0;
+    for (int64_t l = 0; l < n_layers; l++) {
+        if (sizes[l] < 1 || sizes[l] > EBM__BLAS_MAX) {
+            return ebm__fail(msg, EBM_ESHAPE, "sizes[%lld] is %lld; it must be from 1 to %lld",
+                             (long long)l, (long long)sizes[l], (long long)EBM__BLAS_MAX);
+        }
+        width += sizes[l];
+        if (width > EBM__BLAS_MAX) {
+            return ebm__fail(msg, EBM_ELIMIT,
+                             "the state width (sum of sizes) exceeds %lld, the largest BLAS stride",
+                             (long long)EBM__BLAS_MAX);
+        }
+        n_biases += sizes[l];
+        if (l > 0) {
+            int64_t block;
+            if (ebm__mul_overflow(sizes[l - 1], sizes[l], &block) ||
+                block > (INT64_MAX / 16) - n_weights) {
+                return ebm__fail(msg, EBM_ELIMIT, "W_%lld (%lld x %lld) is too large", (long long)l,
+                                 (long long)sizes[l - 1], (long long)sizes[l]);
+            }
+            n_weights += block;
+        }
+    }
+    int64_t n_logvar = visible_units == EBM_UNITS_GAUSSIAN ? sizes[0] : 0;
+    int64_t n_params = n_weights + n_biases + n_logvar;
+    if ((uint64_t)n_params > SIZE_MAX / sizeof(double)) {
+        return ebm__fail(msg, EBM_ELIMIT, "%lld parameters do not fit in memory",
+                         (long long)n_params);
+    }
+
+    ebm_model_t *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory allocating the model");
+    }
+    pthread_mutex_init(&m->lock, NULL);
+    m->n_layers = n_layers;
+    m->width = width;
+    m->n_params = n_params;
+    int64_t col = 0, woff = 0, boff = n_weights;
+    for (int64_t l = 0; l < n_layers; l++) {
+        m->size[l] = sizes[l];
+        m->offset[l] = col;
+        col += sizes[l];
+        m->units[l] = l == 0 ? visible_units : hidden_units;
+        if (sizes[l] > m->max_size) {
+            m->max_size = sizes[l];
+        }
+        if (l > 0) {
+            m->w_off[l] = woff;
+            woff += sizes[l - 1] * sizes[l];
+        }
+        m->b_off[l] = boff;
+        boff += sizes[l];
+    }
+    m->logvar_off = n_logvar > 0 ? boff : -1;
+    m->params = calloc((size_t)n_params, sizeof *m->params);
+    m->params_d = calloc((size_t)n_params, sizeof *m->params_d);
+    int ok = m->params != NULL && m->params_d != NULL;
+    if (n_logvar > 0 && ok) {
+        size_t n0 = (size_t)sizes[0], w1 = (size_t)(sizes[0] * sizes[1]);
+        m->inv_var = malloc(n0 * sizeof *m->inv_var);
+        m->inv_var_d = malloc(n0 * sizeof *m->inv_var_d);
+        m->w1_scaled = malloc(w1 * sizeof *m->w1_scaled);
+        m->w1_scaled_d = malloc(w1 * sizeof *m->w1_scaled_d);
+        ok = m->inv_var != NULL && m->inv_var_d != NULL && m->w1_scaled != NULL &&
+             m->w1_scaled_d != NULL;
+    }
+    if (!ok) {
+        model_free(m);
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory allocating %lld parameters",
+                         (long long)n_params);
+    }
+    ebm__model_refresh(m);
+    *out = m;
+    return EBM_OK;
+}
+
+int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
+                     int visible_units, int hidden_units, char *errbuf, size_t errbuf_size)
+{
+    ebm__msg msg;
+    int rc = ebm__model_new(out, &msg, n_layers, sizes, visible_units, hidden_units);
+    if (rc != EBM_OK) {
+        ebm__copy_text(errbuf, errbuf_size, msg.text);
+    }
+    return rc;
+}
+
+void ebm_model_destroy(ebm_model_t *m)
+{
+    if (m != NULL) {
+        model_free(m);
+    }
+}
+
+void ebm__model_refresh(ebm_model_t *m)
+{
+    for (int64_t i = 0; i < m->n_params; i++) {
+        m->params_d[i] = m->params[i];
+    }
+    if (m->logvar_off < 0) {
+        return;
+    }
+    int64_t n0 = m->size[0], n1 = m->size[1];
+    const float *w1 = m->params + m->w_off[1];
+    for (int64_t i = 0; i < n0; i++) {
+        double inv = exp(-(double)m->params[m->logvar_off + i]);
+        m->inv_var_d[i] = inv;
+        m->inv_var[i] = (float)inv;
+        for (int64_t j = 0; j < n1; j++) {
+            m->w1_scaled_d[i * n1 + j] = inv * (double)w1[i * n1 + j];
+            m->w1_scaled[i * n1 + j] = (float)m->w1_scaled_d[i * n1 + j];
+        }
+    }
+}
+
+/* ---- shape accessors -------------------------------------------------- */
+
+int64_t ebm_model_num_layers(const ebm_model_t *m) { return m == NULL ? -1 : m->n_layers; }
+
+int64_t ebm_model_layer_size(const ebm_model_t *m, int64_t l)
+{
+    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->size[l];
+}
+
+int64_t ebm_model_layer_offset(const ebm_model_t *m, int64_t l)
+{
+    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->offset[l];
+}
+
+int ebm_model_layer_units(const ebm_model_t *m, int64_t l)
+{
+    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->units[l];
+}
+
+int64_t ebm_model_state_width(const ebm_model_t *m) { return m == NULL ? -1 : m->width; }
+
+int64_t ebm_model_param_count(const ebm_model_t *m) { return m == NULL ? -1 : m->n_params; }
+
+int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *offset,
+                          int64_t *rows, int64_t *cols)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int64_t off, r, c;
+    switch (kind) {
+    case EBM_PARAM_WEIGHT:
+        if (l < 1 || l >= m->n_layers) {
+            return ebm__model_set_error(
+                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; weight blocks are W_1 .. W_%lld",
+                             (long long)l, (long long)(m->n_layers - 1)),
+                &msg);
+        }
+        off = m->w_off[l];
+        r = m->size[l - 1];
+        c = m->size[l];
+        break;
+    case EBM_PARAM_BIAS:
+        if (l < 0 || l >= m->n_layers) {
+            return ebm__model_set_error(
+                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; bias blocks are b_0 .. b_%lld",
+                             (long long)l, (long long)(m->n_layers - 1)),
+                &msg);
+        }
+        off = m->b_off[l];
+        r = 1;
+        c = m->size[l];
+        break;
+    case EBM_PARAM_LOGVAR:
+        if (m->logvar_off < 0) {
+            return ebm__model_set_error(
+                m,
+                ebm__fail(&msg, EBM_EUNSUPPORTED,
+                          "kind is EBM_PARAM_LOGVAR but the visible units are %s, not Gaussian",
+                          units_name(m->units[0])),
+                &msg);
+        }
+        if (l != 0) {
+            return ebm__model_set_error(
+                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; the log-variance block is layer 0",
+                             (long long)l),
+                &msg);
+        }
+        off = m->logvar_off;
+        r = 1;
+        c = m->size[0];
+        break;
+    default:
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EVALUE,
+                      "kind is %d; it must be EBM_PARAM_WEIGHT (0), EBM_PARAM_BIAS (1) or "
+                      "EBM_PARAM_LOGVAR (2)",
+                      kind),
+            &msg);
+    }
+    if (offset != NULL) {
+        *offset = off;
+    }
+    if (rows != NULL) {
+        *rows = r;
+    }
+    if (cols != NULL) {
+        *cols = c;
+    }
+    return EBM_OK;
+}
+
+/* ---- parameters ------------------------------------------------------- */
+
+/* Name parameter i as its block and index, e.g. "W_2[3,4]". */
+static void param_name(const ebm_model_t *m, int64_t i, char *buf, size_t size)
+{
+    if (m->logvar_off >= 0 && i >= m->logvar_off) {
+        snprintf(buf, size, "logvar_0[%lld]", (long long)(i - m->logvar_off));
+        return;
+    }
+    for (int64_t l = m->n_layers - 1; l >= 0; l--) {
+        if (i >= m->b_off[l]) {
+            snprintf(buf, size, "b_%lld[%lld]", (long long)l, (long long)(i - m->b_off[l]));
+            return;
+        }
+    }
+    for (int64_t l = m->n_layers - 1; l >= 1; l--) {
+        if (i >= m->w_off[l]) {
+            int64_t k = i - m->w_off[l];
+            snprintf(buf, size, "W_%lld[%lld,%lld]", (long long)l, (long long)(k / m->size[l]),
+                     (long long)(k % m->size[l]));
+            return;
+        }
+    }
+    snprintf(buf, size, "parameter %lld", (long long)i);
+}
+
+/* 0 if value v may stand at index i, else an error with a message. */
+static int check_param_value(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t i,
+                             double v)
+{
+    char where[64];
+    if (!isfinite(v)) {
+        param_name(m, i, where, sizeof where);
+        return ebm__fail(msg, EBM_EVALUE, "%s: %s (index %lld) would be %g; parameters must be finite",
+                         name, where, (long long)i, v);
+    }
+    if (m->logvar_off >= 0 && i >= m->logvar_off && fabs(v) > EBM__LOGVAR_MAX) {
+        param_name(m, i, where, sizeof where);
+        return ebm__fail(msg, EBM_EVALUE,
+                         "%s: %s (index %lld) would be %g; log-variances must be within +-%g",
+                         name, where, (long long)i, v, EBM__LOGVAR_MAX);
+    }
+    return EBM_OK;
+}
+
+int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p)
+{
+    for (int64_t i = 0; i < m->n_params; i++) {
+        int rc = check_param_value(m, msg, name, i, p[i]);
+        if (rc != EBM_OK) {
+            return rc;
+        }
+    }
+    return EBM_OK;
+}
+
+int ebm_model_get_params(const ebm_model_t *m, float *out)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    if (out == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
+    }
+    memcpy(out, m->params, (size_t)m->n_params * sizeof *out);
+    return EBM_OK;
+}
+
+int ebm_model_set_params(ebm_model_t *m, const float *in)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    if (in == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "in is NULL"), &msg);
+    }
+    int rc = ebm__check_params(m, &msg, "in", in);
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    memmove(m->params, in, (size_t)m->n_params * sizeof *in);
+    ebm__model_refresh(m);
+    return EBM_OK;
+}
+
+int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    if (g == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "g is NULL"), &msg);
+    }
+    if (!isfinite(alpha)) {
+        return ebm__model_set_error(
+            m, ebm__fail(&msg, EBM_EVALUE, "alpha is %g; it must be finite", (double)alpha), &msg);
+    }
+    /* First pass checks every result, so that a failure changes nothing. */
+    for (int64_t i = 0; i < m->n_params; i++) {
+        if (!isfinite(g[i])) {
+            char where[64];
+            param_name(m, i, where, sizeof where);
+            return ebm__model_set_error(
+                m,
+                ebm__fail(&msg, EBM_EVALUE, "g[%lld] (%s) is %g; gradients must be finite",
+                          (long long)i, where, (double)g[i]),
+                &msg);
+        }
+        int rc = check_param_value(m, &msg, "theta + alpha*g", i, m->params[i] + alpha * g[i]);
+        if (rc != EBM_OK) {
+            return ebm__model_set_error(m, rc, &msg);
+        }
+    }
+    for (int64_t i = 0; i < m->n_params; i++) {
+        m->params[i] += alpha * g[i];
+    }
+    ebm__model_refresh(m);
+    return EBM_OK;
+}
+
+/* ---- initialisation --------------------------------------------------- */
+
+/* In place upper Cholesky of the k x k row-major symmetric matrix g (upper
+ * triangle used): g = R^T R, R written over the upper triangle. Blocked, so
+ * that the work is dtrsm and dsyrk. Returns 0, or -1 if g is not positive
+ * definite to working precision. */
+static int cholesky_upper(double *g, int k)
+{
+    const int nb = 64;
+    for (int j0 = 0; j0 < k; j0 += nb) {
+        int jb = k - j0 < nb ? k - j0 : nb;
+        double *d = g + (size_t)j0 * k + j0;
+        for (int i = 0; i < jb; i++) {
+            double s = d[(size_t)i * k + i];
+            for (int p = 0; p < i; p++) {
+                s -= d[(size_t)p * k + i] * d[(size_t)p * k + i];
+            }
+            if (!(s > 0)) {
+                return -1;
+            }
+            double r = sqrt(s);
+            d[(size_t)i * k + i] = r;
+            for (int j = i + 1; j < jb; j++) {
+                double t = d[(size_t)i * k + j];
+                for (int p = 0; p < i; p++) {
+                    t -= d[(size_t)p * k + i] * d[(size_t)p * k + j];
+                }
+                d[(size_t)i * k + j] = t / r;
+            }
+        }
+        int rest = k - j0 - jb;
+        if (rest > 0) {
+            double *panel = d + jb;
+            cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, jb, rest,
+                        1.0, d, k, panel, k);
+            double *g22 = g + (size_t)(j0 + jb) * k + j0 + jb;
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, rest, jb, -1.0, panel, k, 1.0, g22,
+                        k);
+        }
+    }
+    return 0;
+}
+
+/* One CholeskyQR pass: a (rows x k, rows >= k) becomes a R^{-1} with
+ * R^T R = a^T a. g is k x k scratch. */
+static int cholesky_qr_pass(double *a, int rows, int k, double *g)
+{
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, k, rows, 1.0, a, k, 0.0, g, k);
+    if (cholesky_upper(g, k) != 0) {
+        return -1;
+    }
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, rows, k, 1.0,
+                g, k, a, k);
+    return 0;
+}
+
+/*
+ * w (n_in x n_out) = scale * a Haar-random matrix with orthonormal columns
+ * (n_in >= n_out) or rows. Mezzadri (2006): Q of A = QR for a Gaussian A,
+ * with R's diagonal made positive. CholeskyQR yields exactly that R (a
+ * Cholesky factor has a positive diagonal); two passes make Q orthogonal to
+ * working precision. For Gaussian A, Q and R are independent, so redrawing A
+ * when R is too ill-conditioned (an event of R alone) keeps Q Haar.
+ */
+static int init_orthogonal(float *w, int64_t n_in, int64_t n_out, ebm_rng_t *rng, double scale,
+                           ebm__msg *msg)
+{
+    int rows = (int)(n_in >= n_out ? n_in : n_out);
+    int k = (int)(n_in >= n_out ? n_out : n_in);
+    size_t na = (size_t)rows * k;
+    double *a = malloc(na * sizeof *a);
+    double *g = malloc((size_t)k * k * sizeof *g);
+    float *z = malloc(na * sizeof *z);
+    if (a == NULL || g == NULL || z == NULL) {
+        free(a);
+        free(g);
+        free(z);
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for a %d x %d orthogonal matrix", rows, k);
+    }
+    int rc = EBM_EINTERNAL;
+    for (int attempt = 0; attempt < 8 && rc != EBM_OK; attempt++) {
+        ebm__stream s = ebm__rng_take_stream(rng);
+        ebm__stream_normal(&s, 0, 0, (int64_t)na, z);
+        for (size_t i = 0; i < na; i++) {
+            a[i] = z[i];
+        }
+        if (cholesky_qr_pass(a, rows, k, g) != 0 || cholesky_qr_pass(a, rows, k, g) != 0) {
+            continue;
+        }
+        /* Accept only a Q orthonormal to 1e-10 (g = Q^T Q - I). */
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, k, rows, 1.0, a, k, 0.0, g, k);
+        double worst = 0;
+        for (int i = 0; i < k; i++) {
+            for (int j = i; j < k; j++) {
+                double e = fabs(g[(size_t)i * k + j] - (i == j ? 1.0 : 0.0));
+                worst = e > worst ? e : worst;
+            }
+        }
+        if (worst < 1e-10) {
+            rc = EBM_OK;
+        }
+    }
+    if (rc == EBM_OK) {
+        for (int64_t i = 0; i < n_in; i++) {
+            for (int64_t j = 0; j < n_out; j++) {
+                double q = n_in >= n_out ? a[(size_t)i * k + j] : a[(size_t)j * k + i];
+                w[i * n_out + j] = (float)(scale * q);
+            }
+        }
+    } else {
+        ebm__fail(msg, rc, "orthogonalisation of a %d x %d Gaussian matrix failed 8 times", rows, k);
+    }
+    free(a);
+    free(g);
+    free(z);
+    return rc;
+}
+
+int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    if (rng == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "rng is NULL"), &msg);
+    }
+    if (scheme != EBM_INIT_ORTHOGONAL && scheme != EBM_INIT_GAUSSIAN) {
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EVALUE,
+                      "scheme is %d; it must be EBM_INIT_ORTHOGONAL (0) or EBM_INIT_GAUSSIAN (1)",
+                      scheme),
+            &msg);
+    }
+    if (!(scale > 0) || !isfinite(scale) || scale > 1e30) {
+        return ebm__model_set_error(
+            m, ebm__fail(&msg, EBM_EVALUE, "scale is %g; it must be finite and > 0", scale), &msg);
+    }
+    /* Work on a copy so that a failure changes nothing. */
+    float *p = calloc((size_t)m->n_params, sizeof *p);
+    if (p == NULL) {
+        return ebm__model_set_error(
+            m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld parameters", (long long)m->n_params),
+            &msg);
+    }
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        float *w = p + m->w_off[l];
+        int64_t nw = m->size[l - 1] * m->size[l];
+        if (scheme == EBM_INIT_ORTHOGONAL) {
+            int rc = init_orthogonal(w, m->size[l - 1], m->size[l], rng, scale, &msg);
+            if (rc != EBM_OK) {
+                free(p);
+                return ebm__model_set_error(m, rc, &msg);
+            }
+        } else {
+            ebm__stream s = ebm__rng_take_stream(rng);
+            ebm__stream_normal(&s, 0, 0, nw, w);
+            for (int64_t i = 0; i < nw; i++) {
+                w[i] = (float)(scale * w[i]);
+            }
+        }
+    }
+    /* Spin biases ~ Logistic(0, 0.5) (Taniguchi et al., appendix B):
+     * b = 0.5 log(u / (1 - u)) with u in (0, 1). */
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (m->units[l] != EBM_UNITS_SPIN) {
+            continue;
+        }
+        float *b = p + m->b_off[l];
+        ebm__stream s = ebm__rng_take_stream(rng);
+        ebm__stream_uniform(&s, 0, 0, m->size[l], b);
+        for (int64_t j = 0; j < m->size[l]; j++) {
+            double u = ((double)b[j] * 16777216.0 + 0.5) / 16777216.0;
+            b[j] = (float)(0.5 * log(u / (1.0 - u)));
+        }
+    }
+    memcpy(m->params, p, (size_t)m->n_params * sizeof *p);
+    free(p);
+    ebm__model_refresh(m);
+    return EBM_OK;
+}
+
+/* ---- argument checks -------------------------------------------------- */
+
+int ebm__check_matrix(ebm__msg *msg, const char *name, int64_t n, const void *x, int64_t ld,
+                      int64_t width)
+{
+    if (n < 0) {
+        return ebm__fail(msg, EBM_ESHAPE, "n is %lld; it must be >= 0", (long long)n);
+    }
+    if (n > EBM__BLAS_MAX) {
+        return ebm__fail(msg, EBM_ESHAPE, "n is %lld; at most %lld rows per call", (long long)n,
+                         (long long)EBM__BLAS_MAX);
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    if (x == NULL) {
+        return ebm__fail(msg, EBM_ENULL, "%s is NULL", name);
+    }
+    if (ld < width || ld > EBM__BLAS_MAX) {
+        return ebm__fail(msg, EBM_ESHAPE, "the row stride of %s is %lld; it must be from %lld to %lld",
+                         name, (long long)ld, (long long)width, (long long)EBM__BLAS_MAX);
+    }
+    int64_t span;
+    if (ebm__mul_overflow(n - 1, ld, &span) || span > INT64_MAX - width) {
+        return ebm__fail(msg, EBM_ESHAPE, "%s: %lld rows of stride %lld overflow", name,
+                         (long long)n, (long long)ld);
+    }
+    return EBM_OK;
+}
+
+static int check_value(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l, int64_t r,
+                       int64_t j, float v)
+{
+    int ok;
+    switch (m->units[l]) {
+    case EBM_UNITS_BINARY: ok = v == 0.0f || v == 1.0f; break;
+    case EBM_UNITS_SPIN: ok = v == -1.0f || v == 1.0f; break;
+    default: ok = isfinite(v); break;
+    }
+    if (ok) {
+        return EBM_OK;
+    }
+    static const char *const domain[] = {"binary units take 0 or 1", "spin units take -1 or +1",
+                                         "Gaussian units take finite values"};
+    return ebm__fail(msg, EBM_EVALUE, "%s: row %lld, unit %lld (layer %lld, unit %lld) is %g; %s",
+                     name, (long long)r, (long long)(m->offset[l] + j), (long long)l, (long long)j,
+                     (double)v, domain[m->units[l]]);
+}
+
+int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uint32_t layer_mask,
+                      int64_t n, const float *x, int64_t ldx)
+{
+    for (int64_t r = 0; r < n; r++) {
+        const float *row = x + r * ldx;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            if (!(layer_mask >> l & 1u)) {
+                continue;
+            }
+            const float *xl = row + m->offset[l];
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                int rc = check_value(m, msg, name, l, r, j, xl[j]);
+                if (rc != EBM_OK) {
+                    return rc;
+                }
+            }
+        }
+    }
+    return EBM_OK;
+}
+
+int ebm__check_layer_values(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l,
+                            int64_t n, const float *xl, int64_t ld)
+{
+    int rc = ebm__check_matrix(msg, name, n, xl, ld, m->size[l]);
+    for (int64_t r = 0; r < n && rc == EBM_OK; r++) {
+        for (int64_t j = 0; j < m->size[l] && rc == EBM_OK; j++) {
+            rc = check_value(m, msg, name, l, r, j, xl[r * ld + j]);
+        }
+    }
+    return rc;
+}
+
+int ebm__check_sum_out(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out)
+{
+    if (sum_out & ~ebm__all_layers(m)) {
+        return ebm__fail(msg, EBM_EVALUE, "sum_out is 0x%x; the model has layers 0 .. %lld only",
+                         (unsigned)sum_out, (long long)(m->n_layers - 1));
+    }
+    if (sum_out & (sum_out >> 1)) {
+        unsigned both = sum_out & (sum_out >> 1);
+        int l = 0;
+        while (!(both >> l & 1u)) {
+            l++;
+        }
+        return ebm__fail(msg, EBM_EVALUE,
+                         "sum_out is 0x%x: layers %d and %d are adjacent; summed-out layers must "
+                         "be pairwise non-adjacent",
+                         (unsigned)sum_out, l, l + 1);
+    }
+    return EBM_OK;
+}
+
+int ebm__check_clamp(const ebm_model_t *m, ebm__msg *msg, int64_t n, const uint8_t *clamp,
+                     int64_t ldc)
+{
+    if (clamp == NULL || n == 0) {
+        return EBM_OK;
+    }
+    if (ldc == 0) {
+        return EBM_OK;
+    }
+    return ebm__check_matrix(msg, "clamp", n, clamp, ldc, m->width);
+}
+
+int ebm__check_layer(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l, int64_t lo)
+{
+    if (l < lo || l >= m->n_layers) {
+        return ebm__fail(msg, EBM_ESHAPE, "%s is %lld; it must be from %lld to %lld", name,
+                         (long long)l, (long long)lo, (long long)(m->n_layers - 1));
+    }
+    return EBM_OK;
+}

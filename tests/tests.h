@@ -1,0 +1,31 @@
+/* Shared declarations of the Check suites: one suite per area, each in
+ * tests/check_<area>.c exporting ebm_<area>_suite(). */
+#ifndef EBM_TESTS_H
+#define EBM_TESTS_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebm.h"
+
+Suite *ebm_rng_suite(void);
+Suite *ebm_model_suite(void);
+Suite *ebm_exact_suite(void);
+Suite *ebm_io_suite(void);
+Suite *ebm_badinput_suite(void);
+
+/* EBM_TEST_LEVEL from the environment: 1 (default, make check) or 2 (long). */
+int t_level(void);
+/* Create a model or fail the test. */
+ebm_model_t *t_model(int64_t n_layers, const int64_t *sizes, int visible_units,
+                     int hidden_units);
+/* Fill every parameter deterministically from seed: weights and biases
+ * uniform in [-scale, scale], log-variances uniform in [-1, 1]. */
+void t_random_params(ebm_model_t *m, uint64_t seed, double scale);
+/* FNV-1a of a byte range: to show that a failed call changed nothing. */
+uint64_t t_checksum(const void *p, size_t n);
+/* A deterministic uniform double in [0,1) from a 64-bit state (splitmix64). */
+double t_uniform(uint64_t *state);
+
+#endif
