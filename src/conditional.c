@@ -1,0 +1,293 @@
+/* Conditionals of one layer given its neighbours: inputs, means,
+ * log-probabilities, argmins, draws; and uniform random states. */
+#include "ebm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const double LOG_2PI = 1.8378770664093454836;
+
+/* Words of a row's stream used for normals: far from the uniforms at 0. */
+#define NORMAL_WORDS (UINT64_C(1) << 32)
+
+void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s, int64_t row0,
+                            int64_t n, const float *a, int64_t lda, float *xl, int64_t ldx)
+{
+    const int64_t nl = m->size[l];
+    for (int64_t r = 0; r < n; r++) {
+        float *o = xl + r * ldx;
+        const float *ar = a + r * lda;
+        uint32_t row = (uint32_t)(row0 + r);
+        switch (m->units[l]) {
+        case EBM_UNITS_BINARY:
+            /* The output row holds the uniforms, then the draws. */
+            ebm__stream_uniform(s, row, 0, nl, o);
+            for (int64_t j = 0; j < nl; j++) {
+                o[j] = o[j] < ebm__sigmoidf(ar[j]) ? 1.0f : 0.0f;
+            }
+            break;
+        case EBM_UNITS_SPIN:
+            /* p(+1 | a) = e^a / (e^a + e^-a) = sigmoid(2a). */
+            ebm__stream_uniform(s, row, 0, nl, o);
+            for (int64_t j = 0; j < nl; j++) {
+                o[j] = o[j] < ebm__sigmoidf(2.0f * ar[j]) ? 1.0f : -1.0f;
+            }
+            break;
+        default: {
+            const float *logvar = m->params + m->logvar_off;
+            ebm__stream_normal(s, row, NORMAL_WORDS, nl, o);
+            for (int64_t i = 0; i < nl; i++) {
+                o[i] = ar[i] + expf(0.5f * logvar[i]) * o[i];
+            }
+            break;
+        }
+        }
+    }
+}
+
+/* Checks shared by the calls that condition layer l on its neighbours in x. */
+static int check_conditional(const ebm_model_t *m, ebm__msg *msg, int64_t l, int64_t n,
+                             const float *x, int64_t ldx)
+{
+    int rc = ebm__check_layer(m, msg, "l", l, 0);
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(msg, "x", n, x, ldx, m->width);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_states(m, msg, "x", ebm__neighbours(m, l), n, x, ldx);
+    }
+    return rc;
+}
+
+int ebm_model_layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x, int64_t ldx,
+                          float *a, int64_t lda)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = check_conditional(m, &msg, l, n, x, ldx);
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(&msg, "a", n, a, lda, m->size[l]);
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    ebm__layer_input(m, l, n, x, ldx, a, lda);
+    return EBM_OK;
+}
+
+int ebm_model_layer_mean(const ebm_model_t *m, int64_t l, int64_t n, const float *x, int64_t ldx,
+                         float *mean, int64_t ldm)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = check_conditional(m, &msg, l, n, x, ldx);
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(&msg, "mean", n, mean, ldm, m->size[l]);
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    ebm__layer_input(m, l, n, x, ldx, mean, ldm);
+    ebm__mean_from_input(m, l, n, mean, ldm);
+    return EBM_OK;
+}
+
+int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const float *x,
+                            int64_t ldx, const float *xl, int64_t ldxl, double *logp)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = check_conditional(m, &msg, l, n, x, ldx);
+    if (rc == EBM_OK) {
+        rc = ebm__check_layer_values(m, &msg, "xl", l, n, xl, ldxl);
+    }
+    if (rc == EBM_OK && n > 0 && logp == NULL) {
+        rc = ebm__fail(&msg, EBM_ENULL, "logp is NULL");
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    const int64_t w = m->width, nl = m->size[l];
+    const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
+    double *xd = malloc((size_t)(chunk * (w + nl)) * sizeof *xd);
+    if (xd == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+    }
+    double *a = xd + chunk * w;
+    for (int64_t r0 = 0; r0 < n; r0 += chunk) {
+        int64_t rows = n - r0 < chunk ? n - r0 : chunk;
+        /* Only the neighbours are read; they are valid states. */
+        for (int64_t r = 0; r < rows; r++) {
+            for (int64_t k = 0; k < w; k++) {
+                float v = x[(r0 + r) * ldx + k];
+                xd[r * w + k] = isfinite(v) ? v : 0.0;
+            }
+        }
+        ebm__layer_input_d(m, l, rows, xd, w, a, nl);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *v = xl + (r0 + r) * ldxl;
+            const double *ar = a + r * nl;
+            double s = 0.0;
+            switch (m->units[l]) {
+            case EBM_UNITS_BINARY: /* x a - softplus(a) */
+                for (int64_t j = 0; j < nl; j++) {
+                    s += v[j] > 0.5f ? ebm__log_sigmoid(ar[j]) : ebm__log_sigmoid(-ar[j]);
+                }
+                break;
+            case EBM_UNITS_SPIN: /* x a - log(2 cosh a) = log sigmoid(2 x a) */
+                for (int64_t j = 0; j < nl; j++) {
+                    s += ebm__log_sigmoid(2.0 * v[j] * ar[j]);
+                }
+                break;
+            default: {
+                const double *logvar = m->params_d + m->logvar_off;
+                for (int64_t i = 0; i < nl; i++) {
+                    double d = v[i] - ar[i];
+                    s -= 0.5 * (d * d * m->inv_var_d[i] + LOG_2PI + logvar[i]);
+                }
+                break;
+            }
+            }
+            logp[r0 + r] = s;
+        }
+    }
+    free(xd);
+    return EBM_OK;
+}
+
+/* The conditional argmin of one unit from its input (ties go up). */
+static float argmin_of(int units, float a)
+{
+    switch (units) {
+    case EBM_UNITS_BINARY: return a >= 0.0f ? 1.0f : 0.0f;
+    case EBM_UNITS_SPIN: return a >= 0.0f ? 1.0f : -1.0f;
+    default: return a; /* Gaussian: the input is the mean, which is the mode */
+    }
+}
+
+/* Shared by argmin and sample: validate, compute the input into scratch. */
+static int input_scratch(const ebm_model_t *m, ebm__msg *msg, int64_t l, int64_t n, const float *x,
+                         int64_t ldx, float **a)
+{
+    *a = NULL;
+    int rc = check_conditional(m, msg, l, n, x, ldx);
+    if (rc != EBM_OK || n == 0) {
+        return rc;
+    }
+    *a = malloc((size_t)(n * m->size[l]) * sizeof **a);
+    if (*a == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld x %lld inputs", (long long)n,
+                         (long long)m->size[l]);
+    }
+    ebm__layer_input(m, l, n, x, ldx, *a, m->size[l]);
+    return EBM_OK;
+}
+
+int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x, int64_t ldx)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    float *a;
+    int rc = input_scratch(m, &msg, l, n, x, ldx, &a);
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    const int64_t nl = m->size[l];
+    for (int64_t r = 0; r < n; r++) {
+        float *xl = x + r * ldx + m->offset[l];
+        for (int64_t j = 0; j < nl; j++) {
+            xl[j] = argmin_of(m->units[l], a[r * nl + j]);
+        }
+    }
+    free(a);
+    return EBM_OK;
+}
+
+int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int64_t n, float *x,
+                           int64_t ldx)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    if (rng == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "rng is NULL"), &msg);
+    }
+    float *a;
+    int rc = input_scratch(m, &msg, l, n, x, ldx, &a);
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    ebm__stream s = ebm__rng_take_stream(rng);
+    ebm__sample_from_input(m, l, &s, 0, n, a, m->size[l], x + m->offset[l], ldx);
+    free(a);
+    return EBM_OK;
+}
+
+int ebm_model_random_state(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
+                           const uint8_t *clamp, int64_t ldc)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(&msg, "x", n, x, ldx, m->width);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_clamp(m, &msg, n, clamp, ldc);
+    }
+    float *draw = NULL;
+    if (rc == EBM_OK && n > 0) {
+        draw = malloc((size_t)m->width * sizeof *draw);
+        if (draw == NULL) {
+            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
+        }
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    ebm__stream s = ebm__rng_take_stream(rng);
+    for (int64_t r = 0; r < n; r++) {
+        const uint8_t *c = clamp == NULL ? NULL : clamp + r * ldc;
+        float *row = x + r * ldx;
+        ebm__stream_uniform(&s, (uint32_t)r, 0, m->width, draw);
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            float *d = draw + m->offset[l];
+            if (ebm__is_gaussian(m, l)) {
+                ebm__stream_normal(&s, (uint32_t)r, NORMAL_WORDS, m->size[l], d);
+            }
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                int64_t k = m->offset[l] + j;
+                if (c != NULL && c[k]) {
+                    continue;
+                }
+                switch (m->units[l]) {
+                case EBM_UNITS_BINARY: row[k] = d[j] < 0.5f ? 0.0f : 1.0f; break;
+                case EBM_UNITS_SPIN: row[k] = d[j] < 0.5f ? -1.0f : 1.0f; break;
+                default: row[k] = d[j]; break;
+                }
+            }
+        }
+    }
+    free(draw);
+    return EBM_OK;
+}

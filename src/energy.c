@@ -1,0 +1,488 @@
+/* Energies, free energies with any set of non-adjacent layers summed out,
+ * their parameter gradients, and the layer inputs they are made of. */
+#include "ebm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const double LOG_2PI = 1.8378770664093454836;
+
+/* ---- layer inputs ----------------------------------------------------- */
+
+/* The matrix that carries layer l-1 into layer l: W_l, or diag(1/sigma^2) W_1
+ * when layer 0 is Gaussian (it couples through v / sigma^2). */
+static const float *weights_from_below(const ebm_model_t *m, int64_t l)
+{
+    return (l == 1 && m->logvar_off >= 0) ? m->w1_scaled : m->params + m->w_off[l];
+}
+
+static const double *weights_from_below_d(const ebm_model_t *m, int64_t l)
+{
+    return (l == 1 && m->logvar_off >= 0) ? m->w1_scaled_d : m->params_d + m->w_off[l];
+}
+
+void ebm__layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x, int64_t ldx,
+                      float *a, int64_t lda)
+{
+    int nl = (int)m->size[l];
+    const float *b = m->params + m->b_off[l];
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(a + r * lda, b, (size_t)nl * sizeof *a);
+    }
+    if (n == 0) {
+        return;
+    }
+    if (ebm__is_gaussian(m, l)) {
+        /* Conditional mean mu + W_1 x_1. */
+        int n1 = (int)m->size[1];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0f,
+                    x + m->offset[1], (int)ldx, m->params + m->w_off[1], n1, 1.0f, a, (int)lda);
+        return;
+    }
+    if (l > 0) {
+        int nb = (int)m->size[l - 1];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0f,
+                    x + m->offset[l - 1], (int)ldx, weights_from_below(m, l), nl, 1.0f, a,
+                    (int)lda);
+    }
+    if (l + 1 < m->n_layers) {
+        int na = (int)m->size[l + 1];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0f,
+                    x + m->offset[l + 1], (int)ldx, m->params + m->w_off[l + 1], na, 1.0f, a,
+                    (int)lda);
+    }
+}
+
+void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double *xd,
+                        int64_t ldxd, double *a, int64_t lda)
+{
+    int nl = (int)m->size[l];
+    const double *b = m->params_d + m->b_off[l];
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(a + r * lda, b, (size_t)nl * sizeof *a);
+    }
+    if (n == 0) {
+        return;
+    }
+    if (ebm__is_gaussian(m, l)) {
+        int n1 = (int)m->size[1];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0,
+                    xd + m->offset[1], (int)ldxd, m->params_d + m->w_off[1], n1, 1.0, a, (int)lda);
+        return;
+    }
+    if (l > 0) {
+        int nb = (int)m->size[l - 1];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0,
+                    xd + m->offset[l - 1], (int)ldxd, weights_from_below_d(m, l), nl, 1.0, a,
+                    (int)lda);
+    }
+    if (l + 1 < m->n_layers) {
+        int na = (int)m->size[l + 1];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0,
+                    xd + m->offset[l + 1], (int)ldxd, m->params_d + m->w_off[l + 1], na, 1.0, a,
+                    (int)lda);
+    }
+}
+
+void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda)
+{
+    int64_t nl = m->size[l];
+    switch (m->units[l]) {
+    case EBM_UNITS_BINARY:
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t j = 0; j < nl; j++) {
+                a[r * lda + j] = ebm__sigmoidf(a[r * lda + j]);
+            }
+        }
+        break;
+    case EBM_UNITS_SPIN:
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t j = 0; j < nl; j++) {
+                a[r * lda + j] = tanhf(a[r * lda + j]);
+            }
+        }
+        break;
+    default: /* Gaussian: the input is the mean */
+        break;
+    }
+}
+
+/* ---- free energies (double precision) --------------------------------- */
+
+int64_t ebm__free_energy_scratch(const ebm_model_t *m, int64_t rows)
+{
+    return rows * (m->width + m->max_size);
+}
+
+void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows, const float *x,
+                            int64_t ldx, double *f, double *work)
+{
+    const int64_t w = m->width;
+    double *xd = work;            /* rows x width: the kept layers in double */
+    double *t = work + rows * w;  /* rows x max_size */
+    for (int64_t r = 0; r < rows; r++) {
+        f[r] = 0.0;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const float *src = x + r * ldx + m->offset[l];
+            double *dst = xd + r * w + m->offset[l];
+            int kept = !(sum_out >> l & 1u);
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                dst[j] = kept ? (double)src[j] : 0.0;
+            }
+        }
+    }
+    /* Bias terms of the kept layers. */
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (sum_out >> l & 1u) {
+            continue;
+        }
+        const double *b = m->params_d + m->b_off[l];
+        for (int64_t r = 0; r < rows; r++) {
+            const double *xl = xd + r * w + m->offset[l];
+            double s = 0.0;
+            if (ebm__is_gaussian(m, l)) {
+                for (int64_t i = 0; i < m->size[l]; i++) {
+                    double d = xl[i] - b[i];
+                    s += 0.5 * d * d * m->inv_var_d[i];
+                }
+            } else {
+                for (int64_t j = 0; j < m->size[l]; j++) {
+                    s -= b[j] * xl[j];
+                }
+            }
+            f[r] += s;
+        }
+    }
+    /* Couplings between kept neighbours: -x_{l-1}^T W_l x_l. */
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        if ((sum_out >> l & 1u) || (sum_out >> (l - 1) & 1u)) {
+            continue;
+        }
+        int nl = (int)m->size[l];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl, (int)m->size[l - 1],
+                    1.0, xd + m->offset[l - 1], (int)w, weights_from_below_d(m, l), nl, 0.0, t,
+                    nl);
+        for (int64_t r = 0; r < rows; r++) {
+            const double *xl = xd + r * w + m->offset[l];
+            double s = 0.0;
+            for (int64_t j = 0; j < nl; j++) {
+                s += t[r * nl + j] * xl[j];
+            }
+            f[r] -= s;
+        }
+    }
+    /* Summed-out layers: -sum_j log sum_{x_j} exp(a_j x_j), constants kept. */
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (!(sum_out >> l & 1u)) {
+            continue;
+        }
+        int64_t nl = m->size[l];
+        ebm__layer_input_d(m, l, rows, xd, w, t, nl);
+        for (int64_t r = 0; r < rows; r++) {
+            const double *a = t + r * nl;
+            double s = 0.0;
+            switch (m->units[l]) {
+            case EBM_UNITS_BINARY:
+                for (int64_t j = 0; j < nl; j++) {
+                    s += ebm__softplus(a[j]);
+                }
+                break;
+            case EBM_UNITS_SPIN:
+                for (int64_t j = 0; j < nl; j++) {
+                    s += ebm__log2cosh(a[j]);
+                }
+                break;
+            default: {
+                /* Gaussian v with c = W_1 x_1 (a = mu + c): the integral of
+                 * exp(-0.5 (v-mu)^2/sigma^2 + v c/sigma^2) dv is
+                 * sqrt(2 pi sigma^2) exp((2 mu c + c^2) / (2 sigma^2)). */
+                const double *mu = m->params_d + m->b_off[0];
+                const double *logvar = m->params_d + m->logvar_off;
+                for (int64_t i = 0; i < nl; i++) {
+                    double c = a[i] - mu[i];
+                    s += 0.5 * (2.0 * mu[i] * c + c * c) * m->inv_var_d[i] +
+                         0.5 * (LOG_2PI + logvar[i]);
+                }
+                break;
+            }
+            }
+            f[r] -= s;
+        }
+    }
+}
+
+int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
+                     const float *x, int64_t ldx, double *f)
+{
+    int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
+    if (chunk == 0) {
+        return EBM_OK;
+    }
+    double *work = malloc((size_t)ebm__free_energy_scratch(m, chunk) * sizeof *work);
+    if (work == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for free-energy scratch");
+    }
+    for (int64_t r0 = 0; r0 < n; r0 += chunk) {
+        int64_t rows = n - r0 < chunk ? n - r0 : chunk;
+        ebm__free_energy_chunk(m, sum_out, rows, x + r0 * ldx, ldx, f + r0, work);
+    }
+    free(work);
+    return EBM_OK;
+}
+
+/* Checks shared by the public energy calls. */
+static int check_energy_args(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
+                             const float *x, int64_t ldx, const void *out, const char *out_name)
+{
+    int rc = ebm__check_sum_out(m, msg, sum_out);
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(msg, "x", n, x, ldx, m->width);
+    }
+    if (rc == EBM_OK && n > 0 && out == NULL) {
+        rc = ebm__fail(msg, EBM_ENULL, "%s is NULL", out_name);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_states(m, msg, "x", ebm__all_layers(m) & ~sum_out, n, x, ldx);
+    }
+    return rc;
+}
+
+int ebm_model_free_energy(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
+                          int64_t ldx, double *f)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = check_energy_args(m, &msg, sum_out, n, x, ldx, f, "f");
+    if (rc == EBM_OK) {
+        rc = ebm__free_energy(m, &msg, sum_out, n, x, ldx, f);
+    }
+    return rc == EBM_OK ? rc : ebm__model_set_error(m, rc, &msg);
+}
+
+int ebm_model_energy(const ebm_model_t *m, int64_t n, const float *x, int64_t ldx, double *energy)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = check_energy_args(m, &msg, 0, n, x, ldx, energy, "energy");
+    if (rc == EBM_OK) {
+        rc = ebm__free_energy(m, &msg, 0, n, x, ldx, energy);
+    }
+    return rc == EBM_OK ? rc : ebm__model_set_error(m, rc, &msg);
+}
+
+/* ---- gradients (float, one GEMM per weight block) ---------------------- */
+
+/* Rows per chunk of the gradient: large enough for GEMM efficiency. */
+#define GRAD_CHUNK 1024
+
+/* xh (rows x width) = x with each summed-out layer replaced by its
+ * conditional mean given its (kept) neighbours. */
+static void expected_state(const ebm_model_t *m, uint32_t sum_out, int64_t rows, const float *x,
+                           int64_t ldx, float *xh)
+{
+    const int64_t w = m->width;
+    for (int64_t r = 0; r < rows; r++) {
+        memcpy(xh + r * w, x + r * ldx, (size_t)w * sizeof *xh);
+    }
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (sum_out >> l & 1u) {
+            ebm__layer_input(m, l, rows, xh, w, xh + m->offset[l], w);
+            ebm__mean_from_input(m, l, rows, xh + m->offset[l], w);
+        }
+    }
+}
+
+int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
+                          int64_t ldx, const double *coef, float *grad)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = check_energy_args(m, &msg, sum_out, n, x, ldx, grad, "grad");
+    if (rc == EBM_OK && n > 0 && coef == NULL) {
+        rc = ebm__fail(&msg, EBM_ENULL, "coef is NULL");
+    }
+    for (int64_t r = 0; rc == EBM_OK && r < n; r++) {
+        if (!isfinite(coef[r]) || fabs(coef[r]) > 1e30) {
+            rc = ebm__fail(&msg, EBM_EVALUE, "coef[%lld] is %g; coefficients must be finite",
+                           (long long)r, coef[r]);
+        }
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    const int64_t w = m->width, chunk = n < GRAD_CHUNK ? n : GRAD_CHUNK;
+    const int gaussian = m->logvar_off >= 0;
+    const int64_t n0 = m->size[0];
+    /* Scratch: the gradient (so that a failure leaves grad alone), the
+     * expected state, coefficient-scaled rows, float coefficients, and the
+     * Gaussian terms in double. */
+    float *g = calloc((size_t)m->n_params, sizeof *g);
+    float *xh = malloc((size_t)(chunk * w) * sizeof *xh);
+    float *cx = malloc((size_t)(chunk * m->max_size) * sizeof *cx);
+    float *cf = malloc((size_t)chunk * sizeof *cf);
+    double *gmu = gaussian ? calloc((size_t)(2 * n0), sizeof *gmu) : NULL;
+    if (g == NULL || xh == NULL || cx == NULL || cf == NULL || (gaussian && gmu == NULL)) {
+        free(g);
+        free(xh);
+        free(cx);
+        free(cf);
+        free(gmu);
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for the gradient"),
+                                    &msg);
+    }
+    for (int64_t r0 = 0; r0 < n; r0 += chunk) {
+        int rows = (int)(n - r0 < chunk ? n - r0 : chunk);
+        const double *c = coef + r0;
+        expected_state(m, sum_out, rows, x + r0 * ldx, ldx, xh);
+        for (int r = 0; r < rows; r++) {
+            cf[r] = (float)c[r];
+        }
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            int nl = (int)m->size[l];
+            const float *xl = xh + m->offset[l];
+            /* dE/db_l = -x_l (binary, spin): column sums weighted by coef. */
+            if (!ebm__is_gaussian(m, l)) {
+                cblas_sgemv(CblasRowMajor, CblasTrans, rows, nl, -1.0f, xl, (int)w, cf, 1, 1.0f,
+                            g + m->b_off[l], 1);
+            }
+            if (l == 0) {
+                continue;
+            }
+            /* dE/dW_l = -x_{l-1} x_l^T: one GEMM over the chunk. */
+            for (int r = 0; r < rows; r++) {
+                for (int j = 0; j < nl; j++) {
+                    cx[(int64_t)r * nl + j] = cf[r] * xl[(int64_t)r * w + j];
+                }
+            }
+            int nb = (int)m->size[l - 1];
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, rows, -1.0f,
+                        xh + m->offset[l - 1], (int)w, cx, nl, 1.0f, g + m->w_off[l], nl);
+        }
+        if (gaussian) {
+            /* With s = log sigma^2, d = v - mu and a = W_1 x_1 (Liao eqs. 15-16):
+             * kept v:   dE/dmu = -d/sigma^2, dE/ds = -d^2/(2 sigma^2) + v a/sigma^2;
+             * summed v: v ~ N(mu + a, sigma^2) gives E[d] = a,
+             *           E[d^2] = a^2 + sigma^2, E[v] a = (mu + a) a. */
+            float *av = cx; /* rows x n0 */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, (int)n0, (int)m->size[1],
+                        1.0f, xh + m->offset[1], (int)w, m->params + m->w_off[1], (int)m->size[1],
+                        0.0f, av, (int)n0);
+            const float *mu = m->params + m->b_off[0];
+            int summed = sum_out & 1u;
+            for (int r = 0; r < rows; r++) {
+                for (int64_t i = 0; i < n0; i++) {
+                    double a = av[(int64_t)r * n0 + i], inv = m->inv_var_d[i];
+                    double gm, gs;
+                    if (summed) {
+                        gm = -a * inv;
+                        gs = -0.5 - 0.5 * a * a * inv + ((double)mu[i] + a) * a * inv;
+                    } else {
+                        double v = xh[(int64_t)r * w + i], d = v - mu[i];
+                        gm = -d * inv;
+                        gs = -0.5 * d * d * inv + v * a * inv;
+                    }
+                    gmu[i] += c[r] * gm;
+                    gmu[n0 + i] += c[r] * gs;
+                }
+            }
+        }
+    }
+    if (gaussian) {
+        /* v enters W_1's gradient as v / sigma^2. */
+        int64_t n1 = m->size[1];
+        for (int64_t i = 0; i < n0; i++) {
+            float inv = m->inv_var[i];
+            for (int64_t j = 0; j < n1; j++) {
+                g[m->w_off[1] + i * n1 + j] *= inv;
+            }
+            g[m->b_off[0] + i] = (float)gmu[i];
+            g[m->logvar_off + i] = (float)gmu[n0 + i];
+        }
+    }
+    for (int64_t i = 0; i < m->n_params; i++) {
+        if (!isfinite(g[i] + grad[i])) {
+            rc = ebm__fail(&msg, EBM_EVALUE,
+                           "the gradient is not finite at parameter %lld (%g); grad unchanged",
+                           (long long)i, (double)g[i]);
+            break;
+        }
+    }
+    if (rc == EBM_OK) {
+        for (int64_t i = 0; i < m->n_params; i++) {
+            grad[i] += g[i];
+        }
+    }
+    free(g);
+    free(xh);
+    free(cx);
+    free(cf);
+    free(gmu);
+    return rc == EBM_OK ? rc : ebm__model_set_error(m, rc, &msg);
+}
+
+int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t l, int64_t n,
+                                const float *x, int64_t ldx, float *out, int64_t ldo)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = ebm__check_layer(m, &msg, "l", l, 0);
+    if (rc == EBM_OK && (sum_out >> l & 1u)) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "layer %lld is in sum_out (0x%x); it has no value to "
+                       "differentiate by", (long long)l, (unsigned)sum_out);
+    }
+    if (rc == EBM_OK) {
+        rc = check_energy_args(m, &msg, sum_out, n, x, ldx, out, "out");
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(&msg, "out", n, out, ldo, m->size[l]);
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    const int64_t w = m->width, nl = m->size[l];
+    int64_t chunk = n < GRAD_CHUNK ? n : GRAD_CHUNK;
+    float *xh = malloc((size_t)(chunk * w) * sizeof *xh);
+    float *a = malloc((size_t)(chunk * nl) * sizeof *a);
+    if (xh == NULL || a == NULL) {
+        free(xh);
+        free(a);
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+    }
+    for (int64_t r0 = 0; r0 < n; r0 += chunk) {
+        int64_t rows = n - r0 < chunk ? n - r0 : chunk;
+        expected_state(m, sum_out, rows, x + r0 * ldx, ldx, xh);
+        ebm__layer_input(m, l, rows, xh, w, a, nl);
+        for (int64_t r = 0; r < rows; r++) {
+            float *o = out + (r0 + r) * ldo;
+            const float *ar = a + r * nl;
+            if (ebm__is_gaussian(m, l)) {
+                /* dE/dv = (v - mu - W_1 x_1) / sigma^2 (Liao eq. 28). */
+                const float *v = xh + r * w;
+                for (int64_t i = 0; i < nl; i++) {
+                    o[i] = (v[i] - ar[i]) * m->inv_var[i];
+                }
+            } else {
+                for (int64_t j = 0; j < nl; j++) {
+                    o[j] = -ar[j];
+                }
+            }
+        }
+    }
+    free(xh);
+    free(a);
+    return EBM_OK;
+}

@@ -1,0 +1,285 @@
+/* Local search (Taniguchi et al. 2023, Algs. 1 and 5) and the mean-field
+ * fixed point: both are sweeps of block updates over the free units of the
+ * even and odd layers, run on the rows that are still moving. */
+#include "ebm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum relax_mode { RELAX_ARGMIN, RELAX_MEAN };
+
+/* One call's sweep state. The rows still moving are gathered into `work`
+ * (contiguous, stride width), so every GEMM runs over those rows only. */
+typedef struct relax {
+    const ebm_model_t *m;
+    enum relax_mode mode;
+    const uint8_t *clamp; /* NULL, or the caller's mask */
+    int64_t ldc;          /* 0: one mask row for all rows */
+    uint32_t free_layers; /* layers with at least one free unit in some row */
+    float *work;          /* active rows x width */
+    int64_t *rows;        /* original row of each active row */
+    float *a;             /* active rows x max_size: layer inputs */
+    float *change;        /* per active row: largest change in this sweep */
+} relax;
+
+static const uint8_t *clamp_row(const relax *rx, int64_t row)
+{
+    if (rx->clamp == NULL) {
+        return NULL;
+    }
+    return rx->clamp + row * rx->ldc;
+}
+
+/* Update the free units of every layer of one parity in `active` rows. */
+static void update_parity(relax *rx, int parity, int64_t active)
+{
+    const ebm_model_t *m = rx->m;
+    const int64_t w = m->width;
+    for (int64_t l = parity; l < m->n_layers; l += 2) {
+        if (!(rx->free_layers >> l & 1u)) {
+            continue;
+        }
+        const int64_t nl = m->size[l];
+        ebm__layer_input(m, l, active, rx->work, w, rx->a, nl);
+        if (rx->mode == RELAX_MEAN) {
+            ebm__mean_from_input(m, l, active, rx->a, nl);
+        }
+        for (int64_t i = 0; i < active; i++) {
+            const uint8_t *c = clamp_row(rx, rx->rows[i]);
+            float *xl = rx->work + i * w + m->offset[l];
+            const float *ar = rx->a + i * nl;
+            float change = rx->change[i];
+            for (int64_t j = 0; j < nl; j++) {
+                if (c != NULL && c[m->offset[l] + j]) {
+                    continue;
+                }
+                float v = ar[j];
+                if (rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN) {
+                    /* Ties go up (Taniguchi eqs. 15-17 with 1_{a >= 0}). */
+                    v = ar[j] >= 0.0f ? 1.0f : (m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f);
+                }
+                float d = fabsf(v - xl[j]);
+                change = d > change ? d : change;
+                xl[j] = v;
+            }
+            rx->change[i] = change;
+        }
+    }
+}
+
+/*
+ * Sweep the rows list[0..count) of x, first parity `first` then the other,
+ * until a sweep moves no unit by more than tol (a row leaves the batch after
+ * that sweep) or max_sweeps sweeps. sweeps[row] gets the sweeps made.
+ * Returns the number of rows stopped by the cap.
+ */
+static int64_t relax_rows(relax *rx, float *x, int64_t ldx, const int64_t *list, int64_t count,
+                          int first, int64_t max_sweeps, float tol, int64_t *sweeps)
+{
+    const int64_t w = rx->m->width;
+    for (int64_t i = 0; i < count; i++) {
+        memcpy(rx->work + i * w, x + list[i] * ldx, (size_t)w * sizeof *x);
+        rx->rows[i] = list[i];
+    }
+    int64_t active = count;
+    for (int64_t t = 1; t <= max_sweeps && active > 0; t++) {
+        memset(rx->change, 0, (size_t)active * sizeof *rx->change);
+        update_parity(rx, first, active);
+        update_parity(rx, 1 - first, active);
+        /* Converged rows go home; the last active row takes their place. */
+        for (int64_t i = active - 1; i >= 0; i--) {
+            if (rx->change[i] > tol) {
+                continue;
+            }
+            memcpy(x + rx->rows[i] * ldx, rx->work + i * w, (size_t)w * sizeof *x);
+            if (sweeps != NULL) {
+                sweeps[rx->rows[i]] = t;
+            }
+            active--;
+            if (i != active) {
+                memcpy(rx->work + i * w, rx->work + active * w, (size_t)w * sizeof *x);
+                rx->rows[i] = rx->rows[active];
+                rx->change[i] = rx->change[active];
+            }
+        }
+    }
+    for (int64_t i = 0; i < active; i++) {
+        memcpy(x + rx->rows[i] * ldx, rx->work + i * w, (size_t)w * sizeof *x);
+        if (sweeps != NULL) {
+            sweeps[rx->rows[i]] = max_sweeps;
+        }
+    }
+    return active;
+}
+
+/* Validate a clamp mask, find the layers with free units, allocate scratch. */
+static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum relax_mode mode,
+                       int64_t n, const uint8_t *clamp, int64_t ldc)
+{
+    memset(rx, 0, sizeof *rx);
+    rx->m = m;
+    rx->mode = mode;
+    rx->clamp = clamp;
+    rx->ldc = ldc;
+    int64_t mask_rows = clamp == NULL ? 0 : (ldc == 0 ? 1 : n);
+    rx->free_layers = clamp == NULL ? ebm__all_layers(m) : 0;
+    for (int64_t r = 0; r < mask_rows; r++) {
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const uint8_t *c = clamp + r * ldc + m->offset[l];
+            for (int64_t j = 0; j < m->size[l] && !(rx->free_layers >> l & 1u); j++) {
+                if (!c[j]) {
+                    rx->free_layers |= 1u << l;
+                }
+            }
+        }
+    }
+    int64_t rows = n > 0 ? n : 1;
+    rx->work = malloc((size_t)(rows * m->width) * sizeof *rx->work);
+    rx->rows = malloc((size_t)rows * sizeof *rx->rows);
+    rx->a = malloc((size_t)(rows * m->max_size) * sizeof *rx->a);
+    rx->change = malloc((size_t)rows * sizeof *rx->change);
+    if (rx->work == NULL || rx->rows == NULL || rx->a == NULL || rx->change == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of scratch", (long long)n);
+    }
+    return EBM_OK;
+}
+
+static void relax_free(relax *rx)
+{
+    free(rx->work);
+    free(rx->rows);
+    free(rx->a);
+    free(rx->change);
+}
+
+int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
+                           const uint8_t *clamp, int64_t ldc, int64_t max_sweeps, int64_t *sweeps)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    if (rc == EBM_OK && max_sweeps < 1) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "max_sweeps is %lld; it must be >= 1",
+                       (long long)max_sweeps);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(&msg, "x", n, x, ldx, m->width);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_clamp(m, &msg, n, clamp, ldc);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_states(m, &msg, "x", ebm__all_layers(m), n, x, ldx);
+    }
+    relax rx;
+    int64_t *order = NULL;
+    if (rc == EBM_OK) {
+        rc = relax_setup(&rx, m, &msg, RELAX_ARGMIN, n, clamp, ldc);
+        order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+        if (rc == EBM_OK && order == NULL) {
+            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
+        }
+        if (rc != EBM_OK) {
+            relax_free(&rx);
+        }
+    }
+    if (rc != EBM_OK) {
+        free(order);
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    int64_t capped = 0;
+    if (n > 0) {
+        /* Per row a coin (Alg. 1: u < 0.5 updates the even layers first). The
+         * even-first rows fill `order` from the front, the others from the back. */
+        ebm__stream s = ebm__rng_take_stream(rng);
+        int64_t n_even = 0, n_odd = 0;
+        for (int64_t r = 0; r < n; r++) {
+            float u;
+            ebm__stream_uniform(&s, (uint32_t)r, 0, 1, &u);
+            if (u < 0.5f) {
+                order[n_even++] = r;
+            } else {
+                order[n - 1 - n_odd++] = r;
+            }
+        }
+        capped += relax_rows(&rx, x, ldx, order, n_even, 0, max_sweeps, 0.0f, sweeps);
+        capped += relax_rows(&rx, x, ldx, order + n_even, n_odd, 1, max_sweeps, 0.0f, sweeps);
+    }
+    relax_free(&rx);
+    free(order);
+    return capped > INT32_MAX ? INT32_MAX : (int)capped;
+}
+
+/* Means must lie in the range of the units: [0,1], [-1,1], or be finite. */
+static int check_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const float *mu,
+                       int64_t ldmu)
+{
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const float *v = mu + r * ldmu + m->offset[l];
+            float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                int ok = m->units[l] == EBM_UNITS_GAUSSIAN ? isfinite(v[j])
+                                                           : (v[j] >= lo && v[j] <= 1.0f);
+                if (!ok) {
+                    return ebm__fail(msg, EBM_EVALUE,
+                                     "mu: row %lld, unit %lld (layer %lld, unit %lld) is %g; "
+                                     "means of this layer lie in [%g, 1]",
+                                     (long long)r, (long long)(m->offset[l] + j), (long long)l,
+                                     (long long)j, (double)v[j], (double)lo);
+                }
+            }
+        }
+    }
+    return EBM_OK;
+}
+
+int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldmu,
+                         const uint8_t *clamp, int64_t ldc, int64_t max_iter, double tol)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = EBM_OK;
+    if (max_iter < 1) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "max_iter is %lld; it must be >= 1", (long long)max_iter);
+    } else if (!(tol >= 0) || !isfinite(tol)) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "tol is %g; it must be finite and >= 0", tol);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(&msg, "mu", n, mu, ldmu, m->width);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_clamp(m, &msg, n, clamp, ldc);
+    }
+    if (rc == EBM_OK) {
+        rc = check_means(m, &msg, n, mu, ldmu);
+    }
+    relax rx;
+    int64_t *order = NULL;
+    if (rc == EBM_OK) {
+        rc = relax_setup(&rx, m, &msg, RELAX_MEAN, n, clamp, ldc);
+        order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+        if (rc == EBM_OK && order == NULL) {
+            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
+        }
+        if (rc != EBM_OK) {
+            relax_free(&rx);
+        }
+    }
+    if (rc != EBM_OK) {
+        free(order);
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    for (int64_t r = 0; r < n; r++) {
+        order[r] = r;
+    }
+    /* Odd layers first: with the visible layer clamped they see data. */
+    int64_t missed = relax_rows(&rx, mu, ldmu, order, n, 1, max_iter, (float)tol, NULL);
+    relax_free(&rx);
+    free(order);
+    return missed > INT32_MAX ? INT32_MAX : (int)missed;
+}
