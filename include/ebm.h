@@ -92,7 +92,9 @@ EBM_API const char *ebm_error_name(int code);
 
 /**
  * A counter-based generator: Philox4x32-10 with a 64-bit key made from
- * (seed, stream) by splitmix64. Results are the same on every platform.
+ * (seed, stream) by splitmix64. Uniforms are bit-identical on every
+ * platform; normals go through the C library's log and sincos, which may
+ * differ in the last bit between math libraries.
  * The state is EBM_RNG_STATE_WORDS words and can be saved and restored
  * exactly (checkpoints). Batched library calls draw row r's numbers from
  * counters that depend only on (key, call sequence number, r, unit), so
@@ -106,7 +108,8 @@ EBM_API int ebm_rng_state_words(void);
 
 /**
  * Create a generator.
- * @param[out] out    the new generator, owned by the caller (ebm_rng_destroy)
+ * @param[out] out    the new generator, owned by the caller (ebm_rng_destroy);
+ *                    NULL on failure
  * @param[in]  seed   any value
  * @param[in]  stream any value; distinct (seed, stream) pairs give independent streams
  * @return EBM_OK, EBM_ENULL, EBM_ENOMEM
@@ -114,8 +117,8 @@ EBM_API int ebm_rng_state_words(void);
 EBM_API int ebm_rng_create(ebm_rng_t **out, uint64_t seed, uint64_t stream);
 /**
  * Create the child generator number `index` of `parent` (e.g. one per
- * thread). The child depends on the parent's key and current sequence
- * number and on index; the parent is not changed.
+ * thread). The child depends on the parent's whole position (key, sequence,
+ * word) and on index; the parent is not changed. *out is NULL on failure.
  * @return EBM_OK, EBM_ENULL, EBM_ENOMEM
  */
 EBM_API int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index);
@@ -128,7 +131,9 @@ EBM_API int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state);
 EBM_API int ebm_rng_set_state(ebm_rng_t *r, const uint64_t *state);
 /**
  * Fill out[0..n) with uniform floats in [0, 1) (24 random bits each).
- * Consecutive fills continue one stream: fill(3) then fill(1) equals fill(4).
+ * Consecutive fills continue one stream: fill(3) then fill(1) equals fill(4),
+ * unless a batched library call on r comes between (each batched call takes
+ * a fresh sequence of its own and retires the one the fills were reading).
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n < 0)
  */
 EBM_API int ebm_rng_uniform(ebm_rng_t *r, int64_t n, float *out);
@@ -187,7 +192,8 @@ enum ebm_init_scheme {
 
 /**
  * Create a model with all parameters zero (log-variances zero: sigma = 1).
- * @param[out] out           the new model, owned by the caller (ebm_model_destroy)
+ * @param[out] out           the new model, owned by the caller (ebm_model_destroy);
+ *                           NULL on failure
  * @param[in]  n_layers      L + 1, from 2 to EBM_MAX_LAYERS
  * @param[in]  sizes         n_layers unit counts, each >= 1; the state width
  *                           and every weight block must fit in a BLAS int

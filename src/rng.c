@@ -1,0 +1,456 @@
+/*
+ * The random-number generator: Philox4x32-10 (Salmon et al. 2011, "Parallel
+ * random numbers: as easy as 1, 2, 3") keyed by splitmix64.
+ *
+ * A generator is a 64-bit key and a 64-bit sequence number. Every random word
+ * is one of the four outputs of philox(ctr, key) with
+ *   ctr = {c0, c1, seq low 32 bits, seq high 32 bits}.
+ * Two users of a sequence number lay out (c0, c1) differently:
+ *  - the public fills (ebm_rng_uniform, ebm_rng_normal) read the sequence as
+ *    one long run of words: word pos is word pos % 4 of block b = pos / 4,
+ *    with c0 = low 32 bits of b and c1 = high 32 bits;
+ *  - a batched library call (ebm__stream_*) gives row r the words of blocks
+ *    c0 = 0, 1, 2, ... with c1 = r, so that row r's numbers depend only on
+ *    (key, seq, r, unit), never on the batch size or on other rows.
+ * The two layouts overlap, so a sequence number is used by one of them only
+ * (ebm__rng_take_stream). Both name a word by a 64-bit block index (c0 low,
+ * c1 high) and a word within the block: block pos / 4 for the fills, block
+ * r * 2^32 + word / 4 for row r. So one pair of loops below serves both, and
+ * a row holds 2^34 words (a larger word would carry into the next row).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "ebm_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Philox4x32-10 ------------------------------------------------------ */
+
+#define PHILOX_M0 0xD2511F53u /* multiplies counter word 0 */
+#define PHILOX_M1 0xCD9E8D57u /* multiplies counter word 2 */
+#define PHILOX_W0 0x9E3779B9u /* Weyl key bumps: golden ratio, */
+#define PHILOX_W1 0xBB67AE85u /* sqrt(3) - 1 */
+
+/* One Philox round, in place. */
+#define PHILOX_ROUND(c0, c1, c2, c3, k0, k1)                                                    \
+    do {                                                                                        \
+        uint64_t p0_ = (uint64_t)PHILOX_M0 * (c0);                                              \
+        uint64_t p1_ = (uint64_t)PHILOX_M1 * (c2);                                              \
+        uint32_t hi0_ = (uint32_t)(p0_ >> 32), lo0_ = (uint32_t)p0_;                            \
+        uint32_t hi1_ = (uint32_t)(p1_ >> 32), lo1_ = (uint32_t)p1_;                            \
+        (c0) = hi1_ ^ (c1) ^ (k0);                                                              \
+        (c1) = lo1_;                                                                            \
+        (c2) = hi0_ ^ (c3) ^ (k1);                                                              \
+        (c3) = lo0_;                                                                            \
+    } while (0)
+
+/* Between rounds the key moves by the Weyl constants. */
+#define PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1)                                               \
+    do {                                                                                        \
+        (k0) += PHILOX_W0;                                                                      \
+        (k1) += PHILOX_W1;                                                                      \
+        PHILOX_ROUND(c0, c1, c2, c3, k0, k1);                                                   \
+    } while (0)
+
+/* The block function, ten rounds written out: one call gives four words. */
+static inline void philox_block(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0,
+                                uint32_t k1, uint32_t out[4])
+{
+    PHILOX_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
+}
+
+void ebm__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+{
+    philox_block(ctr[0], ctr[1], ctr[2], ctr[3], key[0], key[1], out);
+}
+
+/* Block `block` (64-bit: c0 low, c1 high) of sequence `seq`. */
+static inline void sequence_block(const uint32_t key[2], uint64_t seq, uint64_t block,
+                                  uint32_t out[4])
+{
+    philox_block((uint32_t)block, (uint32_t)(block >> 32), (uint32_t)seq, (uint32_t)(seq >> 32),
+                 key[0], key[1], out);
+}
+
+/* ---- splitmix64 and key derivation ---------------------------------------- */
+
+uint64_t ebm__splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* splitmix64's output for state x: a bijection of the 64-bit words, so that
+ * mixing one input at a time never merges two values of that input. */
+static uint64_t mix64(uint64_t x) { return ebm__splitmix64(&x); }
+
+/* Domain constants (fractional bits of sqrt 2 and sqrt 3, as in SHA-512).
+ * Without the first, mix64(seed) ^ mix64(stream) would be symmetric: (a, b)
+ * and (b, a) would share a key, and so would every (s, s). The second keeps
+ * children apart from created keys. */
+#define RNG_STREAM_DOMAIN 0x6a09e667f3bcc908ULL
+#define RNG_DERIVE_DOMAIN 0xbb67ae8584caa73bULL
+
+/* The tag of a saved state: "EBMRNG", format 1. */
+#define RNG_STATE_TAG 0x45424d524e470001ULL
+
+static void split_key(uint64_t key, uint32_t out[2])
+{
+    out[0] = (uint32_t)key;
+    out[1] = (uint32_t)(key >> 32);
+}
+
+/* ---- the two loops: uniforms and Box-Muller pairs ------------------------ */
+
+/* out[0..count) = uniforms from the words of sequence seq that start at word
+ * `first` (0..3) of block `block`. */
+static void uniform_words(const uint32_t key[2], uint64_t seq, uint64_t block, unsigned first,
+                          int64_t count, float *out)
+{
+    uint32_t w[4];
+    int64_t i = 0;
+    if (first != 0 && count > 0) {
+        sequence_block(key, seq, block++, w);
+        for (unsigned k = first; k < 4 && i < count; k++) {
+            out[i++] = ebm__u32_to_float(w[k]);
+        }
+    }
+    for (; count - i >= 4; i += 4) {
+        sequence_block(key, seq, block++, w);
+        out[i] = ebm__u32_to_float(w[0]);
+        out[i + 1] = ebm__u32_to_float(w[1]);
+        out[i + 2] = ebm__u32_to_float(w[2]);
+        out[i + 3] = ebm__u32_to_float(w[3]);
+    }
+    if (i < count) {
+        sequence_block(key, seq, block, w);
+        for (unsigned k = 0; i < count; k++) {
+            out[i++] = ebm__u32_to_float(w[k]);
+        }
+    }
+}
+
+/* A uniform in (0, 1] from 53 bits (27 of a, 26 of b): never 0, so log is finite. */
+static inline double open_closed_53(uint32_t a, uint32_t b)
+{
+    uint64_t bits = ((uint64_t)(a >> 5) << 26) | (b >> 6);
+    return (double)(bits + 1) * 0x1.0p-53;
+}
+
+/* A uniform in [0, 1) from 53 bits. */
+static inline double closed_open_53(uint32_t a, uint32_t b)
+{
+    uint64_t bits = ((uint64_t)(a >> 5) << 26) | (b >> 6);
+    return (double)bits * 0x1.0p-53;
+}
+
+static const double two_pi = 6.283185307179586476925286766559;
+
+/*
+ * out[0..count) = standard normals from the words of sequence seq that start
+ * at word `first` (0..3) of block `block`: Box-Muller pair j takes words
+ * 4j .. 4j + 3 from there, u1 in (0,1] from the first two and u2 in [0,1)
+ * from the last two; z0 = r cos(2 pi u2), z1 = r sin(2 pi u2), r = sqrt(-2 log u1).
+ * If count is odd the last pair's sine is not stored but returned (the fills
+ * keep it as their spare); otherwise 0 is returned.
+ */
+static double normal_words(const uint32_t key[2], uint64_t seq, uint64_t block, unsigned first,
+                           int64_t count, float *out)
+{
+    uint32_t w[4], cur[4], next[4];
+    if (first != 0 && count > 0) {
+        sequence_block(key, seq, block, next);
+    }
+    for (int64_t i = 0; i < count; i += 2) {
+        if (first == 0) {
+            sequence_block(key, seq, block, w);
+        } else {
+            /* An unaligned pair takes the tail of one block and the head of
+             * the next: each block is still generated once. */
+            memcpy(cur, next, sizeof cur);
+            sequence_block(key, seq, block + 1, next);
+            for (unsigned k = 0; k < 4; k++) {
+                w[k] = (first + k < 4) ? cur[first + k] : next[first + k - 4];
+            }
+        }
+        block++;
+        double radius = sqrt(-2.0 * log(open_closed_53(w[0], w[1])));
+        double angle = two_pi * closed_open_53(w[2], w[3]);
+        out[i] = (float)(radius * cos(angle));
+        double sine = radius * sin(angle);
+        if (i + 1 == count) {
+            return sine;
+        }
+        out[i + 1] = (float)sine;
+    }
+    return 0.0;
+}
+
+/* ---- batched draws ------------------------------------------------------- */
+
+/*
+ * A batched call uses a sequence of its own: if the fills have started on the
+ * current sequence (pos != 0) or left a spare, that sequence is abandoned
+ * (and the spare dropped) before one is taken, and the next fill starts on a
+ * fresh sequence after it. So fill words and row words never coincide.
+ */
+ebm__stream ebm__rng_take_stream(ebm_rng_t *r)
+{
+    if (r->pos != 0 || r->has_spare) {
+        r->seq++;
+        r->pos = 0;
+        r->has_spare = 0;
+        r->spare = 0.0;
+    }
+    ebm__stream s;
+    split_key(r->key, s.key);
+    s.seq = r->seq;
+    r->seq++;
+    return s;
+}
+
+/* The block holding word `word` of row `row` (c0 = word / 4, c1 = row). */
+static inline uint64_t row_block(uint32_t row, uint64_t word)
+{
+    return ((uint64_t)row << 32) + (word >> 2);
+}
+
+void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
+                         float *out)
+{
+    uniform_words(s->key, s->seq, row_block(row, word), (unsigned)(word & 3u), count, out);
+}
+
+void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
+                        float *out)
+{
+    (void)normal_words(s->key, s->seq, row_block(row, word), (unsigned)(word & 3u), count, out);
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+int ebm_rng_state_words(void) { return EBM_RNG_STATE_WORDS; }
+
+static ebm_rng_t *rng_new(uint64_t key)
+{
+    ebm_rng_t *r = malloc(sizeof *r);
+    if (r == NULL) {
+        return NULL;
+    }
+    r->key = key;
+    r->seq = 0;
+    r->pos = 0;
+    r->has_spare = 0;
+    r->spare = 0.0;
+    r->errmsg[0] = '\0';
+    return r;
+}
+
+/*
+ * key = mix64(mix64(seed) ^ mix64(stream ^ RNG_STREAM_DOMAIN)), where mix64(x)
+ * is splitmix64's output for state x (s = x; splitmix64(&s)). Each mix64 is a
+ * bijection, so for a fixed seed distinct streams give distinct keys, and for
+ * a fixed stream distinct seeds do; two pairs that differ in both collide with
+ * probability about 2^-64.
+ */
+int ebm_rng_create(ebm_rng_t **out, uint64_t seed, uint64_t stream)
+{
+    if (out == NULL) {
+        return EBM_ENULL;
+    }
+    *out = NULL;
+    uint64_t key = mix64(mix64(seed) ^ mix64(stream ^ RNG_STREAM_DOMAIN));
+    ebm_rng_t *r = rng_new(key);
+    if (r == NULL) {
+        return EBM_ENOMEM;
+    }
+    *out = r;
+    return EBM_OK;
+}
+
+/*
+ * child key = mix64(mix64(mix64(mix64(parent key ^ RNG_DERIVE_DOMAIN) ^ parent seq)
+ *                   ^ parent pos) ^ index):
+ * injective in index for a given parent state, and in the parent's position
+ * (sequence number, then word) for a given index, so children taken at
+ * different points of the parent differ too, even when only fills came
+ * between. The child starts at sequence 0.
+ */
+int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
+{
+    if (out == NULL) {
+        return EBM_ENULL;
+    }
+    *out = NULL;
+    if (parent == NULL) {
+        return EBM_ENULL;
+    }
+    uint64_t key =
+        mix64(mix64(mix64(mix64(parent->key ^ RNG_DERIVE_DOMAIN) ^ parent->seq) ^ parent->pos) ^
+              index);
+    ebm_rng_t *r = rng_new(key);
+    if (r == NULL) {
+        return EBM_ENOMEM;
+    }
+    *out = r;
+    return EBM_OK;
+}
+
+/* Keep msg as r's last message and return code. */
+static int rng_error(ebm_rng_t *r, int code, const ebm__msg *msg)
+{
+    ebm__copy_text(r->errmsg, sizeof r->errmsg, msg->text);
+    return code;
+}
+
+int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state)
+{
+    if (r == NULL || state == NULL) {
+        return EBM_ENULL; /* r is const: no message */
+    }
+    uint64_t spare_bits;
+    memcpy(&spare_bits, &r->spare, sizeof spare_bits);
+    state[0] = r->key;
+    state[1] = r->seq;
+    state[2] = r->pos;
+    state[3] = (uint64_t)r->has_spare;
+    state[4] = r->has_spare ? spare_bits : 0;
+    state[5] = RNG_STATE_TAG;
+    return EBM_OK;
+}
+
+int ebm_rng_set_state(ebm_rng_t *r, const uint64_t *state)
+{
+    ebm__msg msg;
+    if (r == NULL) {
+        return EBM_ENULL;
+    }
+    if (state == NULL) {
+        return rng_error(r, ebm__fail(&msg, EBM_ENULL, "state is NULL"), &msg);
+    }
+    if (state[5] != RNG_STATE_TAG) {
+        return rng_error(r,
+                         ebm__fail(&msg, EBM_EVALUE,
+                                   "state[5] (format tag) is 0x%016" PRIx64
+                                   "; it must be 0x%016" PRIx64
+                                   ", the tag of a state written by ebm_rng_get_state",
+                                   state[5], (uint64_t)RNG_STATE_TAG),
+                         &msg);
+    }
+    if (state[3] > 1) {
+        return rng_error(r,
+                         ebm__fail(&msg, EBM_EVALUE,
+                                   "state[3] (has_spare) is %" PRIu64 "; it must be 0 or 1",
+                                   state[3]),
+                         &msg);
+    }
+    double spare;
+    memcpy(&spare, &state[4], sizeof spare);
+    if (state[3] == 1 && !isfinite(spare)) {
+        return rng_error(r,
+                         ebm__fail(&msg, EBM_EVALUE,
+                                   "state[4] (spare) is 0x%016" PRIx64
+                                   " (%g); it must be a finite double",
+                                   state[4], spare),
+                         &msg);
+    }
+    if (state[3] == 0 && state[4] != 0) {
+        return rng_error(r,
+                         ebm__fail(&msg, EBM_EVALUE,
+                                   "state[4] (spare) is 0x%016" PRIx64
+                                   "; it must be 0 when state[3] (has_spare) is 0",
+                                   state[4]),
+                         &msg);
+    }
+    r->key = state[0];
+    r->seq = state[1];
+    r->pos = state[2];
+    r->has_spare = (int)state[3];
+    r->spare = r->has_spare ? spare : 0.0;
+    return EBM_OK;
+}
+
+/* The checks shared by the fills; EBM_OK or the code, message in r. */
+static int check_fill(ebm_rng_t *r, int64_t n, const float *out)
+{
+    ebm__msg msg;
+    if (r == NULL) {
+        return EBM_ENULL;
+    }
+    if (n < 0) {
+        return rng_error(r, ebm__fail(&msg, EBM_ESHAPE, "n is %" PRId64 "; it must be >= 0", n),
+                         &msg);
+    }
+    if (n > 0 && out == NULL) {
+        return rng_error(r, ebm__fail(&msg, EBM_ENULL, "out is NULL (n is %" PRId64 ")", n),
+                         &msg);
+    }
+    return EBM_OK;
+}
+
+int ebm_rng_uniform(ebm_rng_t *r, int64_t n, float *out)
+{
+    int rc = check_fill(r, n, out);
+    if (rc != EBM_OK) {
+        return rc;
+    }
+    uint32_t key[2];
+    split_key(r->key, key);
+    uniform_words(key, r->seq, r->pos >> 2, (unsigned)(r->pos & 3u), n, out);
+    r->pos += (uint64_t)n;
+    return EBM_OK;
+}
+
+int ebm_rng_normal(ebm_rng_t *r, int64_t n, float *out)
+{
+    int rc = check_fill(r, n, out);
+    if (rc != EBM_OK) {
+        return rc;
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    if (r->has_spare) {
+        out[0] = (float)r->spare;
+        r->has_spare = 0;
+        r->spare = 0.0;
+        out++;
+        n--;
+    }
+    uint32_t key[2];
+    split_key(r->key, key);
+    double sine = normal_words(key, r->seq, r->pos >> 2, (unsigned)(r->pos & 3u), n, out);
+    r->pos += 4 * (uint64_t)(n / 2 + n % 2); /* pairs begun; n + 1 could overflow */
+    if (n % 2 != 0) {
+        r->has_spare = 1;
+        r->spare = sine;
+    }
+    return EBM_OK;
+}
+
+const char *ebm_rng_errmsg(const ebm_rng_t *r)
+{
+    if (r == NULL) {
+        return "rng is NULL";
+    }
+    return r->errmsg;
+}
+
+void ebm_rng_destroy(ebm_rng_t *r) { free(r); }
