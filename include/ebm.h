@@ -195,8 +195,9 @@ enum ebm_init_scheme {
  * @param[out] out           the new model, owned by the caller (ebm_model_destroy);
  *                           NULL on failure
  * @param[in]  n_layers      L + 1, from 2 to EBM_MAX_LAYERS
- * @param[in]  sizes         n_layers unit counts, each >= 1; the state width
- *                           and every weight block must fit in a BLAS int
+ * @param[in]  sizes         n_layers unit counts, each from 1 to 2^31 - 1, and
+ *                           the state width (their sum) at most 2^31 - 1, so
+ *                           that every dimension and stride fits a BLAS int
  * @param[in]  visible_units EBM_UNITS_BINARY, EBM_UNITS_SPIN or EBM_UNITS_GAUSSIAN
  * @param[in]  hidden_units  EBM_UNITS_BINARY or EBM_UNITS_SPIN
  * @param[out] errbuf        NULL, or a buffer that receives a message on failure
@@ -303,9 +304,12 @@ EBM_API int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size);
 /* ------------------------------------------------------------------------ */
 /* Energies, free energies and their gradients                              */
 /*                                                                          */
-/* States x: n rows, row r at x + r*ldx, ldx >= state width. Binary layers  */
+/* States x: n rows, row r at x + r*ldx, with state width <= ldx and both   */
+/* ldx and n at most 2^31 - 1 (they are passed to BLAS). Binary layers      */
 /* must hold 0/1, spin layers -1/+1, Gaussian layers finite values: any     */
 /* other value is EBM_EVALUE with a message naming row, unit and value.     */
+/* Only the layers a call reads are checked: values of summed-out layers,   */
+/* and of layer l itself in the layer conditionals, are ignored entirely.   */
 /* n = 0 is valid and does nothing.                                         */
 /* ------------------------------------------------------------------------ */
 
@@ -339,18 +343,19 @@ EBM_API int ebm_model_free_energy(const ebm_model_t *m, uint32_t sum_out, int64_
  * the whole batch: signed coefficients express averages and telescoping sums.
  * Accumulation is in float; grad is unchanged if any coefficient or any
  * contribution is not finite.
- * @param[in]     coef [n] finite row weights
+ * @param[in]     coef [n] row weights, finite with |coef| <= 1e30
  * @param[in,out] grad [param_count]
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
  */
 EBM_API int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n,
                                   const float *x, int64_t ldx, const double *coef, float *grad);
 /**
- * out = dF_S/dx_l for a layer l not in S: for a Gaussian layer 0,
- * (v - mu)/sigma^2 - W_1 m_1 / sigma^2 with m_1 = x_1 (or its conditional
- * mean if layer 1 is in S) (Liao eqs. 21 and 28); for a binary or spin layer
- * the derivative of the multilinear energy, -(b_l + inputs from neighbours),
- * i.e. minus the layer input.
+ * out = dF_S/dx_l for a layer l not in S, where each neighbour of l enters as
+ * its value, or as its conditional mean if it is in S. For a Gaussian layer
+ * 0: (v - mu)/sigma^2 - W_1 m_1 / sigma^2 (Liao eqs. 21 and 28); for a binary
+ * or spin layer, the derivative of the multilinear energy, -(b_l + inputs
+ * from the neighbours), which is minus the layer input when no neighbour is
+ * summed out.
  * @param[out] out n x n_l, row stride ldo >= n_l
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (l in S, invalid values), EBM_ENOMEM
  */
@@ -404,7 +409,8 @@ EBM_API int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *r
 /**
  * Fill the units of x that are not clamped with independent uniform values
  * (binary: 0/1 with probability 1/2, spin: -1/+1) or N(0, 1) draws
- * (Gaussian). Row r's draws depend only on (rng, r).
+ * (Gaussian). x is only written, never read: clamped units keep whatever
+ * they hold. Row r's draws depend only on (rng, r).
  * @param[in] clamp NULL (no unit clamped) or a mask: clamp[r*ldc + j] != 0
  *                  fixes column j of row r; ldc = 0 uses row 0 for every row,
  *                  otherwise ldc >= state width
@@ -424,13 +430,16 @@ EBM_API int ebm_model_random_state(const ebm_model_t *m, ebm_rng_t *rng, int64_t
  * way round), by their conditional argmins; a row stops after the first
  * sweep that changes nothing. Clamped units keep their values, so one call
  * serves the joint (no clamp), the posterior (visible clamped) and image
- * completion (the observed pixels clamped). Rows that stopped leave the batch.
+ * completion (the observed pixels clamped). A free Gaussian layer is set to
+ * its mean, which is its argmin; since it is then a function of the binary
+ * layers, the search still ends. Rows that stopped leave the batch.
  * @param[in,out] x      starting states; the local minima on return
  * @param[in]     clamp  as in ebm_model_random_state
  * @param[in]     max_sweeps the cap, >= 1
  * @param[out]    sweeps NULL or [n]: sweeps made per row, counting the
  *                       final sweep that changed nothing; max_sweeps for a
- *                       row stopped by the cap
+ *                       row stopped by the cap (a row whose max_sweeps-th
+ *                       sweep changed nothing converged: it is not capped)
  * @return the number of rows stopped by the cap before converging (0 when
  *         every row converged; never hidden), or EBM_ENULL, EBM_ESHAPE,
  *         EBM_EVALUE, EBM_ENOMEM (x unchanged)
@@ -445,6 +454,7 @@ EBM_API int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t
  * binary in [0, 1], spin in [-1, 1], Gaussian finite; clamped units hold
  * data. For a DBM with the visible layer clamped this is the variational
  * posterior of Salakhutdinov & Larochelle (2010).
+ * @param[in] tol finite and >= 0
  * @return the number of rows that did not reach tol within max_iter (0 when
  *         all converged), or EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
  *         (mu unchanged)
@@ -466,9 +476,9 @@ EBM_API int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int
 EBM_API int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z);
 /**
  * ll[r] = log p(v_r) = -F(v_r) - log_z, exact: for an RBM or GRBM F is the
- * visible free energy; for a DBM the odd hidden layers are enumerated per
- * row (EBM_ELIMIT past 2^24 of their configurations) and the even hidden
- * layers summed out.
+ * visible free energy; for a DBM the hidden parity class (odd or even hidden
+ * layers) with fewer units is enumerated per row (EBM_ELIMIT past 2^24 of its
+ * configurations) and the other summed out.
  * @param[in] data n x n_0 visible rows, row stride ldd >= n_0
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ELIMIT, EBM_ENOMEM
  */

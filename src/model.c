@@ -36,8 +36,12 @@ const char *ebm_model_errmsg(const ebm_model_t *m)
 
 int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size)
 {
-    if (m == NULL || buf == NULL) {
+    if (m == NULL) {
         return EBM_ENULL;
+    }
+    if (buf == NULL) {
+        ebm__msg msg;
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "buf is NULL"), &msg);
     }
     ebm_model_t *mm = (ebm_model_t *)(uintptr_t)m;
     pthread_mutex_lock(&mm->lock);

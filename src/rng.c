@@ -248,6 +248,8 @@ void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64
 
 int ebm_rng_state_words(void) { return EBM_RNG_STATE_WORDS; }
 
+static int rng_error_const(const ebm_rng_t *r, int code, const ebm__msg *msg);
+
 static ebm_rng_t *rng_new(uint64_t key)
 {
     ebm_rng_t *r = malloc(sizeof *r);
@@ -296,7 +298,10 @@ int ebm_rng_create(ebm_rng_t **out, uint64_t seed, uint64_t stream)
 int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
 {
     if (out == NULL) {
-        return EBM_ENULL;
+        ebm__msg msg;
+        return parent == NULL ? EBM_ENULL
+                              : rng_error_const(parent, ebm__fail(&msg, EBM_ENULL, "out is NULL"),
+                                                &msg);
     }
     *out = NULL;
     if (parent == NULL) {
@@ -314,6 +319,14 @@ int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
 }
 
 /* Keep msg as r's last message and return code. */
+/* The same for calls on a const generator: a generator is used by one thread
+ * at a time, so its message slot is logically mutable. */
+static int rng_error(ebm_rng_t *r, int code, const ebm__msg *msg);
+static int rng_error_const(const ebm_rng_t *r, int code, const ebm__msg *msg)
+{
+    return rng_error((ebm_rng_t *)(uintptr_t)r, code, msg);
+}
+
 static int rng_error(ebm_rng_t *r, int code, const ebm__msg *msg)
 {
     ebm__copy_text(r->errmsg, sizeof r->errmsg, msg->text);
@@ -322,8 +335,12 @@ static int rng_error(ebm_rng_t *r, int code, const ebm__msg *msg)
 
 int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state)
 {
-    if (r == NULL || state == NULL) {
-        return EBM_ENULL; /* r is const: no message */
+    if (r == NULL) {
+        return EBM_ENULL;
+    }
+    if (state == NULL) {
+        ebm__msg msg;
+        return rng_error_const(r, ebm__fail(&msg, EBM_ENULL, "state is NULL"), &msg);
     }
     uint64_t spare_bits;
     memcpy(&spare_bits, &r->spare, sizeof spare_bits);

@@ -763,11 +763,12 @@ START_TEST(test_bad_input)
     get_state(r, before);
     ck_assert_str_eq(ebm_rng_errmsg(r), "");
 
-    /* Calls on a const generator return only the code. */
+    /* Calls on a const generator leave their message in it too. */
     ck_assert_int_eq(ebm_rng_derive(NULL, r, 0), EBM_ENULL);
+    ck_assert_str_eq(ebm_rng_errmsg(r), "out is NULL");
     ck_assert_int_eq(ebm_rng_get_state(r, NULL), EBM_ENULL);
+    ck_assert_str_eq(ebm_rng_errmsg(r), "state is NULL");
     ck_assert_int_eq(ebm_rng_get_state(NULL, after), EBM_ENULL);
-    ck_assert_str_eq(ebm_rng_errmsg(r), "");
 
     ck_assert_int_eq(ebm_rng_set_state(NULL, before), EBM_ENULL);
     ck_assert_int_eq(ebm_rng_set_state(r, NULL), EBM_ENULL);
