@@ -334,13 +334,13 @@ static int check_param_value(const ebm_model_t *m, ebm__msg *msg, const char *na
     char where[64];
     if (!isfinite(v)) {
         param_name(m, i, where, sizeof where);
-        return ebm__fail(msg, EBM_EVALUE, "%s: %s (index %lld) would be %g; parameters must be finite",
+        return ebm__fail(msg, EBM_EVALUE, "%s: %s (index %lld) is %g; parameters must be finite",
                          name, where, (long long)i, v);
     }
     if (m->logvar_off >= 0 && i >= m->logvar_off && fabs(v) > EBM__LOGVAR_MAX) {
         param_name(m, i, where, sizeof where);
         return ebm__fail(msg, EBM_EVALUE,
-                         "%s: %s (index %lld) would be %g; log-variances must be within +-%g",
+                         "%s: %s (index %lld) is %g; log-variances must be within +-%g",
                          name, where, (long long)i, v, EBM__LOGVAR_MAX);
     }
     return EBM_OK;

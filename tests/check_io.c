@@ -1,0 +1,955 @@
+/* The model file format (docs/format.md): golden bytes, round trips through
+ * memory and files, atomic saves, every truncation and every bit flip, each
+ * malformation with its own message, loads that must not allocate for the
+ * declared shape, and a mutation loop. */
+#include "tests.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* CRC-32 (zlib, PNG) computed bit by bit: independent of the library's
+ * table, so that agreement checks both. */
+static uint32_t crc32_bitwise(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) {
+            c = (c & 1u) ? (c >> 1) ^ 0xedb88320u : c >> 1;
+        }
+    }
+    return c ^ 0xffffffffu;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+/* Rewrite the last 4 bytes as the CRC of the rest. */
+static void fix_crc(unsigned char *p, size_t n)
+{
+    if (n >= 4) {
+        put_le(p + n - 4, crc32_bitwise(p, n - 4), 4);
+    }
+}
+
+/* Offsets of the v1 fields. */
+#define OFF_VERSION 8
+#define OFF_LAYERS 12
+#define OFF_VISIBLE 16
+#define OFF_HIDDEN 20
+#define OFF_SIZES 24
+static size_t off_count(size_t n_layers) { return OFF_SIZES + 8 * n_layers; }
+static size_t off_params(size_t n_layers) { return off_count(n_layers) + 8; }
+
+/* The serialised model in a new buffer of *n bytes. */
+static unsigned char *image_of(const ebm_model_t *m, size_t *n)
+{
+    int64_t want = ebm_model_save_size(m);
+    ck_assert_int_gt(want, 0);
+    unsigned char *p = malloc((size_t)want);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(ebm_model_save_buffer(m, p, (size_t)want, n), EBM_OK);
+    ck_assert_uint_eq(*n, (size_t)want);
+    return p;
+}
+
+static float *params_of(const ebm_model_t *m)
+{
+    float *p = malloc((size_t)ebm_model_param_count(m) * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+    return p;
+}
+
+/* The same shape, unit kinds and parameter bits. */
+static void assert_same_model(const ebm_model_t *a, const ebm_model_t *b)
+{
+    ck_assert_int_eq(ebm_model_num_layers(a), ebm_model_num_layers(b));
+    for (int64_t l = 0; l < ebm_model_num_layers(a); l++) {
+        ck_assert_int_eq(ebm_model_layer_size(a, l), ebm_model_layer_size(b, l));
+        ck_assert_int_eq(ebm_model_layer_units(a, l), ebm_model_layer_units(b, l));
+    }
+    ck_assert_int_eq(ebm_model_param_count(a), ebm_model_param_count(b));
+    float *pa = params_of(a), *pb = params_of(b);
+    ck_assert(memcmp(pa, pb, (size_t)ebm_model_param_count(a) * sizeof *pa) == 0);
+    free(pa);
+    free(pb);
+}
+
+/* Load p[0..n) and require EBM_EFORMAT, no model, and a message containing
+ * each of the given substrings (NULL-terminated list; may be empty). */
+static void expect_format_error_v(const unsigned char *p, size_t n, const char *const *subs)
+{
+    ebm_model_t *m = (ebm_model_t *)&m; /* a sentinel that must become NULL */
+    char err[512] = "";
+    int rc = ebm_model_load_buffer(&m, p, n, err, sizeof err);
+    ck_assert_msg(rc == EBM_EFORMAT, "%zu bytes: rc %s (%s)", n, ebm_error_name(rc), err);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(err[0] != '\0', "%zu bytes: empty message", n);
+    for (; *subs != NULL; subs++) {
+        ck_assert_msg(strstr(err, *subs) != NULL, "message \"%s\" lacks \"%s\"", err, *subs);
+    }
+}
+#define expect_format_error(p, n, ...)                                                   \
+    do {                                                                                 \
+        const char *const subs_[] = {__VA_ARGS__, NULL};                                 \
+        expect_format_error_v((p), (n), subs_);                                          \
+    } while (0)
+
+/* The three models every round trip uses, with random parameters. */
+enum { N_KINDS = 3 };
+static ebm_model_t *sample_model(int kind)
+{
+    static const int64_t rbm[] = {6, 4}, dbm[] = {5, 4, 3, 2}, grbm[] = {7, 3};
+    ebm_model_t *m;
+    switch (kind) {
+    case 0: m = t_model(2, rbm, EBM_UNITS_BINARY, EBM_UNITS_BINARY); break;
+    case 1: m = t_model(4, dbm, EBM_UNITS_SPIN, EBM_UNITS_SPIN); break;
+    default: m = t_model(2, grbm, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY); break;
+    }
+    t_random_params(m, 1000 + (uint64_t)kind, 1.5);
+    return m;
+}
+
+/* A private directory for file tests, removed with its files by rm_dir. */
+static char *make_dir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[512];
+    snprintf(tmpl, sizeof tmpl, "%s/ebm_io_XXXXXX", base != NULL && base[0] ? base : "/tmp");
+    char *dir = mkdtemp(tmpl);
+    ck_assert_msg(dir != NULL, "mkdtemp: %s", strerror(errno));
+    char *copy = malloc(strlen(dir) + 1);
+    ck_assert_ptr_nonnull(copy);
+    strcpy(copy, dir);
+    return copy;
+}
+
+static char *join(const char *dir, const char *name)
+{
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    ck_assert_ptr_nonnull(p);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
+/* The number of names in dir other than . and .. */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static void rm_dir(char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+                continue;
+            }
+            char *p = join(dir, e->d_name);
+            struct stat st;
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+                rm_dir(p); /* frees p */
+            } else {
+                unlink(p);
+                free(p);
+            }
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+static unsigned char *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 12, len = 0;
+    unsigned char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    size_t k;
+    while ((k = fread(p + len, 1, cap - len, f)) > 0) {
+        len += k;
+        if (len == cap) {
+            p = realloc(p, cap *= 2);
+            ck_assert_ptr_nonnull(p);
+        }
+    }
+    fclose(f);
+    *n = len;
+    return p;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/*
+ * Cap this process's address space at its current size plus 256 MiB, so
+ * that a loader that allocated for a declared shape (gigabytes) would fail
+ * with EBM_ENOMEM instead of quietly succeeding under overcommit. Returns 1
+ * if the cap is in force (restore with uncap_address_space).
+ */
+static int cap_address_space(struct rlimit *old)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f == NULL) {
+        return 0;
+    }
+    int ok = fscanf(f, "%lu", &pages) == 1;
+    fclose(f);
+    if (!ok || getrlimit(RLIMIT_AS, old) != 0) {
+        return 0;
+    }
+    rlim_t want = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+    if (old->rlim_cur != RLIM_INFINITY && old->rlim_cur <= want) {
+        return 0;
+    }
+    struct rlimit r = *old;
+    r.rlim_cur = want;
+    return setrlimit(RLIMIT_AS, &r) == 0;
+}
+
+static void uncap_address_space(const struct rlimit *old) { setrlimit(RLIMIT_AS, old); }
+
+/* ---- known answers ------------------------------------------------------ */
+
+START_TEST(test_crc32_known_answer)
+{
+    ck_assert_uint_eq(crc32_bitwise((const unsigned char *)"123456789", 9), 0xcbf43926u);
+    ck_assert_uint_eq(crc32_bitwise((const unsigned char *)"", 0), 0u);
+    /* The library's CRC agrees with this one on every image it writes. */
+    for (int kind = 0; kind < N_KINDS; kind++) {
+        ebm_model_t *m = sample_model(kind);
+        size_t n;
+        unsigned char *p = image_of(m, &n);
+        ck_assert_uint_eq(get_le(p + n - 4, 4), crc32_bitwise(p, n - 4));
+        free(p);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
+/* A binary-visible, spin-hidden 2 x 1 RBM, byte for byte (the CRC from zlib). */
+static const unsigned char golden[72] = {
+    0x89, 0x45, 0x42, 0x4d, 0x0d, 0x0a, 0x1a, 0x0a, 0x01, 0x00, 0x00, 0x00, /* magic, v1 */
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* L+1, units */
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* sizes 2, 1 */
+    0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 5 params */
+    0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x80, 0x3e, /* .5 -1 .25 */
+    0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0xbe, 0x05, 0xf1, 0xf3, 0x60, /* 2 -.125 CRC */
+};
+
+START_TEST(test_golden_bytes)
+{
+    static const int64_t sizes[] = {2, 1};
+    static const float params[] = {0.5f, -1.0f, 0.25f, 2.0f, -0.125f}; /* W_1 | b_0 | b_1 */
+    ebm_model_t *m = t_model(2, sizes, EBM_UNITS_BINARY, EBM_UNITS_SPIN);
+    ck_assert_int_eq(ebm_model_set_params(m, params), EBM_OK);
+    ck_assert_int_eq(ebm_model_save_size(m), (int64_t)sizeof golden);
+    size_t n;
+    unsigned char *p = image_of(m, &n);
+    ck_assert(memcmp(p, golden, sizeof golden) == 0);
+
+    ebm_model_t *back = NULL;
+    char err[256] = "";
+    ck_assert_int_eq(ebm_model_load_buffer(&back, golden, sizeof golden, err, sizeof err), EBM_OK);
+    ck_assert_str_eq(err, ""); /* success leaves the buffer alone */
+    assert_same_model(m, back);
+    ck_assert_int_eq(ebm_model_layer_units(back, 0), EBM_UNITS_BINARY);
+    ck_assert_int_eq(ebm_model_layer_units(back, 1), EBM_UNITS_SPIN);
+    free(p);
+    ebm_model_destroy(back);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* ---- round trips -------------------------------------------------------- */
+
+START_TEST(test_buffer_round_trip)
+{
+    for (int kind = 0; kind < N_KINDS; kind++) {
+        ebm_model_t *m = sample_model(kind);
+        size_t n1, n2;
+        unsigned char *p1 = image_of(m, &n1);
+        ebm_model_t *back = NULL;
+        char err[256];
+        ck_assert_int_eq(ebm_model_load_buffer(&back, p1, n1, err, sizeof err), EBM_OK);
+        assert_same_model(m, back);
+        unsigned char *p2 = image_of(back, &n2);
+        ck_assert_uint_eq(n1, n2);
+        ck_assert(memcmp(p1, p2, n1) == 0);
+        /* A loaded model computes what the original does (derived caches refreshed). */
+        int64_t width = ebm_model_state_width(m);
+        float *x = calloc((size_t)width, sizeof *x);
+        ck_assert_ptr_nonnull(x);
+        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
+            float one = ebm_model_layer_units(m, l) == EBM_UNITS_GAUSSIAN ? 0.75f : 1.0f;
+            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j += 2) {
+                x[ebm_model_layer_offset(m, l) + j] = one;
+            }
+            if (ebm_model_layer_units(m, l) == EBM_UNITS_SPIN) {
+                for (int64_t j = 1; j < ebm_model_layer_size(m, l); j += 2) {
+                    x[ebm_model_layer_offset(m, l) + j] = -1.0f;
+                }
+            }
+        }
+        double e1, e2;
+        ck_assert_int_eq(ebm_model_energy(m, 1, x, width, &e1), EBM_OK);
+        ck_assert_int_eq(ebm_model_energy(back, 1, x, width, &e2), EBM_OK);
+        ck_assert(e1 == e2);
+        free(x);
+        free(p1);
+        free(p2);
+        ebm_model_destroy(back);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
+START_TEST(test_file_round_trip)
+{
+    char *dir = make_dir();
+    char *path = join(dir, "model.ebm");
+    for (int kind = 0; kind < N_KINDS; kind++) {
+        ebm_model_t *m = sample_model(kind);
+        ck_assert_int_eq(ebm_model_save(m, path), EBM_OK);
+        size_t n, nf;
+        unsigned char *p = image_of(m, &n);
+        unsigned char *f = read_all(path, &nf);
+        ck_assert_uint_eq(n, nf);
+        ck_assert(memcmp(p, f, n) == 0);
+        struct stat st;
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 0777, 0644);
+        ebm_model_t *back = NULL;
+        char err[256];
+        ck_assert_msg(ebm_model_load(&back, path, err, sizeof err) == EBM_OK, "%s", err);
+        assert_same_model(m, back);
+        ck_assert_int_eq(count_entries(dir), 1); /* no temporary file left */
+        free(p);
+        free(f);
+        ebm_model_destroy(back);
+        ebm_model_destroy(m);
+    }
+    free(path);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(test_save_replaces_existing_file)
+{
+    char *dir = make_dir();
+    char *path = join(dir, "model.ebm");
+    write_text(path, "an older file that is longer than nothing at all");
+    ck_assert_int_eq(chmod(path, 0600), 0);
+    ebm_model_t *m = sample_model(2);
+    ck_assert_int_eq(ebm_model_save(m, path), EBM_OK);
+    ebm_model_t *back = NULL;
+    char err[256];
+    ck_assert_msg(ebm_model_load(&back, path, err, sizeof err) == EBM_OK, "%s", err);
+    assert_same_model(m, back);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0644);
+    ck_assert_int_eq(count_entries(dir), 1);
+    /* Saving again over a model file works too. */
+    t_random_params(m, 77, 0.5);
+    ck_assert_int_eq(ebm_model_save(m, path), EBM_OK);
+    ebm_model_destroy(back);
+    ck_assert_int_eq(ebm_model_load(&back, path, err, sizeof err), EBM_OK);
+    assert_same_model(m, back);
+    ebm_model_destroy(back);
+    ebm_model_destroy(m);
+    free(path);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(test_save_failures_leave_no_trace)
+{
+    char *dir = make_dir();
+    ebm_model_t *m = sample_model(2);
+
+    /* A directory that does not exist: EBM_EIO naming the path. */
+    char *missing = join(dir, "no/such/dir/model.ebm");
+    ck_assert_int_eq(ebm_model_save(m, missing), EBM_EIO);
+    ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), missing));
+    ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), strerror(ENOENT)));
+    ck_assert_int_eq(count_entries(dir), 0);
+
+    /* path names a directory: the temporary file is written, the rename
+     * fails, the temporary file is removed and the directory untouched. */
+    char *sub = join(dir, "sub");
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    char *inside = join(sub, "keep");
+    write_text(inside, "kept");
+    ck_assert_int_eq(ebm_model_save(m, sub), EBM_EIO);
+    ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), sub));
+    ck_assert_int_eq(count_entries(dir), 1);
+    ck_assert_int_eq(count_entries(sub), 1);
+
+    /* A write that fails half-way (file size limit) leaves the previous
+     * file at path exactly as it was. Works as root, unlike permissions. */
+    char *path = join(dir, "model.ebm");
+    write_text(path, "previous contents");
+    struct rlimit old;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    struct rlimit small = old;
+    small.rlim_cur = 100; /* the GRBM image is 204 bytes */
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    int rc = ebm_model_save(m, path);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, old_handler);
+    ck_assert_int_eq(rc, EBM_EIO);
+    ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), path));
+    ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), strerror(EFBIG)));
+    size_t n;
+    unsigned char *f = read_all(path, &n);
+    ck_assert_uint_eq(n, strlen("previous contents"));
+    ck_assert(memcmp(f, "previous contents", n) == 0);
+    ck_assert_int_eq(count_entries(dir), 2); /* sub and model.ebm */
+
+    free(f);
+    free(path);
+    free(inside);
+    free(sub);
+    free(missing);
+    ebm_model_destroy(m);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(test_load_file_errors)
+{
+    char *dir = make_dir();
+    ebm_model_t *m = (ebm_model_t *)&m;
+    char err[512];
+
+    char *missing = join(dir, "absent.ebm");
+    ck_assert_int_eq(ebm_model_load(&m, missing, err, sizeof err), EBM_EIO);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(err, missing));
+    ck_assert_ptr_nonnull(strstr(err, strerror(ENOENT)));
+
+    m = (ebm_model_t *)&m;
+    ck_assert_int_eq(ebm_model_load(&m, dir, err, sizeof err), EBM_EIO);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(err, dir));
+
+    /* A readable file that is not a model: a format error, not EIO. */
+    char *empty = join(dir, "empty.ebm");
+    write_text(empty, "");
+    ck_assert_int_eq(ebm_model_load(&m, empty, err, sizeof err), EBM_EFORMAT);
+    ck_assert_str_eq(err, "file is 0 bytes; a model file has at least 24");
+
+    /* A tiny errbuf is truncated and NUL-terminated; NULL is allowed. */
+    char tiny[5];
+    ck_assert_int_eq(ebm_model_load(&m, empty, tiny, sizeof tiny), EBM_EFORMAT);
+    ck_assert_str_eq(tiny, "file");
+    ck_assert_int_eq(ebm_model_load(&m, empty, NULL, 0), EBM_EFORMAT);
+
+    free(empty);
+    free(missing);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(test_null_and_capacity)
+{
+    ebm_model_t *m = sample_model(0);
+    ebm_model_t *out = (ebm_model_t *)&out;
+    size_t n;
+    unsigned char *p = image_of(m, &n);
+    char err[256];
+
+    ck_assert_int_eq(ebm_model_save_size(NULL), -1);
+    ck_assert_int_eq(ebm_model_save_buffer(NULL, p, n, &n), EBM_ENULL);
+    ck_assert_int_eq(ebm_model_save_buffer(m, NULL, n, &n), EBM_ENULL);
+    ck_assert_str_eq(ebm_model_errmsg(m), "buf is NULL");
+    ck_assert_int_eq(ebm_model_save_buffer(m, p, n, NULL), EBM_ENULL);
+    ck_assert_int_eq(ebm_model_save(NULL, "x"), EBM_ENULL);
+    ck_assert_int_eq(ebm_model_save(m, NULL), EBM_ENULL);
+    ck_assert_str_eq(ebm_model_errmsg(m), "path is NULL");
+
+    ck_assert_int_eq(ebm_model_load_buffer(NULL, p, n, err, sizeof err), EBM_ENULL);
+    ck_assert_str_eq(err, "out is NULL");
+    ck_assert_int_eq(ebm_model_load_buffer(&out, NULL, n, err, sizeof err), EBM_ENULL);
+    ck_assert_ptr_null(out);
+    ck_assert_str_eq(err, "buf is NULL");
+    ck_assert_int_eq(ebm_model_load(NULL, "x", err, sizeof err), EBM_ENULL);
+    out = (ebm_model_t *)&out;
+    ck_assert_int_eq(ebm_model_load(&out, NULL, err, sizeof err), EBM_ENULL);
+    ck_assert_ptr_null(out);
+    ck_assert_str_eq(err, "path is NULL");
+
+    /* One byte short: EBM_ESHAPE, nothing written, *size unchanged. */
+    unsigned char *q = malloc(n);
+    ck_assert_ptr_nonnull(q);
+    memset(q, 0xa5, n);
+    uint64_t before = t_checksum(q, n);
+    size_t got = 12345;
+    ck_assert_int_eq(ebm_model_save_buffer(m, q, n - 1, &got), EBM_ESHAPE);
+    ck_assert_uint_eq(got, 12345);
+    ck_assert_uint_eq(t_checksum(q, n), before);
+    ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), "cap is"));
+    /* A larger buffer is fine and only the image is written. */
+    unsigned char *big = malloc(n + 10);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 0x5a, n + 10);
+    ck_assert_int_eq(ebm_model_save_buffer(m, big, n + 10, &got), EBM_OK);
+    ck_assert_uint_eq(got, n);
+    ck_assert(memcmp(big, p, n) == 0);
+    ck_assert_uint_eq(big[n], 0x5a);
+
+    free(big);
+    free(q);
+    free(p);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* ---- damage ------------------------------------------------------------- */
+
+START_TEST(test_every_truncation)
+{
+    for (int kind = 0; kind < N_KINDS; kind++) {
+        ebm_model_t *m = sample_model(kind);
+        size_t n;
+        unsigned char *p = image_of(m, &n);
+        for (size_t len = 0; len < n; len++) {
+            /* A copy of exactly len bytes, so that ASan sees any over-read. */
+            unsigned char *q = malloc(len > 0 ? len : 1);
+            ck_assert_ptr_nonnull(q);
+            memcpy(q, p, len);
+            if (len < 24) {
+                expect_format_error(q, len, "a model file has at least 24");
+            } else if (len >= off_params((size_t)ebm_model_num_layers(m))) {
+                expect_format_error(q, len, "the header declares");
+            } else {
+                expect_format_error(q, len, "the sizes and param_count end at byte");
+            }
+            free(q);
+        }
+        free(p);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
+START_TEST(test_every_bit_flip)
+{
+    /* CRC-32 detects every single-bit error, and the fields before it are
+     * checked exactly, so no flipped file may load. */
+    ebm_model_t *m = sample_model(2);
+    size_t n;
+    unsigned char *p = image_of(m, &n);
+    for (size_t bit = 0; bit < 8 * n; bit++) {
+        p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        expect_format_error(p, n, "");
+        p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    }
+    ebm_model_t *back = NULL;
+    ck_assert_int_eq(ebm_model_load_buffer(&back, p, n, NULL, 0), EBM_OK);
+    ebm_model_destroy(back);
+    free(p);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* A fresh copy of the image of a sample model, with room for 16 more bytes. */
+static unsigned char *copy_image(const unsigned char *p, size_t n)
+{
+    unsigned char *q = malloc(n + 16);
+    ck_assert_ptr_nonnull(q);
+    memcpy(q, p, n);
+    return q;
+}
+
+START_TEST(test_each_malformation)
+{
+    ebm_model_t *rbm = sample_model(0), *grbm = sample_model(2);
+    size_t n, ng;
+    unsigned char *base = image_of(rbm, &n);
+    unsigned char *gbase = image_of(grbm, &ng);
+    unsigned char *q;
+    const size_t cnt = off_count(2), par = off_params(2);
+
+    q = copy_image(base, n);
+    expect_format_error(q, 13, "file is 13 bytes; a model file has at least 24");
+
+    q[0] = 'P';
+    expect_format_error(q, n, "bad magic 50 45 42 4d 0d 0a 1a 0a", "not a libebm model file");
+    /* CR LF -> LF, as a text-mode transfer does: the file shifts by one. */
+    memcpy(q, base, n);
+    memmove(q + 4, q + 5, n - 5);
+    expect_format_error(q, n - 1, "bad magic", "text-mode");
+    free(q);
+
+    q = copy_image(base, n);
+    put_le(q + OFF_VERSION, 2, 4);
+    fix_crc(q, n);
+    expect_format_error(q, n, "format version 2 is not supported");
+
+    memcpy(q, base, n);
+    put_le(q + OFF_LAYERS, 1, 4);
+    expect_format_error(q, n, "n_layers is 1; it must be from 2 to 32");
+    put_le(q + OFF_LAYERS, 33, 4);
+    expect_format_error(q, n, "n_layers is 33; it must be from 2 to 32");
+    put_le(q + OFF_LAYERS, 0xffffffffu, 4);
+    expect_format_error(q, n, "n_layers is 4294967295");
+
+    memcpy(q, base, n);
+    put_le(q + OFF_VISIBLE, 7, 4);
+    fix_crc(q, n);
+    expect_format_error(q, n, "invalid units: ", "visible_units is 7");
+    memcpy(q, base, n);
+    put_le(q + OFF_HIDDEN, EBM_UNITS_GAUSSIAN, 4);
+    fix_crc(q, n);
+    expect_format_error(q, n, "invalid units: ", "hidden_units is 2");
+    memcpy(q, base, n);
+    put_le(q + OFF_HIDDEN, 0x80000000u, 4);
+    expect_format_error(q, n, "invalid units: ", "2147483648 (hidden)");
+
+    /* The sizes of a 3-layer file must be there before they are read. */
+    memcpy(q, base, n);
+    put_le(q + OFF_LAYERS, 3, 4);
+    expect_format_error(q, 50, "file is 50 bytes; with 3 layers the sizes and param_count end at "
+                               "byte 56");
+
+    memcpy(q, base, n);
+    put_le(q + OFF_SIZES + 8, 0, 8);
+    fix_crc(q, n);
+    expect_format_error(q, n, "sizes[1] is 0; it must be from 1 to 2147483647");
+    put_le(q + OFF_SIZES, 0x80000000u, 8);
+    expect_format_error(q, n, "sizes[0] is 2147483648; it must be from 1 to 2147483647");
+
+    /* (2^31-1) x (2^31-1): every factor is in range, the shape is not. */
+    memcpy(q, base, n);
+    put_le(q + OFF_SIZES, 2147483647u, 8);
+    put_le(q + OFF_SIZES + 8, 2147483647u, 8);
+    put_le(q + cnt, 2147483647ull * 2147483647ull + 2 * 2147483647ull, 8);
+    fix_crc(q, n);
+    expect_format_error(q, n, "invalid shape: ", "2147483647");
+
+    memcpy(q, base, n);
+    put_le(q + cnt, 999, 8);
+    fix_crc(q, n);
+    expect_format_error(q, n, "param_count is 999; the shape has 34 parameters");
+
+    memcpy(q, base, n);
+    memcpy(q + n, "\1\2\3", 3);
+    expect_format_error(q, n + 3, "3 trailing bytes after the CRC");
+    fix_crc(q, n + 3);
+    expect_format_error(q, n + 3, "3 trailing bytes after the CRC");
+
+    memcpy(q, base, n);
+    expect_format_error(q, n - 1, "file is 187 bytes; the header declares 188");
+
+    memcpy(q, base, n);
+    q[par + 5] ^= 0x10;
+    expect_format_error(q, n, "CRC-32 mismatch: the file stores 0x");
+
+    memcpy(q, base, n);
+    put_le(q + par, 0x7fc00000u, 4); /* W_1[0,0] = NaN */
+    fix_crc(q, n);
+    expect_format_error(q, n, "invalid parameter: W_1[0,0]", "nan");
+    memcpy(q, base, n);
+    put_le(q + par + 4 * (24 + 6), 0xff800000u, 4); /* -inf in b_1[0], after W_1 and b_0 */
+    fix_crc(q, n);
+    expect_format_error(q, n, "invalid parameter: b_1[0]", "inf");
+    free(q);
+
+    /* GRBM: logvar_0 follows W_1 (7 x 3) and b_0, b_1 (7 + 3). */
+    q = copy_image(gbase, ng);
+    put_le(q + off_params(2) + 4 * (21 + 10 + 2), 0x42c80000u, 4); /* 100.0f */
+    fix_crc(q, ng);
+    expect_format_error(q, ng, "invalid parameter: logvar_0[2]", "100", "log-variance");
+    memcpy(q, gbase, ng);
+    put_le(q + off_params(2) + 4 * (21 + 10 + 6), 0xc1f00000u, 4); /* -30.0f: allowed */
+    fix_crc(q, ng);
+    ebm_model_t *ok = NULL;
+    ck_assert_int_eq(ebm_model_load_buffer(&ok, q, ng, NULL, 0), EBM_OK);
+    ebm_model_destroy(ok);
+    free(q);
+
+    free(base);
+    free(gbase);
+    ebm_model_destroy(rbm);
+    ebm_model_destroy(grbm);
+}
+END_TEST
+
+/* A header, sizes and param_count for a binary RBM of the given sizes, then
+ * body_params zero parameters and a CRC: a short file declaring a big shape. */
+static unsigned char *big_shape_file(uint64_t n0, uint64_t n1, uint64_t count, size_t body_params,
+                                     size_t *n)
+{
+    static const unsigned char magic[8] = {0x89, 'E', 'B', 'M', '\r', '\n', 0x1a, '\n'};
+    *n = off_params(2) + 4 * body_params + 4;
+    unsigned char *p = calloc(*n, 1);
+    ck_assert_ptr_nonnull(p);
+    memcpy(p, magic, 8);
+    put_le(p + OFF_VERSION, 1, 4);
+    put_le(p + OFF_LAYERS, 2, 4);
+    put_le(p + OFF_SIZES, n0, 8);
+    put_le(p + OFF_SIZES + 8, n1, 8);
+    put_le(p + off_count(2), count, 8);
+    fix_crc(p, *n);
+    return p;
+}
+
+/* Load p[0..n) and return the result code, the message in err. */
+static int load_rc(const unsigned char *p, size_t n, char *err, size_t size)
+{
+    ebm_model_t *m = NULL;
+    err[0] = '\0';
+    int rc = ebm_model_load_buffer(&m, p, n, err, size);
+    ebm_model_destroy(m);
+    return rc;
+}
+
+START_TEST(test_no_allocation_for_declared_shape)
+{
+    /* Each file is under 100 bytes but declares gigabytes (or more) of
+     * parameters. With the address space capped near its current size, a
+     * loader that allocated for the declared shape would get EBM_ENOMEM
+     * (uncapped, it would take seconds to zero the memory and hit the
+     * timeout). Sanitizers reserve address space of their own: no cap. */
+    struct rlimit old;
+    int capped = 0;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    capped = cap_address_space(&old);
+#endif
+    static const struct {
+        uint64_t n0, n1, count;
+        size_t body;
+        const char *expect;
+    } cases[] = {
+        /* 40000 x 40000 is a valid shape: 1.6e9 weights, 19 GB in a model. */
+        {40000, 40000, 40000ull * 40000ull + 80000ull, 3,
+         "file is 64 bytes; the header declares 6400320052"},
+        {40000, 40000, 5, 5, "param_count is 5; the shape has 1600080000 parameters"},
+        /* The width fits in 2^31 - 1 but the weights (about 2^60) do not. */
+        {(1u << 30) - 1, 1u << 30, 5, 5, "param_count is 5"},
+        /* A width over 2^31 - 1: the shape itself is rejected. */
+        {2147483647u, 2147483647u, 5, 5, "invalid shape: "},
+    };
+    enum { N_CASES = sizeof cases / sizeof cases[0] };
+    int rc[N_CASES];
+    char err[N_CASES][512];
+    for (int i = 0; i < N_CASES; i++) {
+        size_t n;
+        unsigned char *p = big_shape_file(cases[i].n0, cases[i].n1, cases[i].count,
+                                          cases[i].body, &n);
+        rc[i] = load_rc(p, n, err[i], sizeof err[i]);
+        free(p);
+    }
+    void *big = NULL;
+    if (capped) {
+        big = malloc((size_t)1 << 31); /* the cap works: this must fail */
+        uncap_address_space(&old);
+    }
+    free(big);
+    ck_assert_ptr_null(big);
+    for (int i = 0; i < N_CASES; i++) {
+        ck_assert_msg(rc[i] == EBM_EFORMAT, "case %d: %s (%s)", i, ebm_error_name(rc[i]), err[i]);
+        ck_assert_msg(strstr(err[i], cases[i].expect) != NULL, "case %d: \"%s\" lacks \"%s\"", i,
+                      err[i], cases[i].expect);
+    }
+}
+END_TEST
+
+/* ---- mutations ---------------------------------------------------------- */
+
+static uint64_t rand_below(uint64_t *state, uint64_t n) { return (uint64_t)(t_uniform(state) * n); }
+
+START_TEST(test_random_mutations)
+{
+    static const uint64_t interesting[] = {0,          1,          2,          3,
+                                           7,          32,         33,         0x7fffffffu,
+                                           0x80000000u, 0xffffffffu, 1ull << 32, 1ull << 62,
+                                           UINT64_MAX};
+    unsigned char *base[N_KINDS];
+    size_t base_n[N_KINDS];
+    for (int kind = 0; kind < N_KINDS; kind++) {
+        ebm_model_t *m = sample_model(kind);
+        base[kind] = image_of(m, &base_n[kind]);
+        ebm_model_destroy(m);
+    }
+    const size_t cap = 1024;
+    unsigned char *q = malloc(cap);
+    ck_assert_ptr_nonnull(q);
+    uint64_t rng = 2024;
+    int loaded = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        int kind = (int)rand_below(&rng, N_KINDS);
+        size_t n = base_n[kind];
+        memcpy(q, base[kind], n);
+        int edits = 1 + (int)rand_below(&rng, 3);
+        for (int e = 0; e < edits; e++) {
+            size_t at = n > 0 ? (size_t)rand_below(&rng, n) : 0;
+            switch (rand_below(&rng, 6)) {
+            case 0: /* a random byte */
+                if (n > 0) {
+                    q[at] = (unsigned char)rand_below(&rng, 256);
+                }
+                break;
+            case 1: /* a flipped bit */
+                if (n > 0) {
+                    q[at] ^= (unsigned char)(1u << rand_below(&rng, 8));
+                }
+                break;
+            case 2: { /* inserted bytes */
+                size_t k = 1 + (size_t)rand_below(&rng, 8);
+                if (n + k <= cap) {
+                    memmove(q + at + k, q + at, n - at);
+                    for (size_t i = 0; i < k; i++) {
+                        q[at + i] = (unsigned char)rand_below(&rng, 256);
+                    }
+                    n += k;
+                }
+                break;
+            }
+            case 3: /* truncated */
+                n = at;
+                break;
+            case 4: { /* deleted bytes */
+                size_t k = 1 + (size_t)rand_below(&rng, 8);
+                k = k > n - at ? n - at : k;
+                memmove(q + at, q + at + k, n - at - k);
+                n -= k;
+                break;
+            }
+            default: { /* a header field set to an edge value */
+                size_t field = (size_t)rand_below(&rng, 8);
+                size_t off = field < 4 ? 8 + 4 * field : 24 + 8 * (field - 4);
+                int bytes = field < 4 ? 4 : 8;
+                uint64_t v = interesting[rand_below(&rng, sizeof interesting / sizeof *interesting)];
+                if (off + (size_t)bytes <= n) {
+                    put_le(q + off, v, bytes);
+                }
+                break;
+            }
+            }
+        }
+        if (rand_below(&rng, 2) == 0) {
+            fix_crc(q, n);
+        }
+        /* An exact-size copy, so that any over-read is outside the block. */
+        unsigned char *exact = malloc(n > 0 ? n : 1);
+        ck_assert_ptr_nonnull(exact);
+        memcpy(exact, q, n);
+        ebm_model_t *m = (ebm_model_t *)&m;
+        char err[512] = "";
+        int rc = ebm_model_load_buffer(&m, exact, n, err, sizeof err);
+        if (rc == EBM_OK) {
+            /* Every byte of a valid file is determined by the model it
+             * holds: saving it again gives the same bytes back. */
+            loaded++;
+            ck_assert_ptr_nonnull(m);
+            ck_assert_int_eq(ebm_model_save_size(m), (int64_t)n);
+            size_t n2;
+            unsigned char *again = image_of(m, &n2);
+            ck_assert(memcmp(again, exact, n) == 0);
+            float *params = params_of(m);
+            for (int64_t i = 0; i < ebm_model_param_count(m); i++) {
+                ck_assert(isfinite(params[i]));
+            }
+            free(params);
+            free(again);
+            ebm_model_destroy(m);
+        } else {
+            ck_assert_msg(rc == EBM_EFORMAT, "iteration %d: %s (%s)", iter, ebm_error_name(rc),
+                          err);
+            ck_assert_ptr_null(m);
+            ck_assert_msg(err[0] != '\0', "iteration %d: empty message", iter);
+        }
+        free(exact);
+    }
+    /* Some mutations (a parameter byte with the CRC fixed) must load. */
+    ck_assert_int_gt(loaded, 0);
+    free(q);
+    for (int kind = 0; kind < N_KINDS; kind++) {
+        free(base[kind]);
+    }
+}
+END_TEST
+
+Suite *ebm_io_suite(void)
+{
+    Suite *suite = suite_create("io");
+    struct {
+        const char *name;
+        const TTest *test;
+        int timeout; /* seconds, for the whole case: set by its first test */
+    } cases[] = {
+        {"known answers", test_crc32_known_answer, 30},
+        {"known answers", test_golden_bytes, 30},
+        {"round trip", test_buffer_round_trip, 30},
+        {"round trip", test_file_round_trip, 30},
+        {"files", test_save_replaces_existing_file, 30},
+        {"files", test_save_failures_leave_no_trace, 30},
+        {"files", test_load_file_errors, 30},
+        {"bad input", test_null_and_capacity, 30},
+        {"damage", test_every_truncation, 60},
+        {"damage", test_every_bit_flip, 60},
+        {"damage", test_each_malformation, 30},
+        {"allocation", test_no_allocation_for_declared_shape, 10},
+        {"mutations", test_random_mutations, 120},
+    };
+    TCase *tc = NULL;
+    const char *current = "";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (strcmp(cases[i].name, current) != 0) {
+            current = cases[i].name;
+            tc = tcase_create(current);
+            tcase_set_timeout(tc, cases[i].timeout);
+            suite_add_tcase(suite, tc);
+        }
+        tcase_add_test(tc, cases[i].test);
+    }
+    return suite;
+}
