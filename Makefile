@@ -1,6 +1,7 @@
 # libebm: plain GNU make.
 #   make            lib/libebm.a and lib/libebm.so.X.Y.Z (+ .so.N, .so links)
 #   make check      build and run the Check suites
+#   make check-valgrind  the suite under valgrind memcheck
 #   make examples   build the example programs into build/examples/
 #   make install    PREFIX=/usr/local DESTDIR= (header, both libraries, ebm.pc)
 #   make uninstall
@@ -40,7 +41,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: all check examples install uninstall clean symbols
+.PHONY: all check check-valgrind examples install uninstall clean symbols
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
 # Examples use only the public header; they link the static library.
@@ -79,6 +80,11 @@ $(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) | build/tests
 # EBM_TEST_LEVEL=2 runs the long statistical versions; CK_FORK=no suits valgrind.
 check: $(TEST_BIN) $(SOFILE)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} ./$(TEST_BIN)
+
+# The suite in one process under memcheck: zero errors, zero definite leaks.
+check-valgrind: $(TEST_BIN)
+	CK_FORK=no OPENBLAS_NUM_THREADS=1 valgrind -q --error-exitcode=9 --leak-check=full \
+	  --errors-for-leak-kinds=definite ./$(TEST_BIN)
 
 # The exported symbols, one per line, to compare with tests/abi/symbols.txt.
 symbols: $(SOFILE)

@@ -20,6 +20,7 @@ typedef struct relax {
     int64_t *rows;        /* original row of each active row */
     float *a;             /* active rows x max_size: layer inputs */
     float *change;        /* per active row: largest change in this sweep */
+    int64_t *order;       /* the rows of each group, for the caller to fill */
 } relax;
 
 static const uint8_t *clamp_row(const relax *rx, int64_t row)
@@ -112,7 +113,16 @@ static int64_t relax_rows(relax *rx, float *x, int64_t ldx, const int64_t *list,
     return active;
 }
 
-/* Validate a clamp mask, find the layers with free units, allocate scratch. */
+static void relax_free(relax *rx)
+{
+    free(rx->work);
+    free(rx->rows);
+    free(rx->a);
+    free(rx->change);
+    free(rx->order);
+}
+
+/* Find the layers with free units and allocate scratch (freed on failure). */
 static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum relax_mode mode,
                        int64_t n, const uint8_t *clamp, int64_t ldc)
 {
@@ -138,18 +148,13 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     rx->rows = malloc((size_t)rows * sizeof *rx->rows);
     rx->a = malloc((size_t)(rows * m->max_size) * sizeof *rx->a);
     rx->change = malloc((size_t)rows * sizeof *rx->change);
-    if (rx->work == NULL || rx->rows == NULL || rx->a == NULL || rx->change == NULL) {
+    rx->order = malloc((size_t)rows * sizeof *rx->order);
+    if (rx->work == NULL || rx->rows == NULL || rx->a == NULL || rx->change == NULL ||
+        rx->order == NULL) {
+        relax_free(rx);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of scratch", (long long)n);
     }
     return EBM_OK;
-}
-
-static void relax_free(relax *rx)
-{
-    free(rx->work);
-    free(rx->rows);
-    free(rx->a);
-    free(rx->change);
 }
 
 int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
@@ -174,19 +179,10 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         rc = ebm__check_states(m, &msg, "x", ebm__all_layers(m), n, x, ldx);
     }
     relax rx;
-    int64_t *order = NULL;
     if (rc == EBM_OK) {
         rc = relax_setup(&rx, m, &msg, RELAX_ARGMIN, n, clamp, ldc);
-        order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
-        if (rc == EBM_OK && order == NULL) {
-            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
-        }
-        if (rc != EBM_OK) {
-            relax_free(&rx);
-        }
     }
     if (rc != EBM_OK) {
-        free(order);
         return ebm__model_set_error(m, rc, &msg);
     }
     int64_t capped = 0;
@@ -194,7 +190,7 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         /* Per row a coin (Alg. 1: u < 0.5 updates the even layers first). The
          * even-first rows fill `order` from the front, the others from the back. */
         ebm__stream s = ebm__rng_take_stream(rng);
-        int64_t n_even = 0, n_odd = 0;
+        int64_t *order = rx.order, n_even = 0, n_odd = 0;
         for (int64_t r = 0; r < n; r++) {
             float u;
             ebm__stream_uniform(&s, (uint32_t)r, 0, 1, &u);
@@ -208,7 +204,6 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         capped += relax_rows(&rx, x, ldx, order + n_even, n_odd, 1, max_sweeps, 0.0f, sweeps);
     }
     relax_free(&rx);
-    free(order);
     return capped > INT32_MAX ? INT32_MAX : (int)capped;
 }
 
@@ -259,27 +254,17 @@ int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldm
         rc = check_means(m, &msg, n, mu, ldmu);
     }
     relax rx;
-    int64_t *order = NULL;
     if (rc == EBM_OK) {
         rc = relax_setup(&rx, m, &msg, RELAX_MEAN, n, clamp, ldc);
-        order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
-        if (rc == EBM_OK && order == NULL) {
-            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
-        }
-        if (rc != EBM_OK) {
-            relax_free(&rx);
-        }
     }
     if (rc != EBM_OK) {
-        free(order);
         return ebm__model_set_error(m, rc, &msg);
     }
     for (int64_t r = 0; r < n; r++) {
-        order[r] = r;
+        rx.order[r] = r;
     }
     /* Odd layers first: with the visible layer clamped they see data. */
-    int64_t missed = relax_rows(&rx, mu, ldmu, order, n, 1, max_iter, (float)tol, NULL);
+    int64_t missed = relax_rows(&rx, mu, ldmu, rx.order, n, 1, max_iter, (float)tol, NULL);
     relax_free(&rx);
-    free(order);
     return missed > INT32_MAX ? INT32_MAX : (int)missed;
 }

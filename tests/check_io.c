@@ -224,6 +224,7 @@ static void write_text(const char *path, const char *text)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /*
  * Cap this process's address space at its current size plus 256 MiB, so
  * that a loader that allocated for a declared shape (gigabytes) would fail
@@ -252,6 +253,8 @@ static int cap_address_space(struct rlimit *old)
 }
 
 static void uncap_address_space(const struct rlimit *old) { setrlimit(RLIMIT_AS, old); }
+#endif
+
 
 /* ---- known answers ------------------------------------------------------ */
 
