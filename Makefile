@@ -3,6 +3,7 @@
 #   make check      build and run the Check suites
 #   make check-valgrind  the suite under valgrind memcheck
 #   make examples   build the example programs into build/examples/
+#   make bench      build and run the benchmarks (figures, not tests)
 #   make install    PREFIX=/usr/local DESTDIR= (header, both libraries, ebm.pc)
 #   make uninstall
 #   make clean
@@ -41,7 +42,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: all check check-valgrind examples install uninstall clean symbols
+.PHONY: all check check-valgrind examples bench install uninstall clean symbols
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
 # Examples use only the public header; they link the static library.
@@ -80,6 +81,16 @@ $(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) | build/tests
 # EBM_TEST_LEVEL=2 runs the long statistical versions; CK_FORK=no suits valgrind.
 check: $(TEST_BIN) $(SOFILE)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} ./$(TEST_BIN)
+
+# Benchmarks print figures (a human line and a JSON line each); they assert
+# nothing about time. BENCH_THREADS sets OPENBLAS_NUM_THREADS (default 2).
+BENCH_THREADS ?= 2
+BENCHES = $(patsubst bench/%.c,build/bench/%,$(wildcard bench/*.c))
+bench: $(BENCHES)
+	@for b in $(BENCHES); do OPENBLAS_NUM_THREADS=$(BENCH_THREADS) ./$$b || exit 1; done
+build/bench/%: bench/%.c include/ebm.h $(STATIC)
+	@mkdir -p build/bench
+	$(CC) $(WARN) $(DEFS) -Iinclude $(CBLAS_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LIB_LIBS)
 
 # The suite in one process under memcheck: zero errors, zero definite leaks.
 check-valgrind: $(TEST_BIN)
