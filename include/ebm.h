@@ -485,6 +485,159 @@ EBM_API int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z);
 EBM_API int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n,
                                      const float *data, int64_t ldd, double *ll);
 
+/* ------------------------------------------------------------------------ */
+/* Samplers and coupled chains                                              */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A transition kernel on the states of one model, single or coupled. The
+ * sampler holds configuration, scratch and the statistics of its last call;
+ * chain states belong to the caller. It keeps a pointer to the model, which
+ * must outlive it; the model's parameters may change between calls.
+ *
+ * Kinds:
+ *  - EBM_SAMPLER_GIBBS: one sweep = the free units of the even layers drawn
+ *    given the odd layers, then those of the odd layers given the new even
+ *    layers (for an RBM: v | h, then h | v). Any unit kinds.
+ *  - EBM_SAMPLER_MH_UNIFORM: Metropolis-Hastings with an independent uniform
+ *    proposal over all free units (Taniguchi et al. 2023, eq. 14), accepted
+ *    iff log u < E(x) - E(x'). Binary and spin free layers only.
+ *  - EBM_SAMPLER_LANGEVIN: K Langevin steps on the visible marginal energy
+ *    F(v) of a GRBM (Liao et al. 2022, Alg. 1); Metropolis-adjusted (MALA)
+ *    once the step counter passes EBM_SAMPLER_ADJUST_AFTER. Only layer 0 moves.
+ *  - EBM_SAMPLER_GIBBS_LANGEVIN: one step = K Langevin steps on v with h
+ *    fixed, then h ~ p(h | v), then the Metropolis adjustment of Liao eq. 12
+ *    once the step counter passes EBM_SAMPLER_ADJUST_AFTER (Liao Alg. 2).
+ *    With h fixed the K-step proposal is the Gaussian of eq. 11, drawn in
+ *    closed form by default (EBM_SAMPLER_CLOSED_FORM).
+ * LANGEVIN and GIBBS_LANGEVIN need a GRBM (2 layers, Gaussian visible).
+ * Clamps apply to them too: LANGEVIN with the visible layer clamped does
+ * nothing; GIBBS_LANGEVIN with it clamped only draws h | v, and with the
+ * hidden layer clamped moves v alone (the adjustment then targets p(v | h)).
+ * A proposal that is not finite is rejected; it counts as a Metropolis
+ * decision even when adjustment is off, so EBM_STAT_ACCEPT_RATE < 1 reports
+ * a diverging unadjusted chain.
+ *
+ * Randomness: a call takes fresh sequences from rng, and row r's draws come
+ * from stream row r only, so row r's result does not depend on n or on the
+ * other rows.
+ */
+typedef struct ebm_sampler ebm_sampler_t;
+
+/** Sampler kinds. */
+enum ebm_sampler_kind {
+    EBM_SAMPLER_GIBBS = 0,
+    EBM_SAMPLER_MH_UNIFORM = 1,
+    EBM_SAMPLER_LANGEVIN = 2,
+    EBM_SAMPLER_GIBBS_LANGEVIN = 3
+};
+
+/** Couplings of the Gibbs kernel (EBM_SAMPLER_COUPLING). */
+enum ebm_coupling {
+    /** Qiu et al. 2020, Alg. 1: the maximal coupling of the two transitions;
+     * off the meeting event the second chain's first block is drawn
+     * independently from its residual by rejection. */
+    EBM_COUPLING_MAXIMAL = 0,
+    /** Qiu et al. 2020, Alg. 3, generalised to layer blocks: also maximal, but
+     * the residual draws share common random numbers, and so does the second
+     * block, which keeps unmet chains close. A first block that is a single
+     * Gaussian layer uses the reflection-maximal coupling instead. */
+    EBM_COUPLING_CRN = 1
+};
+
+/** Options (ebm_sampler_set_int / ebm_sampler_set_double). */
+enum ebm_sampler_option {
+    /** int: bitmask of layers held fixed; bit 0 clamps the visible layer, so
+     * that the kernel targets p(h | v). Default 0. */
+    EBM_SAMPLER_CLAMP_LAYERS = 0,
+    /** int: enum ebm_coupling, for coupled Gibbs steps. Default EBM_COUPLING_CRN. */
+    EBM_SAMPLER_COUPLING = 1,
+    /** int K >= 1: Langevin steps per call (LANGEVIN, default 1) or per
+     * Gibbs-Langevin step (default 10). */
+    EBM_SAMPLER_LANGEVIN_STEPS = 2,
+    /** double alpha0 > 0: the Langevin step size. Default 0.01. */
+    EBM_SAMPLER_STEP_SIZE = 3,
+    /** int 0/1: step sizes alpha_k = alpha0 (1 + cos(pi k / K)) / 2 over the
+     * K steps of one call (Liao eq. 22) instead of alpha0; alpha_K = 0, so
+     * the last of the K steps does nothing. Liao's Alg. 1 with its schedule
+     * over T steps is one LANGEVIN call with K = T. Default 1 for
+     * GIBBS_LANGEVIN, 0 for LANGEVIN. */
+    EBM_SAMPLER_COSINE = 4,
+    /** int eta >= -1: Metropolis-adjust the steps whose counter t (1, 2, ...
+     * since the last reset) exceeds eta; -1 never adjusts. Default -1. */
+    EBM_SAMPLER_ADJUST_AFTER = 5,
+    /** int 0/1: multiply alpha0 by the mean of sigma^2 (Liao section 3.2). Default 0. */
+    EBM_SAMPLER_SCALE_BY_VARIANCE = 6,
+    /** int 0/1: draw Gibbs-Langevin's K inner steps as one Gaussian (eq. 11)
+     * rather than step by step; the two have the same distribution. Default 1. */
+    EBM_SAMPLER_CLOSED_FORM = 7,
+    /** int >= 0: the step counter: the number of successful step or coupled
+     * step calls since the last reset (the step being made counts as t =
+     * counter + 1); set 0 to restart. */
+    EBM_SAMPLER_ITERATION = 8
+};
+
+/** Statistics of the last call (ebm_sampler_stat). */
+enum ebm_sampler_stat {
+    /** rows moved by the last call */
+    EBM_STAT_ROWS = 0,
+    /** accepted / proposed over the Metropolis decisions of the last call (1 if none) */
+    EBM_STAT_ACCEPT_RATE = 1,
+    /** coupled steps: fraction of rows with x_{t+1} == y_t after the call */
+    EBM_STAT_MET_FRACTION = 2,
+    /** coupled Gibbs steps: mean residual-rejection tries per row that did not meet */
+    EBM_STAT_TRIES_MEAN = 3,
+    /** coupled Gibbs steps: largest number of tries any row needed (never truncated) */
+    EBM_STAT_TRIES_MAX = 4,
+    /** the step counter t after the call */
+    EBM_STAT_ITERATION = 5
+};
+
+/**
+ * Create a sampler for m. On failure *out is NULL and the message is left in
+ * the model (ebm_model_errmsg(m)).
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown kind), EBM_EUNSUPPORTED
+ *         (LANGEVIN or GIBBS_LANGEVIN on a model that is not a GRBM), EBM_ENOMEM
+ */
+EBM_API int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind);
+/** Free a sampler. NULL is a no-op. */
+EBM_API void ebm_sampler_destroy(ebm_sampler_t *s);
+/**
+ * Set an integer option (enum ebm_sampler_option).
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown option, a double option, or
+ *         a value outside its range; nothing changes)
+ */
+EBM_API int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value);
+/** Set a double option. @return as ebm_sampler_set_int */
+EBM_API int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value);
+/**
+ * One transition of every row of x, in place (see the kinds above).
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states),
+ *         EBM_EUNSUPPORTED (MH_UNIFORM with a free Gaussian layer), EBM_ENOMEM;
+ *         on failure x is unchanged
+ */
+EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx);
+/**
+ * One step of coupled chains, row by row: x_t -> x_{t+1} and
+ * y_{t-1} -> y_t, each marginally one step of this sampler's kernel, coupled
+ * so that they meet with positive probability: GIBBS by EBM_SAMPLER_COUPLING
+ * (both couplings are maximal couplings of the two transitions, so
+ * P(meet) = sum_z min(P(x_t, z), P(y_{t-1}, z))); MH_UNIFORM by a common
+ * proposal and a common uniform (Taniguchi Algs. 3 and 4). Rows with
+ * x == y on entry move together and stay equal. Rejection loops are exact:
+ * they run until they accept (EBM_STAT_TRIES_MAX reports the longest).
+ * @param[out] met NULL or [n]: 1 where x_{t+1} == y_t after the call, else 0
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_EUNSUPPORTED
+ *         (LANGEVIN kinds), EBM_ENOMEM; on failure x, y and met are unchanged
+ */
+EBM_API int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x,
+                                     int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+/** @return a statistic of the last call (enum ebm_sampler_stat), or NaN for
+ *  a NULL sampler or an unknown stat. */
+EBM_API double ebm_sampler_stat(const ebm_sampler_t *s, int stat);
+/** @return the message of the last failed call on s ("" if none), never NULL. */
+EBM_API const char *ebm_sampler_errmsg(const ebm_sampler_t *s);
+
 #ifdef __cplusplus
 }
 #endif

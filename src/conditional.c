@@ -10,14 +10,15 @@ static const double LOG_2PI = 1.8378770664093454836;
 /* Words of a row's stream used for normals: far from the uniforms at 0. */
 #define NORMAL_WORDS (UINT64_C(1) << 32)
 
-void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s, int64_t row0,
-                            int64_t n, const float *a, int64_t lda, float *xl, int64_t ldx)
+void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
+                            const int64_t *rows, int64_t n, const float *a, int64_t lda, float *xl,
+                            int64_t ldx)
 {
     const int64_t nl = m->size[l];
     for (int64_t r = 0; r < n; r++) {
         float *o = xl + r * ldx;
         const float *ar = a + r * lda;
-        uint32_t row = (uint32_t)(row0 + r);
+        uint32_t row = ebm__row_id(rows, r);
         switch (m->units[l]) {
         case EBM_UNITS_BINARY:
             /* The output row holds the uniforms, then the draws. */
@@ -41,6 +42,68 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
             }
             break;
         }
+        }
+    }
+}
+
+/* log p(x | a) of one unit in double: binary x a - softplus(a), spin
+ * x a - log(2 cosh a) = log sigmoid(2 x a), Gaussian N(x; a, sigma^2). */
+static inline double unit_logprob(int units, double x, double a, double logvar, double inv_var)
+{
+    switch (units) {
+    case EBM_UNITS_BINARY: return x > 0.5 ? ebm__log_sigmoid(a) : ebm__log_sigmoid(-a);
+    case EBM_UNITS_SPIN: return ebm__log_sigmoid(2.0 * x * a);
+    default: {
+        double d = x - a;
+        return -0.5 * (d * d * inv_var + LOG_2PI + logvar);
+    }
+    }
+}
+
+void ebm__add_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
+                            int64_t lda, const float *xl, int64_t ldx, double *logp)
+{
+    const int64_t nl = m->size[l];
+    const int gauss = ebm__is_gaussian(m, l);
+    for (int64_t r = 0; r < n; r++) {
+        double s = 0.0;
+        for (int64_t j = 0; j < nl; j++) {
+            s += unit_logprob(m->units[l], xl[r * ldx + j], a[r * lda + j],
+                              gauss ? m->params_d[m->logvar_off + j] : 0.0,
+                              gauss ? m->inv_var_d[j] : 0.0);
+        }
+        logp[r] += s;
+    }
+}
+
+void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t *rows, int64_t n,
+                       float *x, int64_t ldx, uint32_t layers, const uint8_t *clamp, int64_t ldc,
+                       float *draw)
+{
+    for (int64_t r = 0; r < n; r++) {
+        const uint8_t *c = clamp == NULL ? NULL : clamp + r * ldc;
+        float *row = x + r * ldx;
+        uint32_t id = ebm__row_id(rows, r);
+        ebm__stream_uniform(s, id, 0, m->width, draw);
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            if (!(layers >> l & 1u)) {
+                continue;
+            }
+            float *d = draw + m->offset[l];
+            if (ebm__is_gaussian(m, l)) {
+                ebm__stream_normal(s, id, NORMAL_WORDS, m->size[l], d);
+            }
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                int64_t k = m->offset[l] + j;
+                if (c != NULL && c[k]) {
+                    continue;
+                }
+                switch (m->units[l]) {
+                case EBM_UNITS_BINARY: row[k] = d[j] < 0.5f ? 0.0f : 1.0f; break;
+                case EBM_UNITS_SPIN: row[k] = d[j] < 0.5f ? -1.0f : 1.0f; break;
+                default: row[k] = d[j]; break;
+                }
+            }
         }
     }
 }
@@ -136,26 +199,12 @@ int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const fl
         for (int64_t r = 0; r < rows; r++) {
             const float *v = xl + (r0 + r) * ldxl;
             const double *ar = a + r * nl;
+            const int gauss = ebm__is_gaussian(m, l);
             double s = 0.0;
-            switch (m->units[l]) {
-            case EBM_UNITS_BINARY: /* x a - softplus(a) */
-                for (int64_t j = 0; j < nl; j++) {
-                    s += v[j] > 0.5f ? ebm__log_sigmoid(ar[j]) : ebm__log_sigmoid(-ar[j]);
-                }
-                break;
-            case EBM_UNITS_SPIN: /* x a - log(2 cosh a) = log sigmoid(2 x a) */
-                for (int64_t j = 0; j < nl; j++) {
-                    s += ebm__log_sigmoid(2.0 * v[j] * ar[j]);
-                }
-                break;
-            default: {
-                const double *logvar = m->params_d + m->logvar_off;
-                for (int64_t i = 0; i < nl; i++) {
-                    double d = v[i] - ar[i];
-                    s -= 0.5 * (d * d * m->inv_var_d[i] + LOG_2PI + logvar[i]);
-                }
-                break;
-            }
+            for (int64_t j = 0; j < nl; j++) {
+                s += unit_logprob(m->units[l], v[j], ar[j],
+                                  gauss ? m->params_d[m->logvar_off + j] : 0.0,
+                                  gauss ? m->inv_var_d[j] : 0.0);
             }
             logp[r0 + r] = s;
         }
@@ -233,7 +282,7 @@ int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int6
         return EBM_OK;
     }
     ebm__stream s = ebm__rng_take_stream(rng);
-    ebm__sample_from_input(m, l, &s, 0, n, a, m->size[l], x + m->offset[l], ldx);
+    ebm__sample_from_input(m, l, &s, NULL, n, a, m->size[l], x + m->offset[l], ldx);
     free(a);
     return EBM_OK;
 }
@@ -266,28 +315,7 @@ int ebm_model_random_state(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         return EBM_OK;
     }
     ebm__stream s = ebm__rng_take_stream(rng);
-    for (int64_t r = 0; r < n; r++) {
-        const uint8_t *c = clamp == NULL ? NULL : clamp + r * ldc;
-        float *row = x + r * ldx;
-        ebm__stream_uniform(&s, (uint32_t)r, 0, m->width, draw);
-        for (int64_t l = 0; l < m->n_layers; l++) {
-            float *d = draw + m->offset[l];
-            if (ebm__is_gaussian(m, l)) {
-                ebm__stream_normal(&s, (uint32_t)r, NORMAL_WORDS, m->size[l], d);
-            }
-            for (int64_t j = 0; j < m->size[l]; j++) {
-                int64_t k = m->offset[l] + j;
-                if (c != NULL && c[k]) {
-                    continue;
-                }
-                switch (m->units[l]) {
-                case EBM_UNITS_BINARY: row[k] = d[j] < 0.5f ? 0.0f : 1.0f; break;
-                case EBM_UNITS_SPIN: row[k] = d[j] < 0.5f ? -1.0f : 1.0f; break;
-                default: row[k] = d[j]; break;
-                }
-            }
-        }
-    }
+    ebm__random_units(m, &s, NULL, n, x, ldx, ebm__all_layers(m), clamp, ldc, draw);
     free(draw);
     return EBM_OK;
 }

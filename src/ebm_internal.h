@@ -224,8 +224,98 @@ int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int6
 /* ---- conditionals (conditional.c) -------------------------------------- */
 
 /* Draw layer l from its input a into the layer block xl (stride ldx); row r
- * uses stream row row0 + r. */
-void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s, int64_t row0,
-                            int64_t n, const float *a, int64_t lda, float *xl, int64_t ldx);
+ * uses stream row rows[r] (rows NULL: row r). */
+void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
+                            const int64_t *rows, int64_t n, const float *a, int64_t lda, float *xl,
+                            int64_t ldx);
+/* Replace the units of the layers in `layers` that clamp does not fix (clamp
+ * as in ebm_model_random_state) by uniform values (binary, spin) or N(0,1)
+ * draws (Gaussian); row r from stream row rows[r]; draw: width floats. */
+void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t *rows, int64_t n,
+                       float *x, int64_t ldx, uint32_t layers, const uint8_t *clamp, int64_t ldc,
+                       float *draw);
+/* Two state rows hold the same values (compared as floats: -0 == +0). */
+static inline int ebm__rows_equal(const float *a, const float *b, int64_t w)
+{
+    for (int64_t k = 0; k < w; k++) {
+        if (a[k] != b[k]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+/* Stream row of work row r. */
+static inline uint32_t ebm__row_id(const int64_t *rows, int64_t r)
+{
+    return (uint32_t)(rows == NULL ? r : rows[r]);
+}
+/* log p(x_l = xl | input a) summed over the units of layer l, added to
+ * logp[r], in double (inputs are float). */
+void ebm__add_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
+                            int64_t lda, const float *xl, int64_t ldx, double *logp);
+
+/* ---- samplers (sampler.c, coupling.c, langevin.c) ----------------------- */
+
+#define EBM__N_SAMPLER_STATS 6
+
+struct ebm_sampler {
+    const ebm_model_t *m;
+    int kind;
+    /* options (enum ebm_sampler_option) */
+    uint32_t clamp_layers;
+    int coupling;
+    int64_t langevin_steps;
+    double step_size;
+    int cosine;
+    int64_t adjust_after;
+    int scale_by_variance;
+    int closed_form;
+    int64_t iteration;
+    /* statistics of the last call (enum ebm_sampler_stat) */
+    double stat[EBM__N_SAMPLER_STATS];
+    /* scratch kept between calls, grown on demand */
+    float *fbuf;
+    size_t fcap;
+    double *dbuf;
+    size_t dcap;
+    int64_t *ibuf;
+    size_t icap;
+    char errmsg[EBM__MSG_SIZE];
+};
+
+/* Scratch of at least n elements (grown, contents not kept), or NULL. */
+float *ebm__sampler_floats(ebm_sampler_t *s, size_t n);
+double *ebm__sampler_doubles(ebm_sampler_t *s, size_t n);
+int64_t *ebm__sampler_indices(ebm_sampler_t *s, size_t n);
+/* Layers whose units move (not clamped), of one parity (0 even, 1 odd). */
+uint32_t ebm__free_layers(const ebm_sampler_t *s, int parity);
+/* A stream for try k >= 1 of a rejection loop that started on stream base:
+ * a sequence of its own, so loops never run out of numbers. */
+ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k);
+
+/* Take count fresh streams from rng (a fixed number per call, whatever the
+ * data, so that row r's draws never depend on other rows). */
+void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out);
+/* One Gibbs sweep of n rows (even free layers given odd, then odd given
+ * even); layer l draws from layer_streams[l], row r from stream row rows[r]
+ * (NULL: r); a: n x max_size scratch. */
+void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
+                      const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a);
+
+/* Kernels on validated rows, in place. Each takes what it needs from rng,
+ * sets the stats of the call, and returns EBM_OK or EBM_ENOMEM (message in
+ * msg). */
+int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                    int64_t ldx);
+int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                 int64_t ldx);
+int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                       int64_t ldx);
+int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n,
+                             float *x, int64_t ldx);
+int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                            int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                         int64_t ldx, float *y, int64_t ldy, uint8_t *met);
 
 #endif /* EBM_INTERNAL_H */

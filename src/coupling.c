@@ -1,0 +1,318 @@
+/* Coupled Gibbs steps: maximal couplings of two Gibbs transitions
+ * (Qiu et al. 2020, Algs. 1, 3 and 4), generalised from (v, h) to the even
+ * and odd blocks of layers, with the reflection-maximal coupling for a
+ * Gaussian block.
+ *
+ * A sweep draws block B1 (the even free layers, or the odd ones if no even
+ * layer is free) given the other block, then B2 given the new B1. The
+ * transition density factorises as T(x'|x) = T1(x'_B1 | x_B2) T2(x'_B2 |
+ * x'_B1), and T2 is the same for both chains once B1 agrees, so the ratio of
+ * the two chains' transition densities at any x' is the ratio of their B1
+ * conditionals (Qiu remark 1): coupling B1 maximally and drawing B2 from
+ * common random numbers is a maximal coupling of the whole transitions.
+ */
+#include "ebm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Streams a coupled step takes up front, always the same number, so that row
+ * r's draws depend on the generator and r only. */
+enum {
+    ST_FIRST = 0,                  /* x's first draw of B1 */
+    ST_MEET = 1,                   /* the meeting uniform */
+    ST_RESIDUAL = 2,               /* base of the residual tries */
+    ST_B2 = 3,                     /* B2 layers: ST_B2 + l */
+    ST_B2_Y = ST_B2 + EBM_MAX_LAYERS,        /* y's B2 under EBM_COUPLING_MAXIMAL */
+    ST_TOGETHER = ST_B2_Y + EBM_MAX_LAYERS,  /* rows already met: one sweep */
+    ST_COUNT = ST_TOGETHER + EBM_MAX_LAYERS
+};
+
+/* Work of one coupled step over the rows that have not met (na of them),
+ * gathered into contiguous matrices of stride w. */
+typedef struct couple {
+    const ebm_sampler_t *s;
+    const ebm_model_t *m;
+    int64_t w;
+    uint32_t b1, b2;   /* layers of the two blocks */
+    int64_t na;
+    const int64_t *id; /* stream row of each gathered row */
+    float *X, *Y;      /* na x w states */
+    float *A1, *A2;    /* na x w: B1 inputs from X and from Y, at the layers' columns */
+    float *tmp;        /* one row of proposals */
+    int64_t *met;      /* [na]: 1 where B1 met */
+    int64_t tries_sum, tries_max;
+} couple;
+
+/* log p2(z) - log p1(z) of row r's B1 values z (at z's layer columns, one
+ * row), with p1 from A1 and p2 from A2. */
+static double log_ratio(const couple *c, int64_t r, const float *z)
+{
+    double lp1 = 0.0, lp2 = 0.0;
+    for (int64_t l = 0; l < c->m->n_layers; l++) {
+        if (c->b1 >> l & 1u) {
+            int64_t off = c->m->offset[l];
+            ebm__add_layer_logprob(c->m, l, 1, c->A1 + r * c->w + off, c->w, z + off, c->w, &lp1);
+            ebm__add_layer_logprob(c->m, l, 1, c->A2 + r * c->w + off, c->w, z + off, c->w, &lp2);
+        }
+    }
+    return lp2 - lp1;
+}
+
+/* Draw row r's B1 from the inputs `a` (A1 or A2) into the row `dst`. */
+static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, const float *a, float *dst)
+{
+    for (int64_t l = 0; l < c->m->n_layers; l++) {
+        if (c->b1 >> l & 1u) {
+            int64_t off = c->m->offset[l];
+            ebm__sample_from_input(c->m, l, st, c->id + r, 1, a + r * c->w + off, c->w, dst + off,
+                                   c->w);
+        }
+    }
+}
+
+static void copy_b1(const couple *c, const float *src, float *dst)
+{
+    for (int64_t l = 0; l < c->m->n_layers; l++) {
+        if (c->b1 >> l & 1u) {
+            memcpy(dst + c->m->offset[l], src + c->m->offset[l],
+                   (size_t)c->m->size[l] * sizeof *dst);
+        }
+    }
+}
+
+/*
+ * Off the meeting event, draw from the residuals (p1 - min(p1,p2)) and
+ * (p2 - min(p1,p2)) by rejection, trying until both accept: never truncated.
+ * MAXIMAL (Qiu Alg. 1 / Jacob et al.'s Alg. 4): x keeps its first draw; y
+ * proposes from p2 and accepts iff U' > p1/p2. CRN (Qiu Alg. 3): x is drawn
+ * again too; both propose from common uniforms Z2 in each try, x accepts iff
+ * U2 > p2/p1, y iff U2' > p1/p2.
+ */
+static void residual(couple *c, const ebm__stream *base, int64_t r)
+{
+    int x_done = c->s->coupling == EBM_COUPLING_MAXIMAL, y_done = 0;
+    float *xr = c->X + r * c->w, *yr = c->Y + r * c->w;
+    uint64_t k = 0;
+    while (!(x_done && y_done)) {
+        k++;
+        ebm__stream proposal = ebm__stream_for_try(base, 2 * k);
+        ebm__stream accept = ebm__stream_for_try(base, 2 * k + 1);
+        float u[2];
+        ebm__stream_uniform(&accept, (uint32_t)c->id[r], 0, 2, u);
+        if (!x_done) {
+            draw_b1(c, &proposal, r, c->A1, c->tmp);
+            if (log((double)u[0]) > log_ratio(c, r, c->tmp)) {
+                copy_b1(c, c->tmp, xr);
+                x_done = 1;
+            }
+        }
+        if (!y_done) {
+            draw_b1(c, &proposal, r, c->A2, c->tmp);
+            if (log((double)u[1]) > -log_ratio(c, r, c->tmp)) {
+                copy_b1(c, c->tmp, yr);
+                y_done = 1;
+            }
+        }
+    }
+    c->tries_sum += (int64_t)k;
+    c->tries_max = (int64_t)k > c->tries_max ? (int64_t)k : c->tries_max;
+}
+
+/*
+ * Reflection-maximal coupling of N(m1, diag(sigma^2)) and N(m2, same) for a
+ * block that is the Gaussian layer 0: with z = (m1 - m2)/sigma and xi ~
+ * N(0, I), x' = m1 + sigma xi; y' = x' with probability min(1, phi(xi + z) /
+ * phi(xi)), else y' = m2 + sigma (xi - 2 (e.xi) e), e = z/|z|. Exact, and
+ * maximal for equal covariances (no rejection loop).
+ */
+static void reflect(couple *c, const ebm__stream *first, const ebm__stream *meet, int64_t r)
+{
+    const ebm_model_t *m = c->m;
+    const int64_t n0 = m->size[0];
+    const float *m1 = c->A1 + r * c->w, *m2 = c->A2 + r * c->w;
+    const float *logvar = m->params + m->logvar_off;
+    float *xi = c->tmp, *xr = c->X + r * c->w, *yr = c->Y + r * c->w;
+    ebm__stream_normal(first, (uint32_t)c->id[r], 0, n0, xi);
+    double zz = 0.0, xz = 0.0;
+    for (int64_t i = 0; i < n0; i++) {
+        double sigma = exp(0.5 * (double)logvar[i]);
+        double z = ((double)m1[i] - (double)m2[i]) / sigma;
+        zz += z * z;
+        xz += (double)xi[i] * z;
+        xr[i] = (float)((double)m1[i] + sigma * (double)xi[i]);
+    }
+    float u;
+    ebm__stream_uniform(meet, (uint32_t)c->id[r], 0, 1, &u);
+    /* log phi(xi + z) - log phi(xi) = -xi.z - |z|^2 / 2 */
+    if (log((double)u) <= -xz - 0.5 * zz) {
+        memcpy(yr, xr, (size_t)n0 * sizeof *yr);
+        c->met[r] = 1;
+        return;
+    }
+    for (int64_t i = 0; i < n0; i++) {
+        double sigma = exp(0.5 * (double)logvar[i]);
+        double z = ((double)m1[i] - (double)m2[i]) / sigma;
+        double xi_y = (double)xi[i] - 2.0 * (xz / zz) * z;
+        yr[i] = (float)((double)m2[i] + sigma * xi_y);
+    }
+}
+
+/* Layer inputs that overflowed make every probability meaningless: refuse. */
+static int inputs_finite(const couple *c)
+{
+    for (int64_t r = 0; r < c->na; r++) {
+        for (int64_t l = 0; l < c->m->n_layers; l++) {
+            if (!(c->b1 >> l & 1u)) {
+                continue;
+            }
+            const int64_t off = r * c->w + c->m->offset[l];
+            for (int64_t j = 0; j < c->m->size[l]; j++) {
+                if (!isfinite(c->A1[off + j]) || !isfinite(c->A2[off + j])) {
+                    return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* The coupled sweep of the na rows that have not met. */
+static void couple_apart(couple *c, const ebm__stream *st, float *a)
+{
+    const ebm_model_t *m = c->m;
+    const int64_t na = c->na, w = c->w;
+    /* B2 = the block B1 is drawn from: both chains move B1 first. */
+    const int reflection = c->s->coupling == EBM_COUPLING_CRN && c->b1 == 1u &&
+                           ebm__is_gaussian(m, 0);
+    for (int64_t r = 0; r < na; r++) {
+        c->met[r] = 0;
+        if (reflection) {
+            reflect(c, &st[ST_FIRST], &st[ST_MEET], r);
+            continue;
+        }
+        /* Qiu Alg. 4 line 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'). */
+        float *xr = c->X + r * w;
+        draw_b1(c, &st[ST_FIRST], r, c->A1, xr);
+        float u;
+        ebm__stream_uniform(&st[ST_MEET], (uint32_t)c->id[r], 0, 1, &u);
+        if (log((double)u) <= log_ratio(c, r, xr)) {
+            copy_b1(c, xr, c->Y + r * w);
+            c->met[r] = 1;
+        } else {
+            residual(c, &st[ST_RESIDUAL], r);
+        }
+    }
+    /* B2 from the new B1: common random numbers (CRN), or y independent off
+     * the meeting event (MAXIMAL); met rows are made identical. */
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (!(c->b2 >> l & 1u)) {
+            continue;
+        }
+        const int64_t nl = m->size[l];
+        const ebm__stream *sy = c->s->coupling == EBM_COUPLING_CRN ? &st[ST_B2 + l]
+                                                                   : &st[ST_B2_Y + l];
+        ebm__layer_input(m, l, na, c->X, w, a, nl);
+        ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, na, a, nl, c->X + m->offset[l], w);
+        ebm__layer_input(m, l, na, c->Y, w, a, nl);
+        ebm__sample_from_input(m, l, sy, c->id, na, a, nl, c->Y + m->offset[l], w);
+    }
+    for (int64_t r = 0; r < na; r++) {
+        if (c->met[r]) {
+            memcpy(c->Y + r * w, c->X + r * w, (size_t)w * sizeof *c->Y);
+        }
+    }
+}
+
+int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                            int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+{
+    const ebm_model_t *m = s->m;
+    const int64_t w = m->width;
+    couple c = {0};
+    c.s = s;
+    c.m = m;
+    c.w = w;
+    c.b1 = ebm__free_layers(s, 0) != 0 ? ebm__free_layers(s, 0) : ebm__free_layers(s, 1);
+    c.b2 = ebm__free_layers(s, 0) != 0 ? ebm__free_layers(s, 1) : 0;
+
+    /* Scratch: the gathered states (apart rows first, then rows already
+     * met), y's apart rows, both B1 inputs, one proposal row, layer inputs. */
+    float *f = ebm__sampler_floats(s, (size_t)(4 * n * w + w + n * m->max_size));
+    int64_t *idx = ebm__sampler_indices(s, (size_t)(3 * n));
+    if (f == NULL || idx == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
+    }
+    int64_t *flags = idx + 2 * n;
+    memset(flags, 0, (size_t)n * sizeof *flags);
+    int64_t na = 0, nt = 0;
+    for (int64_t r = 0; r < n; r++) {
+        if (ebm__rows_equal(x + r * ldx, y + r * ldy, w)) {
+            idx[n + nt++] = r;
+        } else {
+            idx[na++] = r;
+        }
+    }
+    float *G = f;                 /* n x w: apart rows, then together rows */
+    c.Y = f + n * w;              /* na x w */
+    c.A1 = c.Y + n * w;
+    c.A2 = c.A1 + n * w;
+    c.tmp = c.A2 + n * w;
+    float *a = c.tmp + w;         /* n x max_size */
+    c.X = G;
+    c.na = na;
+    c.id = idx;
+    c.met = flags;
+    for (int64_t i = 0; i < na; i++) {
+        memcpy(c.X + i * w, x + idx[i] * ldx, (size_t)w * sizeof *x);
+        memcpy(c.Y + i * w, y + idx[i] * ldy, (size_t)w * sizeof *y);
+    }
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (c.b1 >> l & 1u) {
+            ebm__layer_input(m, l, na, c.X, w, c.A1 + m->offset[l], w);
+            ebm__layer_input(m, l, na, c.Y, w, c.A2 + m->offset[l], w);
+        }
+    }
+    if (!inputs_finite(&c)) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "a layer input overflowed to a non-finite value: the parameters are too "
+                         "large for float");
+    }
+    ebm__stream st[ST_COUNT];
+    ebm__take_streams(rng, ST_COUNT, st);
+    if (c.b1 != 0) {
+        couple_apart(&c, st, a);
+    }
+    /* Rows met on entry: one ordinary sweep, then y = x. */
+    float *T = G + na * w;
+    for (int64_t i = 0; i < nt; i++) {
+        memcpy(T + i * w, x + idx[n + i] * ldx, (size_t)w * sizeof *x);
+    }
+    ebm__gibbs_sweep(s, st + ST_TOGETHER, idx + n, nt, T, w, a);
+
+    int64_t n_met = nt;
+    for (int64_t i = 0; i < na; i++) {
+        memcpy(x + idx[i] * ldx, c.X + i * w, (size_t)w * sizeof *x);
+        memcpy(y + idx[i] * ldy, c.Y + i * w, (size_t)w * sizeof *y);
+        n_met += c.met[i];
+        if (met != NULL) {
+            met[idx[i]] = (uint8_t)c.met[i];
+        }
+    }
+    for (int64_t i = 0; i < nt; i++) {
+        memcpy(x + idx[n + i] * ldx, T + i * w, (size_t)w * sizeof *x);
+        memcpy(y + idx[n + i] * ldy, T + i * w, (size_t)w * sizeof *y);
+        if (met != NULL) {
+            met[idx[n + i]] = 1;
+        }
+    }
+    int64_t unmet_b1 = 0;
+    for (int64_t i = 0; i < na; i++) {
+        unmet_b1 += !c.met[i];
+    }
+    s->stat[EBM_STAT_MET_FRACTION] = (double)n_met / (double)n;
+    s->stat[EBM_STAT_TRIES_MEAN] = unmet_b1 > 0 ? (double)c.tries_sum / (double)unmet_b1 : 0.0;
+    s->stat[EBM_STAT_TRIES_MAX] = (double)c.tries_max;
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    return EBM_OK;
+}

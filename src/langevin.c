@@ -1,0 +1,411 @@
+/* The Langevin kernels of a GRBM (Liao et al. 2022): Langevin on the
+ * visible marginal energy, optionally Metropolis-adjusted (MALA, Alg. 1),
+ * and Gibbs-Langevin (Alg. 2) with the adjustment of eq. 12.
+ *
+ * Both work on the whole batch at once: every inner step is a few GEMMs over
+ * all rows, and takes its own streams from the generator, whose row r feeds
+ * row r only. Proposals and accept decisions are made in double from the
+ * float states actually stored, so the Metropolis ratio is the one of the
+ * chain the caller sees.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "ebm_internal.h"
+
+#include <string.h>
+
+static const double PI_ = 3.14159265358979323846;
+
+/* alpha[k-1] = alpha_k for k = 1..K: alpha0 (times the mean of sigma^2 with
+ * EBM_SAMPLER_SCALE_BY_VARIANCE, Liao section 3.2), annealed by the cosine
+ * schedule of Liao eq. 22 when asked. With the schedule alpha_K = 0: that
+ * step is skipped by the callers (no move, no noise, no decision). */
+static void step_sizes(const ebm_sampler_t *s, double *alpha)
+{
+    const ebm_model_t *m = s->m;
+    const int64_t K = s->langevin_steps, n0 = m->size[0];
+    double alpha0 = s->step_size;
+    if (s->scale_by_variance) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < n0; i++) {
+            sum += exp(m->params_d[m->logvar_off + i]);
+        }
+        alpha0 *= sum / (double)n0;
+    }
+    for (int64_t k = 1; k <= K; k++) {
+        if (!s->cosine) {
+            alpha[k - 1] = alpha0;
+        } else {
+            /* cos(pi) is -1 in every libm, but say alpha_K = 0 outright. */
+            alpha[k - 1] = k == K ? 0.0 : 0.5 * alpha0 * (1.0 + cos(PI_ * (double)k / (double)K));
+        }
+    }
+}
+
+/* Metropolis-adjusted iff the step counter t passed EBM_SAMPLER_ADJUST_AFTER. */
+static int is_adjusted(const ebm_sampler_t *s)
+{
+    return s->adjust_after >= 0 && s->iteration > s->adjust_after;
+}
+
+/* Accept iff log u < log_ratio; a non-finite ratio is never accepted
+ * (u = 0 accepts any finite ratio, without evaluating log 0). */
+static int metropolis_accept(double log_ratio, float u)
+{
+    return isfinite(log_ratio) && ((double)u == 0.0 || log((double)u) < log_ratio);
+}
+
+static int all_finite(const float *v, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++) {
+        if (!isfinite(v[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One allocation per buffer type: *f gets nf floats, *d gets nd doubles. */
+static int take_scratch(ebm_sampler_t *s, ebm__msg *msg, const char *what, int64_t n, int64_t nf,
+                        int64_t nd, float **f, double **d)
+{
+    *f = ebm__sampler_floats(s, (size_t)nf);
+    *d = ebm__sampler_doubles(s, (size_t)nd);
+    if (*f == NULL || *d == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %s scratch (%lld rows)", what,
+                         (long long)n);
+    }
+    return EBM_OK;
+}
+
+/* ---- Langevin on the visible marginal energy (Liao Alg. 1) ------------- */
+
+/*
+ * g = dF/dv for the rows of the work state xs (n x width, stride width),
+ * where F is the free energy with layer 1 summed out (Liao eq. 5):
+ * g = (v - mu - W_1 E[x_1 | v]) / sigma^2 (Liao eq. 21). The layer-1 block
+ * of xs is overwritten with E[x_1 | v]: three GEMM-backed passes over the
+ * batch and no per-row products.
+ */
+static void marginal_grad(const ebm_model_t *m, int64_t n, float *xs, float *g)
+{
+    const int64_t w = m->width, n0 = m->size[0], off1 = m->offset[1];
+    ebm__layer_input(m, 1, n, xs, w, xs + off1, w);
+    ebm__mean_from_input(m, 1, n, xs + off1, w);
+    ebm__layer_input(m, 0, n, xs, w, g, n0); /* mu + W_1 m_1 */
+    for (int64_t r = 0; r < n; r++) {
+        const float *v = xs + r * w;
+        float *gr = g + r * n0;
+        for (int64_t i = 0; i < n0; i++) {
+            gr[i] = (v[i] - gr[i]) * m->inv_var[i];
+        }
+    }
+}
+
+/* F(v) = F_{1}(x_r) in double for all rows, in chunks of EBM__CHUNK rows. */
+static void marginal_free_energy(const ebm_model_t *m, int64_t n, const float *x, int64_t ldx,
+                                 double *f, double *work)
+{
+    for (int64_t r0 = 0; r0 < n; r0 += EBM__CHUNK) {
+        int64_t rows = n - r0 < EBM__CHUNK ? n - r0 : EBM__CHUNK;
+        ebm__free_energy_chunk(m, 1u << 1, rows, x + r0 * ldx, ldx, f + r0, work);
+    }
+}
+
+/* ||to - from + alpha g_from||^2 / (4 alpha): minus log q(to | from) of
+ * the Langevin proposal N(from - alpha g_from, 2 alpha I), up to its constant. */
+static double langevin_log_q(const float *to, const float *from, const float *g_from, int64_t n0,
+                             double alpha)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n0; i++) {
+        double d = (double)to[i] - (double)from[i] + alpha * (double)g_from[i];
+        s += d * d;
+    }
+    return -s / (4.0 * alpha);
+}
+
+int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                       int64_t ldx)
+{
+    const ebm_model_t *m = s->m;
+    const int64_t K = s->langevin_steps, n0 = m->size[0], w = m->width;
+    const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
+    const int adjust = is_adjusted(s);
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    if (s->clamp_layers & 1u) {
+        return EBM_OK; /* the visible layer is held: nothing moves */
+    }
+    /* Floats: the proposal state xp (n x width; its layer-1 block is work
+     * space for E[h | v]), g(v) and g(v') (n x n0 each). Doubles: the step
+     * sizes, F(v) and F(v') (n each), the free-energy scratch. */
+    int64_t nw, nd = K + 2 * n + ebm__free_energy_scratch(m, chunk);
+    if (ebm__mul_overflow(n, w + 2 * n0, &nw)) {
+        return ebm__fail(msg, EBM_ENOMEM, "%lld rows of Langevin scratch overflow", (long long)n);
+    }
+    float *fs;
+    double *ds;
+    int rc = take_scratch(s, msg, "Langevin", n, nw, nd, &fs, &ds);
+    if (rc != EBM_OK) {
+        return rc;
+    }
+    float *xp = fs, *g = fs + n * w, *gp = g + n * n0;
+    double *alpha = ds, *f = ds + K, *fp = f + n, *work = fp + n;
+    step_sizes(s, alpha);
+
+    int started = 0;
+    int64_t rejected = 0, decisions = 0;
+    for (int64_t k = 0; k < K; k++) {
+        const double a = alpha[k], noise_sd = sqrt(2.0 * a);
+        if (!(a > 0.0)) {
+            continue;
+        }
+        if (!started) {
+            /* g(v) and F(v) of the current states, carried along afterwards. */
+            for (int64_t r = 0; r < n; r++) {
+                memcpy(xp + r * w, x + r * ldx, (size_t)n0 * sizeof *xp);
+            }
+            marginal_grad(m, n, xp, g);
+            if (adjust) {
+                marginal_free_energy(m, n, x, ldx, f, work);
+            }
+            started = 1;
+        }
+        /* v' = v - alpha_k g(v) + sqrt(2 alpha_k) xi (Liao Alg. 1, line 4). */
+        ebm__stream noise = ebm__rng_take_stream(rng);
+        for (int64_t r = 0; r < n; r++) {
+            float *vp = xp + r * w;
+            const float *v = x + r * ldx, *gr = g + r * n0;
+            ebm__stream_normal(&noise, (uint32_t)r, 0, n0, vp);
+            for (int64_t i = 0; i < n0; i++) {
+                vp[i] = (float)((double)v[i] - a * (double)gr[i] + noise_sd * (double)vp[i]);
+            }
+        }
+        marginal_grad(m, n, xp, gp);
+        /* The uniforms of the decisions: a stream of their own (adjusted only). */
+        const ebm__stream accept = adjust ? ebm__rng_take_stream(rng) : noise;
+        if (adjust) {
+            marginal_free_energy(m, n, xp, w, fp, work);
+        }
+        for (int64_t r = 0; r < n; r++) {
+            float *v = x + r * ldx;
+            const float *vp = xp + r * w;
+            int take;
+            if (adjust) {
+                /* MALA (Liao eqs. 7 and 23):
+                 * log A = F(v) - F(v') + log q(v | v') - log q(v' | v). */
+                double log_ratio = f[r] - fp[r] + langevin_log_q(v, vp, gp + r * n0, n0, a) -
+                                   langevin_log_q(vp, v, g + r * n0, n0, a);
+                float u;
+                ebm__stream_uniform(&accept, (uint32_t)r, 0, 1, &u);
+                take = all_finite(vp, n0) && metropolis_accept(log_ratio, u);
+                decisions++;
+            } else {
+                /* Unadjusted: every finite proposal is taken; a non-finite
+                 * one (a diverging step) is rejected, and that counts as a
+                 * decision. */
+                take = all_finite(vp, n0);
+                decisions += !take;
+            }
+            rejected += !take;
+            if (take) {
+                memcpy(v, vp, (size_t)n0 * sizeof *v);
+                memcpy(g + r * n0, gp + r * n0, (size_t)n0 * sizeof *g);
+                if (adjust) {
+                    f[r] = fp[r];
+                }
+            }
+        }
+    }
+    s->stat[EBM_STAT_ACCEPT_RATE] =
+        decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
+    return EBM_OK;
+}
+
+/* ---- Gibbs-Langevin (Liao Alg. 2) -------------------------------------- */
+
+/*
+ * The K-step Langevin proposal on v with h fixed is Gaussian (Liao eq. 11):
+ *   q(v' | v, h) = N(beta_0 v + shift (mu + W h), diag(var)),
+ *   beta_k = prod_{j=k+1..K} (1 - alpha_j / sigma^2), beta_K = 1,
+ *   shift  = sum_k beta_k alpha_k / sigma^2   (the paper's a),
+ *   var    = sum_k 2 alpha_k beta_k^2         (the paper's sigma~^2),
+ * per visible unit, built backwards from beta_K = 1.
+ */
+static void proposal_coefficients(const ebm_model_t *m, int64_t K, const double *alpha,
+                                  double *beta0, double *shift, double *var)
+{
+    for (int64_t i = 0; i < m->size[0]; i++) {
+        double inv = m->inv_var_d[i], beta = 1.0, sum_ba = 0.0, sum_v = 0.0;
+        for (int64_t k = K; k >= 1; k--) {
+            double a = alpha[k - 1];
+            sum_ba += beta * a;
+            sum_v += 2.0 * a * beta * beta;
+            beta *= 1.0 - a * inv;
+        }
+        beta0[i] = beta;
+        shift[i] = sum_ba * inv;
+        var[i] = sum_v;
+    }
+}
+
+/* v_i <- move[i] v_i + move[n0 + i] c_i + move[2 n0 + i] xi_i for the visible
+ * block of every row of xs, with xi from row r of the stream (xi: n0 floats). */
+static void affine_gaussian_move(int64_t n, int64_t n0, float *xs, int64_t w, const float *c,
+                                 const double *move, const ebm__stream *noise, float *xi)
+{
+    for (int64_t r = 0; r < n; r++) {
+        float *v = xs + r * w;
+        const float *cr = c + r * n0;
+        ebm__stream_normal(noise, (uint32_t)r, 0, n0, xi);
+        for (int64_t i = 0; i < n0; i++) {
+            v[i] = (float)(move[i] * (double)v[i] + move[n0 + i] * (double)cr[i] +
+                           move[2 * n0 + i] * (double)xi[i]);
+        }
+    }
+}
+
+/* log q(to | from, c) up to its constant, with c = mu + W h_from (eq. 12's
+ * exponents). A unit with var 0 (no step moved it) is a point mass on both
+ * sides of the ratio and contributes nothing. */
+static double gibbs_langevin_log_q(const float *to, const float *from, const float *c, int64_t n0,
+                                   const double *beta0, const double *shift, const double *var)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n0; i++) {
+        if (var[i] > 0.0) {
+            double d = (double)to[i] - beta0[i] * (double)from[i] - shift[i] * (double)c[i];
+            s += d * d / var[i];
+        }
+    }
+    return -0.5 * s;
+}
+
+int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n,
+                             float *x, int64_t ldx)
+{
+    const ebm_model_t *m = s->m;
+    const int64_t K = s->langevin_steps, n0 = m->size[0], n1 = m->size[1], w = m->width;
+    const int64_t off1 = m->offset[1], chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
+    const int move_v = !(s->clamp_layers & 1u), move_h = !(s->clamp_layers >> 1 & 1u);
+    /* With v held the step is a Gibbs draw of h, which eq. 12 always accepts. */
+    const int adjust = is_adjusted(s) && move_v;
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    if (!move_v && !move_h) {
+        return EBM_OK;
+    }
+    /* Floats: the proposal (v', h') (n x width); c = mu + W h and c' = mu +
+     * W h' (n x n0 each); the inputs of h at v' and at v (n x n1 each); the
+     * normals of one row (n0). Doubles: the step sizes; beta_0, shift and
+     * var (n0 each); the coefficients of one move (3 n0); the log ratio and
+     * log p(h' | v') (n each); E(x) and E(x') of a chunk; the free-energy
+     * scratch. */
+    int64_t nw, nd = K + 6 * n0 + 2 * n + 2 * chunk + ebm__free_energy_scratch(m, chunk);
+    if (ebm__mul_overflow(n, w + 2 * n0 + 2 * n1, &nw)) {
+        return ebm__fail(msg, EBM_ENOMEM, "%lld rows of Gibbs-Langevin scratch overflow",
+                         (long long)n);
+    }
+    nw += n0;
+    float *fs;
+    double *ds;
+    int rc = take_scratch(s, msg, "Gibbs-Langevin", n, nw, nd, &fs, &ds);
+    if (rc != EBM_OK) {
+        return rc;
+    }
+    float *xp = fs, *c = xp + n * w, *cp = c + n * n0, *ap = cp + n * n0, *a = ap + n * n1;
+    float *xi = a + n * n1;
+    double *alpha = ds, *beta0 = alpha + K, *shift = beta0 + n0, *var = shift + n0;
+    double *move = var + n0, *log_ratio = move + 3 * n0, *lp_new = log_ratio + n;
+    double *e = lp_new + n, *ep = e + chunk, *work = ep + chunk;
+    step_sizes(s, alpha);
+    proposal_coefficients(m, K, alpha, beta0, shift, var);
+
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(xp + r * w, x + r * ldx, (size_t)w * sizeof *xp);
+    }
+    if (move_v) {
+        ebm__layer_input(m, 0, n, x, ldx, c, n0); /* c = mu + W h, once */
+        if (s->closed_form) {
+            /* v' = beta_0 v + shift c + sqrt(var) xi: eq. 11 in one draw. */
+            for (int64_t i = 0; i < n0; i++) {
+                move[i] = beta0[i];
+                move[n0 + i] = shift[i];
+                move[2 * n0 + i] = sqrt(var[i]);
+            }
+            ebm__stream noise = ebm__rng_take_stream(rng);
+            affine_gaussian_move(n, n0, xp, w, c, move, &noise, xi);
+        } else {
+            /* K steps v <- v - alpha_k (v - c) / sigma^2 + sqrt(2 alpha_k) xi_k
+             * (Alg. 2, line 5 with Liao eq. 28); alpha_k = 0 is skipped. */
+            for (int64_t k = 0; k < K; k++) {
+                if (!(alpha[k] > 0.0)) {
+                    continue;
+                }
+                for (int64_t i = 0; i < n0; i++) {
+                    move[i] = 1.0 - alpha[k] * m->inv_var_d[i];
+                    move[n0 + i] = alpha[k] * m->inv_var_d[i];
+                    move[2 * n0 + i] = sqrt(2.0 * alpha[k]);
+                }
+                ebm__stream noise = ebm__rng_take_stream(rng);
+                affine_gaussian_move(n, n0, xp, w, c, move, &noise, xi);
+            }
+        }
+    }
+    /* h' ~ p(h | v') (Alg. 2, line 10); ap keeps the input for log p(h' | v').
+     * A non-finite v' gives garbage here, but that row is rejected below. */
+    if (move_h) {
+        ebm__layer_input(m, 1, n, xp, w, ap, n1);
+        ebm__stream hidden = ebm__rng_take_stream(rng);
+        ebm__sample_from_input(m, 1, &hidden, NULL, n, ap, n1, xp + off1, w);
+    }
+    if (adjust) {
+        /* Eq. 12: log A = E(v, h) - E(v', h') + log q(v | v', h') - log q(v' | v, h)
+         *               + log p(h | v) - log p(h' | v'). */
+        for (int64_t r0 = 0; r0 < n; r0 += chunk) {
+            int64_t rows = n - r0 < chunk ? n - r0 : chunk;
+            ebm__free_energy_chunk(m, 0, rows, x + r0 * ldx, ldx, e, work);
+            ebm__free_energy_chunk(m, 0, rows, xp + r0 * w, w, ep, work);
+            for (int64_t r = 0; r < rows; r++) {
+                log_ratio[r0 + r] = e[r] - ep[r];
+            }
+        }
+        ebm__layer_input(m, 0, n, xp, w, cp, n0); /* c' = mu + W h' */
+        for (int64_t r = 0; r < n; r++) {
+            const float *v = x + r * ldx, *vp = xp + r * w;
+            log_ratio[r] +=
+                gibbs_langevin_log_q(v, vp, cp + r * n0, n0, beta0, shift, var) -
+                gibbs_langevin_log_q(vp, v, c + r * n0, n0, beta0, shift, var);
+        }
+        if (move_h) {
+            ebm__layer_input(m, 1, n, x, ldx, a, n1);
+            ebm__add_layer_logprob(m, 1, n, a, n1, x + off1, ldx, log_ratio);
+            memset(lp_new, 0, (size_t)n * sizeof *lp_new);
+            ebm__add_layer_logprob(m, 1, n, ap, n1, xp + off1, w, lp_new);
+            for (int64_t r = 0; r < n; r++) {
+                log_ratio[r] -= lp_new[r];
+            }
+        }
+    }
+    const ebm__stream accept = adjust ? ebm__rng_take_stream(rng) : (ebm__stream){{0, 0}, 0};
+    int64_t rejected = 0, decisions = 0;
+    for (int64_t r = 0; r < n; r++) {
+        const float *vp = xp + r * w;
+        int take;
+        if (adjust) {
+            float u;
+            ebm__stream_uniform(&accept, (uint32_t)r, 0, 1, &u);
+            take = all_finite(vp, n0) && metropolis_accept(log_ratio[r], u);
+            decisions++;
+        } else {
+            take = all_finite(vp, n0); /* as in ebm__langevin_step */
+            decisions += !take;
+        }
+        rejected += !take;
+        if (take) {
+            memcpy(x + r * ldx, vp, (size_t)w * sizeof *vp);
+        }
+    }
+    s->stat[EBM_STAT_ACCEPT_RATE] =
+        decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
+    return EBM_OK;
+}

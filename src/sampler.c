@@ -1,0 +1,474 @@
+/* The sampler handle: options, statistics, scratch, argument checks, and
+ * the single-chain Gibbs and Metropolis-Hastings kernels. */
+#include "ebm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_name(int kind)
+{
+    switch (kind) {
+    case EBM_SAMPLER_GIBBS: return "EBM_SAMPLER_GIBBS";
+    case EBM_SAMPLER_MH_UNIFORM: return "EBM_SAMPLER_MH_UNIFORM";
+    case EBM_SAMPLER_LANGEVIN: return "EBM_SAMPLER_LANGEVIN";
+    case EBM_SAMPLER_GIBBS_LANGEVIN: return "EBM_SAMPLER_GIBBS_LANGEVIN";
+    default: return "unknown";
+    }
+}
+
+/* ---- handle ----------------------------------------------------------- */
+
+int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
+{
+    ebm__msg msg;
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    if (out == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
+    }
+    *out = NULL;
+    if (kind < EBM_SAMPLER_GIBBS || kind > EBM_SAMPLER_GIBBS_LANGEVIN) {
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EVALUE,
+                      "kind is %d; it must be EBM_SAMPLER_GIBBS (0), EBM_SAMPLER_MH_UNIFORM (1), "
+                      "EBM_SAMPLER_LANGEVIN (2) or EBM_SAMPLER_GIBBS_LANGEVIN (3)",
+                      kind),
+            &msg);
+    }
+    if ((kind == EBM_SAMPLER_LANGEVIN || kind == EBM_SAMPLER_GIBBS_LANGEVIN) &&
+        (m->n_layers != 2 || !ebm__is_gaussian(m, 0))) {
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EUNSUPPORTED,
+                      "%s needs a GRBM (2 layers, Gaussian visible units); this model has %lld "
+                      "layers and %s visible units",
+                      kind_name(kind), (long long)m->n_layers,
+                      ebm__is_gaussian(m, 0) ? "Gaussian" : "discrete"),
+            &msg);
+    }
+    ebm_sampler_t *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+    }
+    s->m = m;
+    s->kind = kind;
+    s->coupling = EBM_COUPLING_CRN;
+    s->langevin_steps = kind == EBM_SAMPLER_GIBBS_LANGEVIN ? 10 : 1;
+    s->step_size = 0.01;
+    /* LANGEVIN's default is one step per call, which a cosine schedule over
+     * the call's steps would make a step of size 0. */
+    s->cosine = kind == EBM_SAMPLER_GIBBS_LANGEVIN;
+    s->adjust_after = -1;
+    s->closed_form = 1;
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    *out = s;
+    return EBM_OK;
+}
+
+void ebm_sampler_destroy(ebm_sampler_t *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    free(s->fbuf);
+    free(s->dbuf);
+    free(s->ibuf);
+    free(s);
+}
+
+const char *ebm_sampler_errmsg(const ebm_sampler_t *s)
+{
+    return s == NULL ? "sampler is NULL" : s->errmsg;
+}
+
+static int sampler_error(ebm_sampler_t *s, int code, const ebm__msg *msg)
+{
+    ebm__copy_text(s->errmsg, sizeof s->errmsg, msg->text);
+    return code;
+}
+
+double ebm_sampler_stat(const ebm_sampler_t *s, int stat)
+{
+    if (s == NULL || stat < 0 || stat >= EBM__N_SAMPLER_STATS) {
+        return NAN;
+    }
+    return stat == EBM_STAT_ITERATION ? (double)s->iteration : s->stat[stat];
+}
+
+/* Grow a scratch buffer; contents are not kept. */
+static void *grow(void **buf, size_t *cap, size_t n, size_t elem)
+{
+    if (n > *cap) {
+        size_t want = n + n / 2;
+        void *p = realloc(*buf, want * elem);
+        if (p == NULL) {
+            return NULL;
+        }
+        *buf = p;
+        *cap = want;
+    }
+    return *buf;
+}
+
+float *ebm__sampler_floats(ebm_sampler_t *s, size_t n)
+{
+    return grow((void **)&s->fbuf, &s->fcap, n > 0 ? n : 1, sizeof(float));
+}
+
+double *ebm__sampler_doubles(ebm_sampler_t *s, size_t n)
+{
+    return grow((void **)&s->dbuf, &s->dcap, n > 0 ? n : 1, sizeof(double));
+}
+
+int64_t *ebm__sampler_indices(ebm_sampler_t *s, size_t n)
+{
+    return grow((void **)&s->ibuf, &s->icap, n > 0 ? n : 1, sizeof(int64_t));
+}
+
+uint32_t ebm__free_layers(const ebm_sampler_t *s, int parity)
+{
+    uint32_t mask = 0;
+    for (int64_t l = parity; l < s->m->n_layers; l += 2) {
+        mask |= 1u << l;
+    }
+    return mask & ~s->clamp_layers;
+}
+
+ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k)
+{
+    ebm__stream t = *base;
+    uint64_t state = base->seq ^ (k * 0x9e3779b97f4a7c15ULL);
+    t.seq = ebm__splitmix64(&state);
+    return t;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static const char *option_name(int option)
+{
+    static const char *const names[] = {
+        "EBM_SAMPLER_CLAMP_LAYERS", "EBM_SAMPLER_COUPLING",          "EBM_SAMPLER_LANGEVIN_STEPS",
+        "EBM_SAMPLER_STEP_SIZE",    "EBM_SAMPLER_COSINE",            "EBM_SAMPLER_ADJUST_AFTER",
+        "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION"};
+    return (option >= 0 && option <= EBM_SAMPLER_ITERATION) ? names[option] : "unknown";
+}
+
+int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
+{
+    if (s == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int flag = value == 0 || value == 1;
+    switch (option) {
+    case EBM_SAMPLER_CLAMP_LAYERS:
+        if (value < 0 || (uint64_t)value > ebm__all_layers(s->m)) {
+            break;
+        }
+        s->clamp_layers = (uint32_t)value;
+        return EBM_OK;
+    case EBM_SAMPLER_COUPLING:
+        if (value != EBM_COUPLING_MAXIMAL && value != EBM_COUPLING_CRN) {
+            break;
+        }
+        s->coupling = (int)value;
+        return EBM_OK;
+    case EBM_SAMPLER_LANGEVIN_STEPS:
+        if (value < 1 || value > 1000000) {
+            break;
+        }
+        s->langevin_steps = value;
+        return EBM_OK;
+    case EBM_SAMPLER_COSINE:
+        if (!flag) {
+            break;
+        }
+        s->cosine = (int)value;
+        return EBM_OK;
+    case EBM_SAMPLER_ADJUST_AFTER:
+        if (value < -1) {
+            break;
+        }
+        s->adjust_after = value;
+        return EBM_OK;
+    case EBM_SAMPLER_SCALE_BY_VARIANCE:
+        if (!flag) {
+            break;
+        }
+        s->scale_by_variance = (int)value;
+        return EBM_OK;
+    case EBM_SAMPLER_CLOSED_FORM:
+        if (!flag) {
+            break;
+        }
+        s->closed_form = (int)value;
+        return EBM_OK;
+    case EBM_SAMPLER_ITERATION:
+        if (value < 0) {
+            break;
+        }
+        s->iteration = value;
+        return EBM_OK;
+    case EBM_SAMPLER_STEP_SIZE:
+        return sampler_error(s,
+                             ebm__fail(&msg, EBM_EVALUE,
+                                       "option %d (%s) takes a double: use ebm_sampler_set_double",
+                                       option, option_name(option)),
+                             &msg);
+    default:
+        return sampler_error(s, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
+    }
+    return sampler_error(s,
+                         ebm__fail(&msg, EBM_EVALUE, "option %d (%s): value %lld is out of range",
+                                   option, option_name(option), (long long)value),
+                         &msg);
+}
+
+int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
+{
+    if (s == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    if (option != EBM_SAMPLER_STEP_SIZE) {
+        return sampler_error(
+            s,
+            ebm__fail(&msg, EBM_EVALUE, "option %d (%s) is not a double option", option,
+                      option_name(option)),
+            &msg);
+    }
+    if (!(value > 0) || !isfinite(value)) {
+        return sampler_error(
+            s, ebm__fail(&msg, EBM_EVALUE, "EBM_SAMPLER_STEP_SIZE is %g; it must be finite and > 0",
+                         value),
+            &msg);
+    }
+    s->step_size = value;
+    return EBM_OK;
+}
+
+/* ---- single-chain kernels --------------------------------------------- */
+
+void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out)
+{
+    for (int i = 0; i < count; i++) {
+        out[i] = ebm__rng_take_stream(rng);
+    }
+}
+
+void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
+                      const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a)
+{
+    const ebm_model_t *m = s->m;
+    /* Even layers given the odd ones, then odd given even. */
+    for (int parity = 0; parity < 2; parity++) {
+        uint32_t layers = ebm__free_layers(s, parity);
+        for (int64_t l = parity; l < m->n_layers; l += 2) {
+            if (layers >> l & 1u) {
+                ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
+                ebm__sample_from_input(m, l, &layer_streams[l], rows, n, a, m->size[l],
+                                       x + m->offset[l], ldx);
+            }
+        }
+    }
+}
+
+int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                    int64_t ldx)
+{
+    float *a = ebm__sampler_floats(s, (size_t)(n * s->m->max_size));
+    if (a == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of inputs", (long long)n);
+    }
+    ebm__stream streams[EBM_MAX_LAYERS];
+    ebm__take_streams(rng, (int)s->m->n_layers, streams);
+    ebm__gibbs_sweep(s, streams, NULL, n, x, ldx, a);
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    return EBM_OK;
+}
+
+/*
+ * The MH kernel with a uniform independent proposal (Taniguchi eq. 14), for
+ * one chain (y NULL) or two coupled by a common proposal and a common
+ * uniform (Taniguchi Algs. 3 and 4): x accepts iff log u < E(x) - E(x'), y
+ * iff log u < E(y) - E(x'). Energies in double. Rows in chunks; stream rows
+ * are the caller's row numbers, so chunking changes nothing.
+ */
+static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                  int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+{
+    const ebm_model_t *m = s->m;
+    const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
+    float *xp = ebm__sampler_floats(s, (size_t)(chunk * w + w));
+    double *d = ebm__sampler_doubles(s, (size_t)(3 * chunk + ebm__free_energy_scratch(m, chunk)));
+    if (xp == NULL || d == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for MH scratch");
+    }
+    double *e_x = d, *e_y = d + chunk, *e_p = d + 2 * chunk, *work = d + 3 * chunk;
+    float *draw = xp + chunk * w;
+    ebm__stream streams[2];
+    ebm__take_streams(rng, 2, streams); /* proposal, acceptance */
+    uint32_t layers = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
+    int64_t accepted = 0, decisions = 0, n_met = 0;
+    for (int64_t r0 = 0; r0 < n; r0 += chunk) {
+        int64_t rows = n - r0 < chunk ? n - r0 : chunk;
+        float *xc = x + r0 * ldx, *yc = y == NULL ? NULL : y + r0 * ldy;
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t id = r0 + r;
+            memcpy(xp + r * w, xc + r * ldx, (size_t)w * sizeof *xp);
+            ebm__random_units(m, &streams[0], &id, 1, xp + r * w, w, layers, NULL, 0, draw);
+        }
+        ebm__free_energy_chunk(m, 0, rows, xc, ldx, e_x, work);
+        ebm__free_energy_chunk(m, 0, rows, xp, w, e_p, work);
+        if (yc != NULL) {
+            ebm__free_energy_chunk(m, 0, rows, yc, ldy, e_y, work);
+        }
+        for (int64_t r = 0; r < rows; r++) {
+            float u;
+            ebm__stream_uniform(&streams[1], (uint32_t)(r0 + r), 0, 1, &u);
+            double log_u = log((double)u); /* -inf for u = 0: always accepts */
+            float *xr = xc + r * ldx, *yr = yc == NULL ? NULL : yc + r * ldy;
+            int together = yr != NULL && ebm__rows_equal(xr, yr, w);
+            if (log_u < e_x[r] - e_p[r]) {
+                memcpy(xr, xp + r * w, (size_t)w * sizeof *xr);
+                accepted++;
+            }
+            decisions++;
+            if (yr == NULL) {
+                continue;
+            }
+            if (together) {
+                /* Met rows move together and stay equal. */
+                memcpy(yr, xr, (size_t)w * sizeof *yr);
+            } else {
+                if (log_u < e_y[r] - e_p[r]) {
+                    memcpy(yr, xp + r * w, (size_t)w * sizeof *yr);
+                    accepted++;
+                }
+                decisions++;
+            }
+            int equal = ebm__rows_equal(xr, yr, w);
+            n_met += equal;
+            if (met != NULL) {
+                met[r0 + r] = (uint8_t)equal;
+            }
+        }
+    }
+    s->stat[EBM_STAT_ACCEPT_RATE] = decisions > 0 ? (double)accepted / (double)decisions : 1.0;
+    if (y != NULL) {
+        s->stat[EBM_STAT_MET_FRACTION] = n > 0 ? (double)n_met / (double)n : 1.0;
+    }
+    return EBM_OK;
+}
+
+int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                 int64_t ldx)
+{
+    return mh_run(s, msg, rng, n, x, ldx, NULL, 0, NULL);
+}
+
+int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                         int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+{
+    return mh_run(s, msg, rng, n, x, ldx, y, ldy, met);
+}
+
+/* ---- public steps ----------------------------------------------------- */
+
+/* Checks shared by the single and coupled steps for one state matrix. */
+static int check_chain(const ebm_sampler_t *s, ebm__msg *msg, const char *name, int64_t n,
+                       const float *x, int64_t ldx)
+{
+    const ebm_model_t *m = s->m;
+    int rc = ebm__check_matrix(msg, name, n, x, ldx, m->width);
+    if (rc == EBM_OK) {
+        rc = ebm__check_states(m, msg, name, ebm__all_layers(m), n, x, ldx);
+    }
+    if (rc == EBM_OK && s->kind == EBM_SAMPLER_MH_UNIFORM) {
+        uint32_t moving = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
+        if (ebm__is_gaussian(m, 0) && (moving & 1u)) {
+            rc = ebm__fail(msg, EBM_EUNSUPPORTED,
+                           "EBM_SAMPLER_MH_UNIFORM has no uniform proposal for the Gaussian "
+                           "visible layer: clamp it (EBM_SAMPLER_CLAMP_LAYERS bit 0)");
+        }
+    }
+    return rc;
+}
+
+int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx)
+{
+    if (s == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    if (rc == EBM_OK) {
+        rc = check_chain(s, &msg, "x", n, x, ldx);
+    }
+    if (rc != EBM_OK) {
+        return sampler_error(s, rc, &msg);
+    }
+    s->stat[EBM_STAT_ROWS] = (double)n;
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    s->stat[EBM_STAT_MET_FRACTION] = NAN;
+    s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
+    s->stat[EBM_STAT_TRIES_MAX] = 0.0;
+    if (n == 0) {
+        return EBM_OK;
+    }
+    /* The kernels see the counter t of the step they make (1 for the first). */
+    s->iteration++;
+    switch (s->kind) {
+    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, &msg, rng, n, x, ldx); break;
+    case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, &msg, rng, n, x, ldx); break;
+    case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, &msg, rng, n, x, ldx); break;
+    default: rc = ebm__gibbs_langevin_step(s, &msg, rng, n, x, ldx); break;
+    }
+    if (rc != EBM_OK) {
+        s->iteration--;
+        return sampler_error(s, rc, &msg);
+    }
+    return EBM_OK;
+}
+
+int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
+                             float *y, int64_t ldy, uint8_t *met)
+{
+    if (s == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    if (rc == EBM_OK && s->kind != EBM_SAMPLER_GIBBS && s->kind != EBM_SAMPLER_MH_UNIFORM) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "%s has no coupled step; use EBM_SAMPLER_GIBBS (which couples Gaussian "
+                       "layers too) or EBM_SAMPLER_MH_UNIFORM",
+                       kind_name(s->kind));
+    }
+    if (rc == EBM_OK) {
+        rc = check_chain(s, &msg, "x", n, x, ldx);
+    }
+    if (rc == EBM_OK) {
+        rc = check_chain(s, &msg, "y", n, y, ldy);
+    }
+    if (rc != EBM_OK) {
+        return sampler_error(s, rc, &msg);
+    }
+    s->stat[EBM_STAT_ROWS] = (double)n;
+    s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
+    s->stat[EBM_STAT_TRIES_MAX] = 0.0;
+    s->stat[EBM_STAT_MET_FRACTION] = 1.0;
+    if (n == 0) {
+        return EBM_OK;
+    }
+    s->iteration++;
+    rc = s->kind == EBM_SAMPLER_GIBBS ? ebm__coupled_gibbs_step(s, &msg, rng, n, x, ldx, y, ldy, met)
+                                      : ebm__coupled_mh_step(s, &msg, rng, n, x, ldx, y, ldy, met);
+    if (rc != EBM_OK) {
+        s->iteration--;
+        return sampler_error(s, rc, &msg);
+    }
+    return EBM_OK;
+}

@@ -1,0 +1,1061 @@
+/*
+ * The Langevin kernels of a GRBM (EBM_SAMPLER_LANGEVIN and
+ * EBM_SAMPLER_GIBBS_LANGEVIN, Liao et al. 2022, Algs. 1 and 2) against the
+ * exact distribution of a GRBM with 3 visible and 2 hidden units.
+ *
+ * The exact visible density is a mixture of four Gaussians,
+ *   p(v) = sum_h p(h) N(v; mu + W h, diag(sigma^2)),
+ *   p(h) proportional to exp(-F_0(h)),
+ * with F_0 the free energy with layer 0 summed out (ebm_model_free_energy
+ * with sum_out = 1, constants kept), so the moments of v, of (v, h) and the
+ * law of h are computed here exactly, in double.
+ *
+ * Statistical tests start many independent chains (tens of thousands of
+ * rows) from exact draws of p(v, h), made here with the test's own
+ * generator, and run a few steps: a kernel that leaves p invariant keeps
+ * them exact draws, so no burn-in is needed and the rows are independent.
+ * Each test fails a correct kernel with probability about 1e-6: the z
+ * limits are Bonferroni-corrected two-sided normal quantiles (about 5.3
+ * sigma for 10 quantities), the chi-square limit the matching quantile
+ * with 3 degrees of freedom. Each has a broken twin that must fail.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "tests.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NV 3       /* visible units */
+#define NH 2       /* hidden units */
+#define WIDTH 5    /* state width */
+#define NSTATES 4  /* hidden configurations */
+#define FAIL_P 1e-6 /* false-failure probability of each statistical test */
+
+static const double PI_ = 3.14159265358979323846;
+
+static int verbose(void) { return getenv("EBM_TEST_VERBOSE") != NULL; }
+
+/* ------------------------------------------------------------------------ */
+/* The model and its exact moments                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Four components 2.5 to 4.8 sigma apart (Mahalanobis) with weights from
+ * 0.07 to 0.40 (binary hidden units) or 0.08 to 0.52 (spin): clearly
+ * multimodal. The variances differ per unit and average 1.42, so that
+ * EBM_SAMPLER_SCALE_BY_VARIANCE visibly changes the steps. */
+static const double MU[NV] = {0.5, -0.3, 0.2};
+static const double LOGVAR[NV] = {0.4, -0.3, 0.7};
+static const double W0[NV][NH] = {{2.0, 0.3}, {-0.4, 2.2}, {1.2, -1.0}};
+
+typedef struct grbm {
+    ebm_model_t *m;
+    int hid;
+    double mu[NV], sig2[NV], w[NV][NH], b[NH];
+    float hval[NSTATES][NH]; /* state s: h = (vals[s >> 1], vals[s & 1]) */
+    double ph[NSTATES];
+    double comp[NSTATES][NV]; /* mu + W h */
+    double ev[NV], cov[NV][NV], evh[NV][NH], ev2; /* ev2 = E ||v||^2 */
+} grbm;
+
+static void grbm_setup(grbm *g, int hid)
+{
+    memset(g, 0, sizeof *g);
+    int64_t sizes[2] = {NV, NH};
+    g->m = t_model(2, sizes, EBM_UNITS_GAUSSIAN, hid);
+    g->hid = hid;
+    /* Spin hidden units move the means by 2 W: a smaller W keeps the same
+     * separation; the biases even out the weights of the components. */
+    double scale = hid == EBM_UNITS_SPIN ? 0.75 : 1.3;
+    const double b_bin[NH] = {-3.5, -4.2}, b_spin[NH] = {-0.56, 0.57};
+    for (int i = 0; i < NV; i++) {
+        g->mu[i] = MU[i];
+        g->sig2[i] = exp(LOGVAR[i]);
+        for (int j = 0; j < NH; j++) {
+            g->w[i][j] = scale * W0[i][j];
+        }
+    }
+    for (int j = 0; j < NH; j++) {
+        g->b[j] = hid == EBM_UNITS_SPIN ? b_spin[j] : b_bin[j];
+    }
+    int64_t np = ebm_model_param_count(g->m), off;
+    float *p = calloc((size_t)np, sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_WEIGHT, 1, &off, NULL, NULL), EBM_OK);
+    for (int i = 0; i < NV; i++) {
+        for (int j = 0; j < NH; j++) {
+            p[off + i * NH + j] = (float)g->w[i][j];
+        }
+    }
+    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_BIAS, 0, &off, NULL, NULL), EBM_OK);
+    for (int i = 0; i < NV; i++) {
+        p[off + i] = (float)MU[i];
+    }
+    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_BIAS, 1, &off, NULL, NULL), EBM_OK);
+    for (int j = 0; j < NH; j++) {
+        p[off + j] = (float)g->b[j];
+    }
+    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_LOGVAR, 0, &off, NULL, NULL), EBM_OK);
+    for (int i = 0; i < NV; i++) {
+        p[off + i] = (float)LOGVAR[i];
+    }
+    ck_assert_int_eq(ebm_model_set_params(g->m, p), EBM_OK);
+    free(p);
+    /* The parameters as the model stores them (floats), in double. */
+    for (int i = 0; i < NV; i++) {
+        g->mu[i] = (float)g->mu[i];
+        g->sig2[i] = exp((double)(float)LOGVAR[i]);
+        for (int j = 0; j < NH; j++) {
+            g->w[i][j] = (float)g->w[i][j];
+        }
+    }
+
+    /* p(h) from F_0(h): the visible layer summed out, constants kept. */
+    float lo = hid == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+    float x[NSTATES * WIDTH] = {0};
+    double f[NSTATES], fmin = INFINITY, z = 0.0;
+    for (int s = 0; s < NSTATES; s++) {
+        g->hval[s][0] = (s >> 1) ? 1.0f : lo;
+        g->hval[s][1] = (s & 1) ? 1.0f : lo;
+        x[s * WIDTH + NV] = g->hval[s][0];
+        x[s * WIDTH + NV + 1] = g->hval[s][1];
+    }
+    ck_assert_int_eq(ebm_model_free_energy(g->m, 1u, NSTATES, x, WIDTH, f), EBM_OK);
+    for (int s = 0; s < NSTATES; s++) {
+        fmin = fmin < f[s] ? fmin : f[s];
+    }
+    for (int s = 0; s < NSTATES; s++) {
+        g->ph[s] = exp(-(f[s] - fmin));
+        z += g->ph[s];
+    }
+    for (int s = 0; s < NSTATES; s++) {
+        g->ph[s] /= z;
+        for (int i = 0; i < NV; i++) {
+            g->comp[s][i] = g->mu[i] + g->w[i][0] * g->hval[s][0] + g->w[i][1] * g->hval[s][1];
+        }
+    }
+    /* Mixture moments: E v = sum p m_h; Cov = sum p m_h m_h^T - E v E v^T + diag(sigma^2). */
+    for (int s = 0; s < NSTATES; s++) {
+        for (int i = 0; i < NV; i++) {
+            g->ev[i] += g->ph[s] * g->comp[s][i];
+            for (int j = 0; j < NH; j++) {
+                g->evh[i][j] += g->ph[s] * g->comp[s][i] * g->hval[s][j];
+            }
+            for (int k = 0; k < NV; k++) {
+                g->cov[i][k] += g->ph[s] * g->comp[s][i] * g->comp[s][k];
+            }
+        }
+    }
+    for (int i = 0; i < NV; i++) {
+        for (int k = 0; k < NV; k++) {
+            g->cov[i][k] -= g->ev[i] * g->ev[k];
+        }
+        g->cov[i][i] += g->sig2[i];
+        g->ev2 += g->cov[i][i] + g->ev[i] * g->ev[i];
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exact draws, statistics and limits                                       */
+/* ------------------------------------------------------------------------ */
+
+static double t_normal(uint64_t *state)
+{
+    double u1 = t_uniform(state), u2 = t_uniform(state);
+    return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * PI_ * u2);
+}
+
+static float *new_floats(int64_t n)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+/* n exact draws of p(v, h): h ~ p(h), then v ~ N(mu + W h, sigma^2). */
+static void exact_draws(const grbm *g, uint64_t seed, int64_t n, float *x, int64_t ldx)
+{
+    for (int64_t r = 0; r < n; r++) {
+        double u = t_uniform(&seed), c = 0.0;
+        int s = 0;
+        while (s < NSTATES - 1 && u >= (c += g->ph[s])) {
+            s++;
+        }
+        float *row = x + r * ldx;
+        for (int i = 0; i < NV; i++) {
+            row[i] = (float)(g->comp[s][i] + sqrt(g->sig2[i]) * t_normal(&seed));
+        }
+        row[NV] = g->hval[s][0];
+        row[NV + 1] = g->hval[s][1];
+    }
+}
+
+/* Largest z P(|Z| > z) = p for a standard normal Z, by bisection. */
+static double z_limit(double p)
+{
+    double lo = 0.0, hi = 40.0;
+    for (int it = 0; it < 200; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (erfc(mid / sqrt(2.0)) > p) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return hi;
+}
+
+/* The chi-square quantile with 3 degrees of freedom: P(X > x) = p, where
+ * P(X > x) = erfc(sqrt(x/2)) + sqrt(2x/pi) exp(-x/2). */
+static double chi2_3_limit(double p)
+{
+    double lo = 0.0, hi = 500.0;
+    for (int it = 0; it < 200; it++) {
+        double mid = 0.5 * (lo + hi);
+        double sf = erfc(sqrt(mid / 2.0)) + sqrt(2.0 * mid / PI_) * exp(-mid / 2.0);
+        if (sf > p) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return hi;
+}
+
+/* A list of named z-scores. */
+typedef struct zlist {
+    int k;
+    double z[64];
+    char name[64][32];
+} zlist;
+
+/* Add z under the name "what a b" (b < 0: "what a"). */
+static void z_add(zlist *zl, double z, const char *what, int a, int b)
+{
+    ck_assert_int_lt(zl->k, 64);
+    if (b < 0) {
+        snprintf(zl->name[zl->k], sizeof zl->name[0], "%s %d", what, a);
+    } else {
+        snprintf(zl->name[zl->k], sizeof zl->name[0], "%s %d %d", what, a, b);
+    }
+    zl->z[zl->k++] = z;
+}
+
+/* The largest |z|; *arg gets its index. A NaN counts as infinitely large. */
+static double z_max(const zlist *zl, int *arg)
+{
+    double best = -1.0;
+    *arg = 0;
+    for (int q = 0; q < zl->k; q++) {
+        double a = isnan(zl->z[q]) ? INFINITY : fabs(zl->z[q]);
+        if (a > best) {
+            best = a;
+            *arg = q;
+        }
+    }
+    return best;
+}
+
+/* The mean of q[0..n) and its standard error (from the sample variance). */
+static void mean_and_se(const double *q, int64_t n, double *mean, double *se)
+{
+    double sum = 0.0, sum2 = 0.0;
+    for (int64_t r = 0; r < n; r++) {
+        sum += q[r];
+    }
+    *mean = sum / (double)n;
+    for (int64_t r = 0; r < n; r++) {
+        sum2 += (q[r] - *mean) * (q[r] - *mean);
+    }
+    *se = sqrt(sum2 / (double)(n - 1) / (double)n);
+}
+
+/* z of the mean of q[0..n) against `expect`. */
+static double z_of(const double *q, int64_t n, double expect)
+{
+    double mean, se;
+    mean_and_se(q, n, &mean, &se);
+    return (mean - expect) / se;
+}
+
+/*
+ * z-scores of the visible moments of the rows of x against the exact ones:
+ * the 3 means (standard error from the exact variance), the 6 covariances
+ * about the exact mean; with joint, the 6 cross moments E[v_i h_j], and the
+ * chi-square of the 4 hidden states (3 degrees of freedom) in *chi2.
+ */
+static void moment_scores(const grbm *g, int64_t n, const float *x, int64_t ldx, int joint,
+                          zlist *zl, double *chi2)
+{
+    double *q = malloc((size_t)n * sizeof *q);
+    ck_assert_ptr_nonnull(q);
+    zl->k = 0;
+    for (int i = 0; i < NV; i++) {
+        double sum = 0.0;
+        for (int64_t r = 0; r < n; r++) {
+            sum += x[r * ldx + i];
+        }
+        z_add(zl, (sum / (double)n - g->ev[i]) / sqrt(g->cov[i][i] / (double)n), "mean v", i,
+              -1);
+    }
+    for (int i = 0; i < NV; i++) {
+        for (int k = i; k < NV; k++) {
+            for (int64_t r = 0; r < n; r++) {
+                q[r] = (x[r * ldx + i] - g->ev[i]) * (x[r * ldx + k] - g->ev[k]);
+            }
+            z_add(zl, z_of(q, n, g->cov[i][k]), "cov v", i, k);
+        }
+    }
+    if (joint) {
+        for (int i = 0; i < NV; i++) {
+            for (int j = 0; j < NH; j++) {
+                for (int64_t r = 0; r < n; r++) {
+                    q[r] = (double)x[r * ldx + i] * x[r * ldx + NV + j];
+                }
+                z_add(zl, z_of(q, n, g->evh[i][j]), "E v h", i, j);
+            }
+        }
+        int64_t count[NSTATES] = {0};
+        for (int64_t r = 0; r < n; r++) {
+            int s = (x[r * ldx + NV] > 0.5f ? 2 : 0) + (x[r * ldx + NV + 1] > 0.5f ? 1 : 0);
+            count[s]++;
+        }
+        *chi2 = 0.0;
+        for (int s = 0; s < NSTATES; s++) {
+            double e = g->ph[s] * (double)n, d = (double)count[s] - e;
+            *chi2 += d * d / e;
+        }
+    }
+    free(q);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running the kernels                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct config {
+    int kind;
+    int64_t steps;       /* EBM_SAMPLER_LANGEVIN_STEPS */
+    double step_size;
+    int cosine;
+    int64_t adjust_after;
+    int closed_form;
+    int scale_by_variance;
+} config;
+
+static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
+{
+    ebm_sampler_t *s = NULL;
+    ck_assert_int_eq(ebm_sampler_create(&s, m, c->kind), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_LANGEVIN_STEPS, c->steps), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_double(s, EBM_SAMPLER_STEP_SIZE, c->step_size), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_COSINE, c->cosine), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_ADJUST_AFTER, c->adjust_after), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_CLOSED_FORM, c->closed_form), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, c->scale_by_variance),
+                     EBM_OK);
+    return s;
+}
+
+static ebm_rng_t *new_rng(uint64_t seed)
+{
+    ebm_rng_t *r = NULL;
+    ck_assert_int_eq(ebm_rng_create(&r, seed, 0), EBM_OK);
+    return r;
+}
+
+/* `calls` steps of a fresh sampler on x; returns the mean accept rate and
+ * the smallest in *min_rate (may be NULL). */
+static double run(const ebm_model_t *m, const config *c, uint64_t seed, int calls, int64_t n,
+                  float *x, int64_t ldx, double *min_rate)
+{
+    ebm_sampler_t *s = new_sampler(m, c);
+    ebm_rng_t *r = new_rng(seed);
+    double sum = 0.0, lo = 1.0;
+    for (int t = 0; t < calls; t++) {
+        int rc = ebm_sampler_step(s, r, n, x, ldx);
+        ck_assert_msg(rc == EBM_OK, "step %d: %s", t, ebm_sampler_errmsg(s));
+        double rate = ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE);
+        ck_assert(rate >= 0.0 && rate <= 1.0);
+        ck_assert(ebm_sampler_stat(s, EBM_STAT_ITERATION) == (double)(t + 1));
+        sum += rate;
+        lo = rate < lo ? rate : lo;
+    }
+    ebm_sampler_destroy(s);
+    ebm_rng_destroy(r);
+    if (min_rate != NULL) {
+        *min_rate = lo;
+    }
+    return sum / calls;
+}
+
+/* Fraction of rows whose visible layer differs between a and b. */
+static double moved_fraction(int64_t n, const float *a, const float *b, int64_t ldx)
+{
+    int64_t moved = 0;
+    for (int64_t r = 0; r < n; r++) {
+        moved += memcmp(a + r * ldx, b + r * ldx, NV * sizeof *a) != 0;
+    }
+    return (double)moved / (double)n;
+}
+
+static int64_t stat_rows(int64_t level1, int64_t level2)
+{
+    return t_level() >= 2 ? level2 : level1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 1. MALA keeps p(v)                                                       */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * LANGEVIN with adjust_after 0 (every step adjusted), a constant step of
+ * 0.8 (alpha / sigma^2 from 0.40 to 1.08), 3 steps per call, 4 calls, from
+ * 20,000 exact draws: the 3 means and 6 covariances stay within the
+ * Bonferroni limit for 9 quantities (5.3 sigma). Broken twin: the same run
+ * without the adjustment, whose inflated variances give a largest |z| of
+ * about 14, must exceed it. Loop: binary, spin hidden units.
+ */
+START_TEST(mala_keeps_marginal)
+{
+    grbm g;
+    grbm_setup(&g, _i == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN);
+    int64_t n = stat_rows(20000, 200000);
+    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
+    exact_draws(&g, 1001 + (uint64_t)_i, n, x0, WIDTH);
+    config c = {EBM_SAMPLER_LANGEVIN, 3, 0.8, 0, 0, 1, 0};
+    zlist zl;
+    double chi2, lo;
+    int arg;
+    const double limit = z_limit(FAIL_P / 9);
+
+    memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+    double rate = run(g.m, &c, 77, 4, n, x, WIDTH, &lo);
+    double moved = moved_fraction(n, x, x0, WIDTH);
+    int64_t h_changed = 0;
+    for (int64_t r = 0; r < n; r++) {
+        h_changed += memcmp(x + r * WIDTH + NV, x0 + r * WIDTH + NV, NH * sizeof *x) != 0;
+    }
+    moment_scores(&g, n, x, WIDTH, 0, &zl, &chi2);
+    double zmax = z_max(&zl, &arg);
+    if (verbose()) {
+        printf("mala[%d]: accept %.3f (min %.3f), moved %.3f, max |z| %.2f (%s), limit %.2f\n", _i,
+               rate, lo, moved, zmax, zl.name[arg], limit);
+    }
+    ck_assert_int_eq(h_changed, 0);
+    ck_assert_msg(lo > 0.2 && lo < 1.0, "accept rate %g", lo);
+    ck_assert_msg(moved > 0.5, "only %g of the rows moved", moved);
+    ck_assert_msg(zmax < limit, "MALA: |z| = %g for %s (limit %g)", zmax, zl.name[arg], limit);
+
+    /* Broken twin: unadjusted Langevin at the same step. */
+    memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+    c.adjust_after = -1;
+    rate = run(g.m, &c, 77, 4, n, x, WIDTH, NULL);
+    ck_assert(rate == 1.0);
+    moment_scores(&g, n, x, WIDTH, 0, &zl, &chi2);
+    zmax = z_max(&zl, &arg);
+    if (verbose()) {
+        printf("mala[%d] twin (unadjusted): max |z| %.2f (%s)\n", _i, zmax, zl.name[arg]);
+    }
+    ck_assert_msg(zmax > limit, "broken twin passed: max |z| %g", zmax);
+
+    free(x0);
+    free(x);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 2. Unadjusted Langevin: the bias shrinks with the step                   */
+/* ------------------------------------------------------------------------ */
+
+/* Mean of ||v||^2 minus its exact value, and its standard error. */
+static void second_moment_error(const grbm *g, int64_t n, const float *x, double *err, double *se)
+{
+    double *q = malloc((size_t)n * sizeof *q);
+    ck_assert_ptr_nonnull(q);
+    for (int64_t r = 0; r < n; r++) {
+        q[r] = 0.0;
+        for (int i = 0; i < NV; i++) {
+            q[r] += (double)x[r * WIDTH + i] * x[r * WIDTH + i];
+        }
+    }
+    double mean;
+    mean_and_se(q, n, &mean, se);
+    *err = mean - g->ev2;
+    free(q);
+}
+
+/*
+ * Unadjusted LANGEVIN, constant steps alpha = 0.6 and alpha / 4, 20 steps
+ * from 80,000 fresh exact draws each: the error e of E||v||^2 is
+ * significant at alpha and |e| drops significantly at alpha / 4 (both at
+ * the Bonferroni limit for 2 comparisons, 5.0 sigma). The expected z-scores
+ * are about 20 and 12, so a correct kernel misses either by chance with
+ * probability far below 1e-6. Broken twin: alpha against alpha itself (fresh
+ * draws and seed) shows no significant drop.
+ */
+static void ula_error(const grbm *g, uint64_t draw_seed, int64_t n, double step, uint64_t seed,
+                      double *err, double *se)
+{
+    float *x = new_floats(n * WIDTH);
+    exact_draws(g, draw_seed, n, x, WIDTH);
+    config c = {EBM_SAMPLER_LANGEVIN, 20, step, 0, -1, 1, 0};
+    run(g->m, &c, seed, 1, n, x, WIDTH, NULL);
+    second_moment_error(g, n, x, err, se);
+    free(x);
+}
+
+START_TEST(ula_bias_shrinks)
+{
+    grbm g;
+    grbm_setup(&g, EBM_UNITS_BINARY);
+    int64_t n = stat_rows(80000, 800000);
+    const double limit = z_limit(FAIL_P / 2), alpha = 0.6;
+    double e1, s1, e2, s2, e3, s3;
+    ula_error(&g, 2002, n, alpha, 5, &e1, &s1);
+    ula_error(&g, 2003, n, alpha / 4, 6, &e2, &s2);
+    double z_bias = e1 / s1, z_drop = (fabs(e1) - fabs(e2)) / sqrt(s1 * s1 + s2 * s2);
+    if (verbose()) {
+        printf("ula: E||v||^2 error %.4f +- %.4f at %.2f, %.4f +- %.4f at %.2f (ratio %.2f); "
+               "z bias %.1f, z drop %.1f, limit %.2f\n",
+               e1, s1, alpha, e2, s2, alpha / 4, e1 / e2, z_bias, z_drop, limit);
+    }
+    ck_assert_msg(z_bias > limit, "no significant bias at alpha: z %g", z_bias);
+    ck_assert_msg(z_drop > limit, "the bias did not drop: z %g", z_drop);
+
+    /* Broken twin: the same step twice. */
+    ula_error(&g, 2004, n, alpha, 7, &e3, &s3);
+    double z_twin = (fabs(e1) - fabs(e3)) / sqrt(s1 * s1 + s3 * s3);
+    if (verbose()) {
+        printf("ula twin (alpha vs alpha): z drop %.2f\n", z_twin);
+    }
+    ck_assert_msg(z_twin < limit, "broken twin passed: z %g", z_twin);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 3. Adjusted Gibbs-Langevin keeps p(v, h)                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * GIBBS_LANGEVIN with adjust_after 0, K = 10 inner steps of alpha0 = 0.9
+ * (cosine schedule on or off), 3 calls from 80,000 exact draws of p(v, h):
+ * 3 means, 6 covariances, 6 cross moments E[v_i h_j] and the chi-square of
+ * the 4 hidden states, 16 comparisons in all (z limit 5.4 sigma, chi-square
+ * limit 36.4, the 1 - 1e-6/16 quantile). Broken twin: the same run
+ * unadjusted must exceed them (its largest |z| is about 16 with the cosine
+ * schedule, whose last small steps hide much of the bias, and about 55
+ * without). Loop: {binary, spin} x {constant, cosine}.
+ */
+START_TEST(gibbs_langevin_keeps_joint)
+{
+    grbm g;
+    grbm_setup(&g, (_i & 1) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY);
+    int cosine = _i >> 1;
+    int64_t n = stat_rows(80000, 800000);
+    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
+    exact_draws(&g, 3003 + (uint64_t)_i, n, x0, WIDTH);
+    config c = {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, cosine, 0, 1, 0};
+    const double limit = z_limit(FAIL_P / 16), chi_limit = chi2_3_limit(FAIL_P / 16);
+    zlist zl;
+    double chi2, lo;
+    int arg;
+
+    memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+    double rate = run(g.m, &c, 88, 3, n, x, WIDTH, &lo);
+    double moved = moved_fraction(n, x, x0, WIDTH);
+    moment_scores(&g, n, x, WIDTH, 1, &zl, &chi2);
+    double zmax = z_max(&zl, &arg);
+    if (verbose()) {
+        printf("gibbs-langevin[%d]: accept %.3f (min %.3f), moved %.3f, max |z| %.2f (%s), "
+               "chi2 %.2f; limits %.2f, %.2f\n",
+               _i, rate, lo, moved, zmax, zl.name[arg], chi2, limit, chi_limit);
+    }
+    ck_assert_msg(lo > 0.1 && lo < 1.0, "accept rate %g", lo);
+    ck_assert_msg(moved > 0.25, "only %g of the rows moved", moved);
+    ck_assert_msg(zmax < limit, "Gibbs-Langevin: |z| = %g for %s (limit %g)", zmax, zl.name[arg],
+                  limit);
+    ck_assert_msg(chi2 < chi_limit, "Gibbs-Langevin: chi-square %g (limit %g)", chi2, chi_limit);
+
+    memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+    c.adjust_after = -1;
+    rate = run(g.m, &c, 88, 3, n, x, WIDTH, NULL);
+    ck_assert(rate == 1.0);
+    moment_scores(&g, n, x, WIDTH, 1, &zl, &chi2);
+    zmax = z_max(&zl, &arg);
+    if (verbose()) {
+        printf("gibbs-langevin[%d] twin (unadjusted): max |z| %.2f (%s), chi2 %.2f\n", _i, zmax,
+               zl.name[arg], chi2);
+    }
+    ck_assert_msg(zmax > limit || chi2 > chi_limit, "broken twin passed: |z| %g, chi-square %g",
+                  zmax, chi2);
+
+    free(x0);
+    free(x);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 4. Closed form (eq. 11) against step by step                             */
+/* ------------------------------------------------------------------------ */
+
+/* The step sizes as documented: alpha0 (times mean sigma^2 with
+ * scale_by_variance), cosine-annealed by Liao eq. 22. */
+static void test_step_sizes(const grbm *g, const config *c, double *alpha)
+{
+    double alpha0 = c->step_size;
+    if (c->scale_by_variance) {
+        alpha0 *= (g->sig2[0] + g->sig2[1] + g->sig2[2]) / NV;
+    }
+    for (int64_t k = 1; k <= c->steps; k++) {
+        alpha[k - 1] = c->cosine ? 0.5 * alpha0 * (1.0 + cos(PI_ * (double)k / (double)c->steps))
+                                 : alpha0;
+    }
+}
+
+/*
+ * Mean and variance of v after K Langevin steps with h fixed, by the
+ * forward recursion of one step (not by eq. 11's products):
+ *   m_k = (1 - alpha_k/sigma^2) m_{k-1} + alpha_k c / sigma^2,
+ *   s_k = (1 - alpha_k/sigma^2)^2 s_{k-1} + 2 alpha_k,    m_0 = v, s_0 = 0.
+ * `broken` uses (1 - alpha_k/sigma^2) unsquared in s_k: eq. 11 with beta_k
+ * in place of beta_k^2, the twin that must fail.
+ */
+static void forward_moments(const grbm *g, const config *c, const double *v, const double *cm,
+                            int broken, double *mean, double *var)
+{
+    double alpha[64];
+    test_step_sizes(g, c, alpha);
+    for (int i = 0; i < NV; i++) {
+        double mk = v[i], sk = 0.0;
+        for (int64_t k = 0; k < c->steps; k++) {
+            double f = 1.0 - alpha[k] / g->sig2[i];
+            mk = f * mk + alpha[k] * cm[i] / g->sig2[i];
+            sk = (broken ? f : f * f) * sk + 2.0 * alpha[k];
+        }
+        mean[i] = mk;
+        var[i] = sk;
+    }
+}
+
+/* Sample mean and variance (about the sample mean) of column i. */
+static void column_moments(int64_t n, const float *x, int i, double *mean, double *var)
+{
+    double sum = 0.0, sum2 = 0.0;
+    for (int64_t r = 0; r < n; r++) {
+        sum += x[r * WIDTH + i];
+    }
+    *mean = sum / (double)n;
+    for (int64_t r = 0; r < n; r++) {
+        double d = x[r * WIDTH + i] - *mean;
+        sum2 += d * d;
+    }
+    *var = sum2 / (double)(n - 1);
+}
+
+/*
+ * From a fixed (v, h) in every one of 100,000 rows, one unadjusted
+ * GIBBS_LANGEVIN step with K = 10, by the closed form and step by step, for
+ * constant steps, the cosine schedule, and the cosine schedule with
+ * scale_by_variance. Per path and unit, the mean of v' is compared with the
+ * recursion's mean (standard error sqrt(s/N)) and the variance about it
+ * with s (standard error s sqrt(2/N), exact for a Gaussian); the two paths
+ * are compared with each other (two-sample z of means and variances). 18
+ * comparisons per schedule, 54 in all: z limit 5.6 sigma. Broken twin: the
+ * variance with beta_k for beta_k^2 must fail for every schedule.
+ */
+START_TEST(closed_form_matches_steps)
+{
+    grbm g;
+    grbm_setup(&g, EBM_UNITS_BINARY);
+    int64_t n = stat_rows(100000, 1000000);
+    float *x = new_floats(n * WIDTH), *y = new_floats(n * WIDTH);
+    const double v0[NV] = {1.0, -0.5, 2.0};
+    const float h0[NH] = {1.0f, 0.0f};
+    double cm[NV];
+    for (int i = 0; i < NV; i++) {
+        cm[i] = g.mu[i] + g.w[i][0] * h0[0] + g.w[i][1] * h0[1];
+    }
+    const double limit = z_limit(FAIL_P / 54);
+    const config schedules[3] = {
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.3, 0, -1, 1, 0},
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.5, 1, -1, 1, 0},
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.4, 1, -1, 1, 1},
+    };
+    for (int sc = 0; sc < 3; sc++) {
+        zlist zl = {0};
+        double twin_max = 0.0;
+        float *out[2] = {x, y};
+        double mean[2][NV], var[2][NV], fm[NV], fv[NV], bm[NV], bv[NV];
+        forward_moments(&g, &schedules[sc], v0, cm, 0, fm, fv);
+        forward_moments(&g, &schedules[sc], v0, cm, 1, bm, bv);
+        for (int path = 0; path < 2; path++) {
+            config c = schedules[sc];
+            c.closed_form = path == 0;
+            for (int64_t r = 0; r < n; r++) {
+                for (int i = 0; i < NV; i++) {
+                    out[path][r * WIDTH + i] = (float)v0[i];
+                }
+                out[path][r * WIDTH + NV] = h0[0];
+                out[path][r * WIDTH + NV + 1] = h0[1];
+            }
+            double rate = run(g.m, &c, 99 + (uint64_t)path, 1, n, out[path], WIDTH, NULL);
+            ck_assert(rate == 1.0);
+            for (int i = 0; i < NV; i++) {
+                column_moments(n, out[path], i, &mean[path][i], &var[path][i]);
+                /* The variance about the exact mean: unbiased for fv. */
+                double ss = 0.0;
+                for (int64_t r = 0; r < n; r++) {
+                    double d = out[path][r * WIDTH + i] - fm[i];
+                    ss += d * d;
+                }
+                ss /= (double)n;
+                z_add(&zl, (mean[path][i] - fm[i]) / sqrt(fv[i] / (double)n), "mean path v",
+                      path, i);
+                z_add(&zl, (ss - fv[i]) / (fv[i] * sqrt(2.0 / (double)n)), "var path v", path,
+                      i);
+                double tw = fabs(ss - bv[i]) / (bv[i] * sqrt(2.0 / (double)n));
+                twin_max = tw > twin_max ? tw : twin_max;
+            }
+        }
+        for (int i = 0; i < NV; i++) {
+            z_add(&zl,
+                  (mean[0][i] - mean[1][i]) / sqrt((var[0][i] + var[1][i]) / (double)n),
+                  "paths mean v", i, -1);
+            z_add(&zl,
+                  (var[0][i] - var[1][i]) /
+                      sqrt(2.0 * (var[0][i] * var[0][i] + var[1][i] * var[1][i]) / (double)n),
+                  "paths var v", i, -1);
+        }
+        int arg;
+        double zmax = z_max(&zl, &arg);
+        if (verbose()) {
+            printf("closed form[%d]: mean %.4f %.4f %.4f var %.4f %.4f %.4f; max |z| %.2f (%s), "
+                   "twin max |z| %.1f, limit %.2f\n",
+                   sc, fm[0], fm[1], fm[2], fv[0], fv[1], fv[2], zmax, zl.name[arg], twin_max,
+                   limit);
+        }
+        ck_assert_msg(zmax < limit, "schedule %d: |z| = %g for %s (limit %g)", sc, zmax,
+                      zl.name[arg], limit);
+        ck_assert_msg(twin_max > limit, "schedule %d: broken twin passed (|z| %g)", sc, twin_max);
+    }
+    free(x);
+    free(y);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The drift, exactly                                                       */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One unadjusted step with K = 1 and a constant step alpha moves v to
+ * v - alpha g + sqrt(2 alpha) xi, with the same xi for the same seed. Two
+ * runs with alpha1 = 0.5 and alpha2 = 0.125 give g exactly:
+ *   g = (sqrt(2 alpha2) d1 - sqrt(2 alpha1) d2) / (alpha1 sqrt(2 alpha2) - alpha2 sqrt(2 alpha1)),
+ * d = v - v'. LANGEVIN's g must be dF/dv with layer 1 summed out,
+ * GIBBS_LANGEVIN's (closed form or not) dE/dv at the current h
+ * (ebm_model_energy_grad_input with sum_out {1} and {}), on a 7x5 GRBM with
+ * random parameters and a padded stride, so the GEMM layout is exercised.
+ * Loop: binary, spin hidden units.
+ */
+START_TEST(drift_is_the_energy_gradient)
+{
+    const int64_t sizes[2] = {7, 5}, n = 40, ld = 15, n0 = 7;
+    ebm_model_t *m = t_model(2, sizes, EBM_UNITS_GAUSSIAN,
+                             _i == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN);
+    t_random_params(m, 4242 + (uint64_t)_i, 0.5);
+    float *x = new_floats(n * ld), *x1 = new_floats(n * ld), *x2 = new_floats(n * ld);
+    float *grad = new_floats(n * n0);
+    ebm_rng_t *r = new_rng(11);
+    ck_assert_int_eq(ebm_model_random_state(m, r, n, x, ld, NULL, 0), EBM_OK);
+    ebm_rng_destroy(r);
+    const double a1 = 0.5, a2 = 0.125, s1 = sqrt(2 * a1), s2 = sqrt(2 * a2);
+    const config cs[3] = {{EBM_SAMPLER_LANGEVIN, 1, a1, 0, -1, 1, 0},
+                          {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 1, 0},
+                          {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 0, 0}};
+    for (int k = 0; k < 3; k++) {
+        config c = cs[k];
+        memcpy(x1, x, (size_t)(n * ld) * sizeof *x);
+        memcpy(x2, x, (size_t)(n * ld) * sizeof *x);
+        run(m, &c, 12, 1, n, x1, ld, NULL);
+        c.step_size = a2;
+        run(m, &c, 12, 1, n, x2, ld, NULL);
+        uint32_t sum_out = c.kind == EBM_SAMPLER_LANGEVIN ? 1u << 1 : 0u;
+        ck_assert_int_eq(ebm_model_energy_grad_input(m, sum_out, 0, n, x, ld, grad, n0), EBM_OK);
+        double worst = 0.0;
+        for (int64_t row = 0; row < n; row++) {
+            for (int64_t i = 0; i < n0; i++) {
+                double d1 = x[row * ld + i] - x1[row * ld + i];
+                double d2 = x[row * ld + i] - x2[row * ld + i];
+                double g = (s2 * d1 - s1 * d2) / (a1 * s2 - a2 * s1);
+                double err = fabs(g - grad[row * n0 + i]) / (1.0 + fabs(grad[row * n0 + i]));
+                worst = err > worst ? err : worst;
+            }
+        }
+        if (verbose()) {
+            printf("drift[%d] kernel %d: worst relative error %.2g\n", _i, k, worst);
+        }
+        ck_assert_msg(worst < 1e-4, "kernel %d: drift off by %g", k, worst);
+        if (c.kind == EBM_SAMPLER_LANGEVIN) {
+            for (int64_t row = 0; row < n; row++) {
+                ck_assert(memcmp(x1 + row * ld + n0, x + row * ld + n0, 5 * sizeof *x) == 0);
+            }
+        }
+    }
+    free(x);
+    free(x1);
+    free(x2);
+    free(grad);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 5. Determinism and row independence                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Every kernel variant: both kinds, adjusted or not, closed form or steps. */
+static const config VARIANTS[] = {
+    {EBM_SAMPLER_LANGEVIN, 3, 0.5, 1, -1, 1, 0},
+    {EBM_SAMPLER_LANGEVIN, 3, 0.5, 0, 0, 1, 0},
+    {EBM_SAMPLER_LANGEVIN, 4, 0.3, 1, 0, 1, 1},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, -1, 1, 0},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 1, 0},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 0, -1, 0, 0},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 0, 1},
+};
+#define N_VARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
+
+/*
+ * Two calls on 600 rows (three chunks of 256 rows) with a padded stride:
+ * the same seed gives the same bytes, padding untouched; the first 300
+ * rows alone, and row 0 alone, give the same rows as in the full batch.
+ * The accept rate is in [0, 1], and 1 without adjustment.
+ */
+START_TEST(deterministic_and_row_independent)
+{
+    const config *c = &VARIANTS[_i];
+    grbm g;
+    grbm_setup(&g, EBM_UNITS_BINARY);
+    const int64_t n = 600, ld = 7;
+    float *x0 = new_floats(n * ld), *a = new_floats(n * ld), *b = new_floats(n * ld);
+    for (int64_t k = 0; k < n * ld; k++) {
+        x0[k] = -123.0f; /* padding */
+    }
+    exact_draws(&g, 5005, n, x0, ld);
+    const int64_t sizes[3] = {n, 300, 1};
+    for (int t = 0; t < 3; t++) {
+        float *dst = t == 0 ? a : b;
+        memcpy(dst, x0, (size_t)(n * ld) * sizeof *dst);
+        ebm_sampler_t *s = new_sampler(g.m, c);
+        ebm_rng_t *r = new_rng(31337);
+        for (int call = 0; call < 2; call++) {
+            ck_assert_int_eq(ebm_sampler_step(s, r, sizes[t], dst, ld), EBM_OK);
+            double rate = ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE);
+            ck_assert(rate >= 0.0 && rate <= 1.0);
+            if (c->adjust_after < 0) {
+                ck_assert(rate == 1.0);
+            }
+        }
+        ebm_sampler_destroy(s);
+        ebm_rng_destroy(r);
+        if (t == 0) {
+            /* Rerun on b: the same bytes. */
+            memcpy(b, x0, (size_t)(n * ld) * sizeof *b);
+            s = new_sampler(g.m, c);
+            r = new_rng(31337);
+            for (int call = 0; call < 2; call++) {
+                ck_assert_int_eq(ebm_sampler_step(s, r, n, b, ld), EBM_OK);
+            }
+            ebm_sampler_destroy(s);
+            ebm_rng_destroy(r);
+            ck_assert(memcmp(a, b, (size_t)(n * ld) * sizeof *a) == 0);
+            ck_assert(moved_fraction(n, a, x0, ld) > 0.1);
+        } else {
+            ck_assert_msg(memcmp(a, b, (size_t)(sizes[t] * ld) * sizeof *a) == 0,
+                          "variant %d: the first %lld rows differ from the full batch", _i,
+                          (long long)sizes[t]);
+        }
+    }
+    for (int64_t r = 0; r < n; r++) {
+        ck_assert(a[r * ld + 5] == -123.0f && a[r * ld + 6] == -123.0f);
+    }
+    free(x0);
+    free(a);
+    free(b);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 6. The adjust counter                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* adjust_after = 2: calls t = 1, 2 make no decision (accept rate exactly
+ * 1); t = 3, 4 do, and with these large steps reject some rows. Setting the
+ * counter back to 0 restarts the count. */
+START_TEST(adjust_counter)
+{
+    grbm g;
+    grbm_setup(&g, EBM_UNITS_BINARY);
+    const int64_t n = 2000;
+    float *x = new_floats(n * WIDTH);
+    exact_draws(&g, 6006, n, x, WIDTH);
+    const config cs[2] = {{EBM_SAMPLER_LANGEVIN, 2, 0.8, 0, 2, 1, 0},
+                          {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 2, 1, 0}};
+    for (int k = 0; k < 2; k++) {
+        ebm_sampler_t *s = new_sampler(g.m, &cs[k]);
+        ebm_rng_t *r = new_rng(42);
+        for (int pass = 0; pass < 2; pass++) {
+            for (int t = 1; t <= 4; t++) {
+                ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
+                double rate = ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE);
+                ck_assert(ebm_sampler_stat(s, EBM_STAT_ITERATION) == (double)t);
+                if (t <= 2) {
+                    ck_assert_msg(rate == 1.0, "kind %d, t = %d: rate %g", k, t, rate);
+                } else {
+                    ck_assert_msg(rate > 0.0 && rate < 1.0, "kind %d, t = %d: rate %g", k, t,
+                                  rate);
+                }
+            }
+            ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_ITERATION, 0), EBM_OK);
+        }
+        ebm_sampler_destroy(s);
+        ebm_rng_destroy(r);
+    }
+    free(x);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Edge cases: zero steps, clamps, diverging steps                          */
+/* ------------------------------------------------------------------------ */
+
+/* K = 1 with the cosine schedule has alpha_1 = 0: LANGEVIN skips the step
+ * (x unchanged, no decision); GIBBS_LANGEVIN keeps v and draws h | v. */
+START_TEST(zero_step_is_skipped)
+{
+    grbm g;
+    grbm_setup(&g, EBM_UNITS_BINARY);
+    const int64_t n = 500;
+    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
+    exact_draws(&g, 7007, n, x0, WIDTH);
+    for (int k = 0; k < 2; k++) {
+        config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 1, 0.5, 1, 0, 1,
+                    0};
+        memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+        run(g.m, &c, 1, 2, n, x, WIDTH, NULL);
+        ck_assert(moved_fraction(n, x, x0, WIDTH) == 0.0);
+        if (k == 0) {
+            ck_assert(memcmp(x, x0, (size_t)(n * WIDTH) * sizeof *x) == 0);
+        } else {
+            ck_assert(memcmp(x, x0, (size_t)(n * WIDTH) * sizeof *x) != 0);
+        }
+    }
+    free(x0);
+    free(x);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* EBM_SAMPLER_CLAMP_LAYERS: bit 0 holds v (LANGEVIN: nothing moves;
+ * GIBBS_LANGEVIN: only h), bit 1 holds h (GIBBS_LANGEVIN moves only v). */
+START_TEST(clamped_layers_hold)
+{
+    grbm g;
+    grbm_setup(&g, EBM_UNITS_BINARY);
+    const int64_t n = 500;
+    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
+    exact_draws(&g, 8008, n, x0, WIDTH);
+    for (int k = 0; k < 2; k++) {
+        for (int clamp = 1; clamp <= 3; clamp++) {
+            config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 5, 0.5, 0, 0,
+                        1, 0};
+            ebm_sampler_t *s = new_sampler(g.m, &c);
+            ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, clamp), EBM_OK);
+            ebm_rng_t *r = new_rng(9);
+            memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+            ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
+            int64_t v_moved = 0, h_moved = 0;
+            for (int64_t row = 0; row < n; row++) {
+                v_moved += memcmp(x + row * WIDTH, x0 + row * WIDTH, NV * sizeof *x) != 0;
+                h_moved += memcmp(x + row * WIDTH + NV, x0 + row * WIDTH + NV, NH * sizeof *x) != 0;
+            }
+            int v_free = !(clamp & 1);
+            int h_free = k == 1 && !(clamp & 2);
+            ck_assert_msg((v_moved > 0) == v_free, "kind %d clamp %d: %lld rows of v moved", k,
+                          clamp, (long long)v_moved);
+            ck_assert_msg((h_moved > 0) == h_free, "kind %d clamp %d: %lld rows of h moved", k,
+                          clamp, (long long)h_moved);
+            ebm_sampler_destroy(s);
+            ebm_rng_destroy(r);
+        }
+    }
+    free(x0);
+    free(x);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* A step so large that every proposal overflows float: every row is
+ * rejected (accept rate 0, adjusted or not) and the states stay valid. */
+START_TEST(diverging_steps_are_rejected)
+{
+    grbm g;
+    grbm_setup(&g, EBM_UNITS_BINARY);
+    const int64_t n = 300;
+    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
+    exact_draws(&g, 9009, n, x0, WIDTH);
+    for (int v = 0; v < N_VARIANTS; v++) {
+        config c = VARIANTS[v];
+        c.step_size = 1e300;
+        memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+        double rate = run(g.m, &c, 3, 1, n, x, WIDTH, NULL);
+        ck_assert_msg(rate == 0.0, "variant %d: accept rate %g", v, rate);
+        ck_assert(memcmp(x, x0, (size_t)(n * WIDTH) * sizeof *x) == 0);
+        /* The states are still valid input. */
+        rate = run(g.m, &VARIANTS[v], 4, 1, n, x, WIDTH, NULL);
+        ck_assert(rate > 0.0);
+    }
+    free(x0);
+    free(x);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+
+Suite *ebm_langevin_suite(void)
+{
+    Suite *s = suite_create("langevin");
+    TCase *tc;
+    const int stat_timeout = t_level() >= 2 ? 600 : 60;
+
+    tc = tcase_create("stationarity");
+    tcase_set_timeout(tc, stat_timeout);
+    tcase_add_loop_test(tc, mala_keeps_marginal, 0, 2);
+    tcase_add_test(tc, ula_bias_shrinks);
+    tcase_add_loop_test(tc, gibbs_langevin_keeps_joint, 0, 4);
+    tcase_add_test(tc, closed_form_matches_steps);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("kernel");
+    tcase_set_timeout(tc, 20);
+    tcase_add_loop_test(tc, drift_is_the_energy_gradient, 0, 2);
+    tcase_add_loop_test(tc, deterministic_and_row_independent, 0, N_VARIANTS);
+    tcase_add_test(tc, adjust_counter);
+    tcase_add_test(tc, zero_step_is_skipped);
+    tcase_add_test(tc, clamped_layers_hold);
+    tcase_add_test(tc, diverging_steps_are_rejected);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
