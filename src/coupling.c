@@ -224,8 +224,8 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
     }
 }
 
-int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                            int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                            int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
 {
     const ebm_model_t *m = s->m;
     const int64_t w = m->width;
@@ -239,11 +239,11 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int
     /* Scratch: the gathered states (apart rows first, then rows already
      * met), y's apart rows, both B1 inputs, one proposal row, layer inputs. */
     float *f = ebm__sampler_floats(s, (size_t)(4 * n * w + w + n * m->max_size));
-    int64_t *idx = ebm__sampler_indices(s, (size_t)(3 * n));
+    int64_t *idx = ebm__sampler_indices(s, (size_t)(5 * n));
     if (f == NULL || idx == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }
-    int64_t *flags = idx + 2 * n;
+    int64_t *flags = idx + 2 * n, *sid = idx + 3 * n; /* sid: stream rows of idx */
     memset(flags, 0, (size_t)n * sizeof *flags);
     int64_t na = 0, nt = 0;
     for (int64_t r = 0; r < n; r++) {
@@ -260,8 +260,14 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int
     c.tmp = c.A2 + n * w;
     float *a = c.tmp + w;         /* n x max_size */
     c.X = G;
+    for (int64_t i = 0; i < na; i++) {
+        sid[i] = ebm__row_id(ids, idx[i]);
+    }
+    for (int64_t i = 0; i < nt; i++) {
+        sid[n + i] = ebm__row_id(ids, idx[n + i]);
+    }
     c.na = na;
-    c.id = idx;
+    c.id = sid;
     c.met = flags;
     for (int64_t i = 0; i < na; i++) {
         memcpy(c.X + i * w, x + idx[i] * ldx, (size_t)w * sizeof *x);
@@ -288,7 +294,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int
     for (int64_t i = 0; i < nt; i++) {
         memcpy(T + i * w, x + idx[n + i] * ldx, (size_t)w * sizeof *x);
     }
-    ebm__gibbs_sweep(s, st + ST_TOGETHER, idx + n, nt, T, w, a);
+    ebm__gibbs_sweep(s, st + ST_TOGETHER, sid + n, nt, T, w, a);
 
     int64_t n_met = nt;
     for (int64_t i = 0; i < na; i++) {

@@ -302,20 +302,21 @@ void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out);
 void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
                       const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a);
 
-/* Kernels on validated rows, in place. Each takes what it needs from rng,
- * sets the stats of the call, and returns EBM_OK or EBM_ENOMEM (message in
- * msg). */
-int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                    int64_t ldx);
-int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                 int64_t ldx);
-int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                       int64_t ldx);
-int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n,
-                             float *x, int64_t ldx);
-int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                            int64_t ldx, float *y, int64_t ldy, uint8_t *met);
-int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                         int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+/* Kernels on validated rows, in place. Row r draws from stream row ids[r]
+ * (ids NULL: row r), so a caller that compacts its batch keeps every row's
+ * randomness. Each takes what it needs from rng, sets the stats of the call,
+ * and returns EBM_OK or an error with its message in msg. */
+int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                    int64_t n, float *x, int64_t ldx);
+int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
+                 float *x, int64_t ldx);
+int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                       int64_t n, float *x, int64_t ldx);
+int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
+                             const int64_t *ids, int64_t n, float *x, int64_t ldx);
+int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                            int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                         int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met);
 
 #endif /* EBM_INTERNAL_H */

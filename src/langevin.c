@@ -125,8 +125,8 @@ static double langevin_log_q(const float *to, const float *from, const float *g_
     return -s / (4.0 * alpha);
 }
 
-int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                       int64_t ldx)
+int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                       int64_t n, float *x, int64_t ldx)
 {
     const ebm_model_t *m = s->m;
     const int64_t K = s->langevin_steps, n0 = m->size[0], w = m->width;
@@ -176,7 +176,7 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t 
         for (int64_t r = 0; r < n; r++) {
             float *vp = xp + r * w;
             const float *v = x + r * ldx, *gr = g + r * n0;
-            ebm__stream_normal(&noise, (uint32_t)r, 0, n0, vp);
+            ebm__stream_normal(&noise, ebm__row_id(ids, r), 0, n0, vp);
             for (int64_t i = 0; i < n0; i++) {
                 vp[i] = (float)((double)v[i] - a * (double)gr[i] + noise_sd * (double)vp[i]);
             }
@@ -197,7 +197,7 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t 
                 double log_ratio = f[r] - fp[r] + langevin_log_q(v, vp, gp + r * n0, n0, a) -
                                    langevin_log_q(vp, v, g + r * n0, n0, a);
                 float u;
-                ebm__stream_uniform(&accept, (uint32_t)r, 0, 1, &u);
+                ebm__stream_uniform(&accept, ebm__row_id(ids, r), 0, 1, &u);
                 take = all_finite(vp, n0) && metropolis_accept(log_ratio, u);
                 decisions++;
             } else {
@@ -251,13 +251,14 @@ static void proposal_coefficients(const ebm_model_t *m, int64_t K, const double 
 
 /* v_i <- move[i] v_i + move[n0 + i] c_i + move[2 n0 + i] xi_i for the visible
  * block of every row of xs, with xi from row r of the stream (xi: n0 floats). */
-static void affine_gaussian_move(int64_t n, int64_t n0, float *xs, int64_t w, const float *c,
-                                 const double *move, const ebm__stream *noise, float *xi)
+static void affine_gaussian_move(const int64_t *ids, int64_t n, int64_t n0, float *xs, int64_t w,
+                                 const float *c, const double *move, const ebm__stream *noise,
+                                 float *xi)
 {
     for (int64_t r = 0; r < n; r++) {
         float *v = xs + r * w;
         const float *cr = c + r * n0;
-        ebm__stream_normal(noise, (uint32_t)r, 0, n0, xi);
+        ebm__stream_normal(noise, ebm__row_id(ids, r), 0, n0, xi);
         for (int64_t i = 0; i < n0; i++) {
             v[i] = (float)(move[i] * (double)v[i] + move[n0 + i] * (double)cr[i] +
                            move[2 * n0 + i] * (double)xi[i]);
@@ -281,8 +282,8 @@ static double gibbs_langevin_log_q(const float *to, const float *from, const flo
     return -0.5 * s;
 }
 
-int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n,
-                             float *x, int64_t ldx)
+int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
+                             const int64_t *ids, int64_t n, float *x, int64_t ldx)
 {
     const ebm_model_t *m = s->m;
     const int64_t K = s->langevin_steps, n0 = m->size[0], n1 = m->size[1], w = m->width;
@@ -333,7 +334,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, in
                 move[2 * n0 + i] = sqrt(var[i]);
             }
             ebm__stream noise = ebm__rng_take_stream(rng);
-            affine_gaussian_move(n, n0, xp, w, c, move, &noise, xi);
+            affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi);
         } else {
             /* K steps v <- v - alpha_k (v - c) / sigma^2 + sqrt(2 alpha_k) xi_k
              * (Alg. 2, line 5 with Liao eq. 28); alpha_k = 0 is skipped. */
@@ -347,7 +348,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, in
                     move[2 * n0 + i] = sqrt(2.0 * alpha[k]);
                 }
                 ebm__stream noise = ebm__rng_take_stream(rng);
-                affine_gaussian_move(n, n0, xp, w, c, move, &noise, xi);
+                affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi);
             }
         }
     }
@@ -356,7 +357,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, in
     if (move_h) {
         ebm__layer_input(m, 1, n, xp, w, ap, n1);
         ebm__stream hidden = ebm__rng_take_stream(rng);
-        ebm__sample_from_input(m, 1, &hidden, NULL, n, ap, n1, xp + off1, w);
+        ebm__sample_from_input(m, 1, &hidden, ids, n, ap, n1, xp + off1, w);
     }
     if (adjust) {
         /* Eq. 12: log A = E(v, h) - E(v', h') + log q(v | v', h') - log q(v' | v, h)
@@ -393,7 +394,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, in
         int take;
         if (adjust) {
             float u;
-            ebm__stream_uniform(&accept, (uint32_t)r, 0, 1, &u);
+            ebm__stream_uniform(&accept, ebm__row_id(ids, r), 0, 1, &u);
             take = all_finite(vp, n0) && metropolis_accept(log_ratio[r], u);
             decisions++;
         } else {

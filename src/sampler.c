@@ -275,8 +275,8 @@ void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
     }
 }
 
-int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                    int64_t ldx)
+int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                    int64_t n, float *x, int64_t ldx)
 {
     float *a = ebm__sampler_floats(s, (size_t)(n * s->m->max_size));
     if (a == NULL) {
@@ -284,7 +284,7 @@ int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, 
     }
     ebm__stream streams[EBM_MAX_LAYERS];
     ebm__take_streams(rng, (int)s->m->n_layers, streams);
-    ebm__gibbs_sweep(s, streams, NULL, n, x, ldx, a);
+    ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a);
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     return EBM_OK;
 }
@@ -296,8 +296,8 @@ int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, 
  * iff log u < E(y) - E(x'). Energies in double. Rows in chunks; stream rows
  * are the caller's row numbers, so chunking changes nothing.
  */
-static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                  int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
+                  float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
 {
     const ebm_model_t *m = s->m;
     const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
@@ -316,7 +316,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, fl
         int64_t rows = n - r0 < chunk ? n - r0 : chunk;
         float *xc = x + r0 * ldx, *yc = y == NULL ? NULL : y + r0 * ldy;
         for (int64_t r = 0; r < rows; r++) {
-            int64_t id = r0 + r;
+            int64_t id = ebm__row_id(ids, r0 + r);
             memcpy(xp + r * w, xc + r * ldx, (size_t)w * sizeof *xp);
             ebm__random_units(m, &streams[0], &id, 1, xp + r * w, w, layers, NULL, 0, draw);
         }
@@ -327,7 +327,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, fl
         }
         for (int64_t r = 0; r < rows; r++) {
             float u;
-            ebm__stream_uniform(&streams[1], (uint32_t)(r0 + r), 0, 1, &u);
+            ebm__stream_uniform(&streams[1], ebm__row_id(ids, r0 + r), 0, 1, &u);
             double log_u = log((double)u); /* -inf for u = 0: always accepts */
             float *xr = xc + r * ldx, *yr = yc == NULL ? NULL : yc + r * ldy;
             int together = yr != NULL && ebm__rows_equal(xr, yr, w);
@@ -363,16 +363,16 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, fl
     return EBM_OK;
 }
 
-int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                 int64_t ldx)
+int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
+                 float *x, int64_t ldx)
 {
-    return mh_run(s, msg, rng, n, x, ldx, NULL, 0, NULL);
+    return mh_run(s, msg, rng, ids, n, x, ldx, NULL, 0, NULL);
 }
 
-int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                         int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                         int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
 {
-    return mh_run(s, msg, rng, n, x, ldx, y, ldy, met);
+    return mh_run(s, msg, rng, ids, n, x, ldx, y, ldy, met);
 }
 
 /* ---- public steps ----------------------------------------------------- */
@@ -421,10 +421,10 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     /* The kernels see the counter t of the step they make (1 for the first). */
     s->iteration++;
     switch (s->kind) {
-    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, &msg, rng, n, x, ldx); break;
-    case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, &msg, rng, n, x, ldx); break;
-    case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, &msg, rng, n, x, ldx); break;
-    default: rc = ebm__gibbs_langevin_step(s, &msg, rng, n, x, ldx); break;
+    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, &msg, rng, NULL, n, x, ldx); break;
+    case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, &msg, rng, NULL, n, x, ldx); break;
+    case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
+    default: rc = ebm__gibbs_langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
     }
     if (rc != EBM_OK) {
         s->iteration--;
@@ -464,8 +464,9 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
         return EBM_OK;
     }
     s->iteration++;
-    rc = s->kind == EBM_SAMPLER_GIBBS ? ebm__coupled_gibbs_step(s, &msg, rng, n, x, ldx, y, ldy, met)
-                                      : ebm__coupled_mh_step(s, &msg, rng, n, x, ldx, y, ldy, met);
+    rc = s->kind == EBM_SAMPLER_GIBBS
+             ? ebm__coupled_gibbs_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met)
+             : ebm__coupled_mh_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met);
     if (rc != EBM_OK) {
         s->iteration--;
         return sampler_error(s, rc, &msg);
