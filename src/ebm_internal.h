@@ -221,6 +221,12 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
 int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
                      const float *x, int64_t ldx, double *f);
 
+/* Scratch of ebm__energy_grad_rows, in floats, for `rows` rows. */
+int64_t ebm__energy_grad_scratch(const ebm_model_t *m, int64_t rows);
+/* g += sum_r coef[r] dF_S(x_r)/dtheta (no checks, no allocation; g float). */
+void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
+                           int64_t ldx, const double *coef, float *g, float *work);
+
 /* ---- conditionals (conditional.c) -------------------------------------- */
 
 /* Draw layer l from its input a into the layer block xl (stride ldx); row r

@@ -296,6 +296,78 @@ static void expected_state(const ebm_model_t *m, uint32_t sum_out, int64_t rows,
     }
 }
 
+int64_t ebm__energy_grad_scratch(const ebm_model_t *m, int64_t rows)
+{
+    return rows * (m->width + m->max_size + 1);
+}
+
+void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
+                           int64_t ldx, const double *coef, float *g, float *work)
+{
+    const int64_t w = m->width, n0 = m->size[0];
+    float *xh = work, *cx = work + n * w, *cf = cx + n * m->max_size;
+    expected_state(m, sum_out, n, x, ldx, xh);
+    for (int64_t r = 0; r < n; r++) {
+        cf[r] = (float)coef[r];
+    }
+    if (m->logvar_off >= 0) {
+        /* With s = log sigma^2, d = v - mu and a = W_1 x_1 (Liao eqs. 15-16):
+         * kept v:   dE/dmu = -d/sigma^2, dE/ds = -d^2/(2 sigma^2) + v a/sigma^2;
+         * summed v: v ~ N(mu + a, sigma^2) gives E[d] = a,
+         *           E[d^2] = a^2 + sigma^2, E[v] a = (mu + a) a. */
+        const int64_t n1 = m->size[1];
+        float *av = cx; /* n x n0 */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n0, (int)n1, 1.0f,
+                    xh + m->offset[1], (int)w, m->params + m->w_off[1], (int)n1, 0.0f, av,
+                    (int)n0);
+        const float *mu = m->params + m->b_off[0];
+        const int summed = sum_out & 1u;
+        for (int64_t i = 0; i < n0; i++) {
+            double gm = 0.0, gs = 0.0, inv = m->inv_var_d[i];
+            for (int64_t r = 0; r < n; r++) {
+                double a = av[r * n0 + i];
+                if (summed) {
+                    gm -= coef[r] * a * inv;
+                    gs += coef[r] * (-0.5 - 0.5 * a * a * inv + ((double)mu[i] + a) * a * inv);
+                } else {
+                    double v = xh[r * w + i], d = v - mu[i];
+                    gm -= coef[r] * d * inv;
+                    gs += coef[r] * (-0.5 * d * d * inv + v * a * inv);
+                }
+            }
+            g[m->b_off[0] + i] += (float)gm;
+            g[m->logvar_off + i] += (float)gs;
+        }
+        /* v enters W_1's gradient as v / sigma^2. */
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t i = 0; i < n0; i++) {
+                xh[r * w + i] *= m->inv_var[i];
+            }
+        }
+    }
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        int nl = (int)m->size[l];
+        const float *xl = xh + m->offset[l];
+        /* dE/db_l = -x_l (binary, spin): column sums weighted by coef. */
+        if (!ebm__is_gaussian(m, l)) {
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)n, nl, -1.0f, xl, (int)w, cf, 1, 1.0f,
+                        g + m->b_off[l], 1);
+        }
+        if (l == 0) {
+            continue;
+        }
+        /* dE/dW_l = -x_{l-1} x_l^T: one GEMM over the rows. */
+        for (int64_t r = 0; r < n; r++) {
+            for (int j = 0; j < nl; j++) {
+                cx[r * nl + j] = cf[r] * xl[r * w + j];
+            }
+        }
+        int nb = (int)m->size[l - 1];
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f,
+                    xh + m->offset[l - 1], (int)w, cx, nl, 1.0f, g + m->w_off[l], nl);
+    }
+}
+
 int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
                           int64_t ldx, const double *coef, float *grad)
 {
@@ -319,94 +391,19 @@ int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n, con
     if (n == 0) {
         return EBM_OK;
     }
-    const int64_t w = m->width, chunk = n < GRAD_CHUNK ? n : GRAD_CHUNK;
-    const int gaussian = m->logvar_off >= 0;
-    const int64_t n0 = m->size[0];
-    /* Scratch: the gradient (so that a failure leaves grad alone), the
-     * expected state, coefficient-scaled rows, float coefficients, and the
-     * Gaussian terms in double. */
+    /* Into scratch first, so that a failure leaves grad alone. */
+    const int64_t chunk = n < GRAD_CHUNK ? n : GRAD_CHUNK;
     float *g = calloc((size_t)m->n_params, sizeof *g);
-    float *xh = malloc((size_t)(chunk * w) * sizeof *xh);
-    float *cx = malloc((size_t)(chunk * m->max_size) * sizeof *cx);
-    float *cf = malloc((size_t)chunk * sizeof *cf);
-    double *gmu = gaussian ? calloc((size_t)(2 * n0), sizeof *gmu) : NULL;
-    if (g == NULL || xh == NULL || cx == NULL || cf == NULL || (gaussian && gmu == NULL)) {
+    float *work = malloc((size_t)ebm__energy_grad_scratch(m, chunk) * sizeof *work);
+    if (g == NULL || work == NULL) {
         free(g);
-        free(xh);
-        free(cx);
-        free(cf);
-        free(gmu);
+        free(work);
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for the gradient"),
                                     &msg);
     }
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
-        int rows = (int)(n - r0 < chunk ? n - r0 : chunk);
-        const double *c = coef + r0;
-        expected_state(m, sum_out, rows, x + r0 * ldx, ldx, xh);
-        for (int r = 0; r < rows; r++) {
-            cf[r] = (float)c[r];
-        }
-        for (int64_t l = 0; l < m->n_layers; l++) {
-            int nl = (int)m->size[l];
-            const float *xl = xh + m->offset[l];
-            /* dE/db_l = -x_l (binary, spin): column sums weighted by coef. */
-            if (!ebm__is_gaussian(m, l)) {
-                cblas_sgemv(CblasRowMajor, CblasTrans, rows, nl, -1.0f, xl, (int)w, cf, 1, 1.0f,
-                            g + m->b_off[l], 1);
-            }
-            if (l == 0) {
-                continue;
-            }
-            /* dE/dW_l = -x_{l-1} x_l^T: one GEMM over the chunk. */
-            for (int r = 0; r < rows; r++) {
-                for (int j = 0; j < nl; j++) {
-                    cx[(int64_t)r * nl + j] = cf[r] * xl[(int64_t)r * w + j];
-                }
-            }
-            int nb = (int)m->size[l - 1];
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, rows, -1.0f,
-                        xh + m->offset[l - 1], (int)w, cx, nl, 1.0f, g + m->w_off[l], nl);
-        }
-        if (gaussian) {
-            /* With s = log sigma^2, d = v - mu and a = W_1 x_1 (Liao eqs. 15-16):
-             * kept v:   dE/dmu = -d/sigma^2, dE/ds = -d^2/(2 sigma^2) + v a/sigma^2;
-             * summed v: v ~ N(mu + a, sigma^2) gives E[d] = a,
-             *           E[d^2] = a^2 + sigma^2, E[v] a = (mu + a) a. */
-            float *av = cx; /* rows x n0 */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, (int)n0, (int)m->size[1],
-                        1.0f, xh + m->offset[1], (int)w, m->params + m->w_off[1], (int)m->size[1],
-                        0.0f, av, (int)n0);
-            const float *mu = m->params + m->b_off[0];
-            int summed = sum_out & 1u;
-            for (int r = 0; r < rows; r++) {
-                for (int64_t i = 0; i < n0; i++) {
-                    double a = av[(int64_t)r * n0 + i], inv = m->inv_var_d[i];
-                    double gm, gs;
-                    if (summed) {
-                        gm = -a * inv;
-                        gs = -0.5 - 0.5 * a * a * inv + ((double)mu[i] + a) * a * inv;
-                    } else {
-                        double v = xh[(int64_t)r * w + i], d = v - mu[i];
-                        gm = -d * inv;
-                        gs = -0.5 * d * d * inv + v * a * inv;
-                    }
-                    gmu[i] += c[r] * gm;
-                    gmu[n0 + i] += c[r] * gs;
-                }
-            }
-        }
-    }
-    if (gaussian) {
-        /* v enters W_1's gradient as v / sigma^2. */
-        int64_t n1 = m->size[1];
-        for (int64_t i = 0; i < n0; i++) {
-            float inv = m->inv_var[i];
-            for (int64_t j = 0; j < n1; j++) {
-                g[m->w_off[1] + i * n1 + j] *= inv;
-            }
-            g[m->b_off[0] + i] = (float)gmu[i];
-            g[m->logvar_off + i] = (float)gmu[n0 + i];
-        }
+        int64_t rows = n - r0 < chunk ? n - r0 : chunk;
+        ebm__energy_grad_rows(m, sum_out, rows, x + r0 * ldx, ldx, coef + r0, g, work);
     }
     for (int64_t i = 0; i < m->n_params; i++) {
         if (!isfinite(g[i] + grad[i])) {
@@ -422,10 +419,7 @@ int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n, con
         }
     }
     free(g);
-    free(xh);
-    free(cx);
-    free(cf);
-    free(gmu);
+    free(work);
     return rc == EBM_OK ? rc : ebm__model_set_error(m, rc, &msg);
 }
 
