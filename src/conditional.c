@@ -11,8 +11,8 @@ static const double LOG_2PI = 1.8378770664093454836;
 #define NORMAL_WORDS (UINT64_C(1) << 32)
 
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
-                            const int64_t *rows, int64_t n, const float *a, int64_t lda, float *xl,
-                            int64_t ldx)
+                            const int64_t *rows, uint64_t word, int64_t n, const float *a,
+                            int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
     for (int64_t r = 0; r < n; r++) {
@@ -22,21 +22,21 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         switch (m->units[l]) {
         case EBM_UNITS_BINARY:
             /* The output row holds the uniforms, then the draws. */
-            ebm__stream_uniform(s, row, 0, nl, o);
+            ebm__stream_uniform(s, row, word, nl, o);
             for (int64_t j = 0; j < nl; j++) {
                 o[j] = o[j] < ebm__sigmoidf(ar[j]) ? 1.0f : 0.0f;
             }
             break;
         case EBM_UNITS_SPIN:
             /* p(+1 | a) = e^a / (e^a + e^-a) = sigmoid(2a). */
-            ebm__stream_uniform(s, row, 0, nl, o);
+            ebm__stream_uniform(s, row, word, nl, o);
             for (int64_t j = 0; j < nl; j++) {
                 o[j] = o[j] < ebm__sigmoidf(2.0f * ar[j]) ? 1.0f : -1.0f;
             }
             break;
         default: {
             const float *logvar = m->params + m->logvar_off;
-            ebm__stream_normal(s, row, NORMAL_WORDS, nl, o);
+            ebm__stream_normal(s, row, NORMAL_WORDS + 2 * word, nl, o);
             for (int64_t i = 0; i < nl; i++) {
                 o[i] = ar[i] + expf(0.5f * logvar[i]) * o[i];
             }
@@ -282,7 +282,7 @@ int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int6
         return EBM_OK;
     }
     ebm__stream s = ebm__rng_take_stream(rng);
-    ebm__sample_from_input(m, l, &s, NULL, n, a, m->size[l], x + m->offset[l], ldx);
+    ebm__sample_from_input(m, l, &s, NULL, 0, n, a, m->size[l], x + m->offset[l], ldx);
     free(a);
     return EBM_OK;
 }

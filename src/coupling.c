@@ -65,8 +65,8 @@ static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, const flo
     for (int64_t l = 0; l < c->m->n_layers; l++) {
         if (c->b1 >> l & 1u) {
             int64_t off = c->m->offset[l];
-            ebm__sample_from_input(c->m, l, st, c->id + r, 1, a + r * c->w + off, c->w, dst + off,
-                                   c->w);
+            ebm__sample_from_input(c->m, l, st, c->id + r, (uint64_t)off, 1,
+                                   a + r * c->w + off, c->w, dst + off, c->w);
         }
     }
 }
@@ -213,9 +213,9 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
         const ebm__stream *sy = c->s->coupling == EBM_COUPLING_CRN ? &st[ST_B2 + l]
                                                                    : &st[ST_B2_Y + l];
         ebm__layer_input(m, l, na, c->X, w, a, nl);
-        ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, na, a, nl, c->X + m->offset[l], w);
+        ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->X + m->offset[l], w);
         ebm__layer_input(m, l, na, c->Y, w, a, nl);
-        ebm__sample_from_input(m, l, sy, c->id, na, a, nl, c->Y + m->offset[l], w);
+        ebm__sample_from_input(m, l, sy, c->id, 0, na, a, nl, c->Y + m->offset[l], w);
     }
     for (int64_t r = 0; r < na; r++) {
         if (c->met[r]) {

@@ -230,10 +230,12 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
 /* ---- conditionals (conditional.c) -------------------------------------- */
 
 /* Draw layer l from its input a into the layer block xl (stride ldx); row r
- * uses stream row rows[r] (rows NULL: row r). */
+ * uses stream row rows[r] (rows NULL: row r), from its 32-bit word `word`
+ * on (uniforms) or 2 * word on past the normals' base (Gaussian): layers
+ * drawn from one stream must start at disjoint words, e.g. their offsets. */
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
-                            const int64_t *rows, int64_t n, const float *a, int64_t lda, float *xl,
-                            int64_t ldx);
+                            const int64_t *rows, uint64_t word, int64_t n, const float *a,
+                            int64_t lda, float *xl, int64_t ldx);
 /* Replace the units of the layers in `layers` that clamp does not fix (clamp
  * as in ebm_model_random_state) by uniform values (binary, spin) or N(0,1)
  * draws (Gaussian); row r from stream row rows[r]; draw: width floats. */

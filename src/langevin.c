@@ -357,7 +357,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     if (move_h) {
         ebm__layer_input(m, 1, n, xp, w, ap, n1);
         ebm__stream hidden = ebm__rng_take_stream(rng);
-        ebm__sample_from_input(m, 1, &hidden, ids, n, ap, n1, xp + off1, w);
+        ebm__sample_from_input(m, 1, &hidden, ids, 0, n, ap, n1, xp + off1, w);
     }
     if (adjust) {
         /* Eq. 12: log A = E(v, h) - E(v', h') + log q(v | v', h') - log q(v' | v, h)

@@ -268,7 +268,7 @@ void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
         for (int64_t l = parity; l < m->n_layers; l += 2) {
             if (layers >> l & 1u) {
                 ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
-                ebm__sample_from_input(m, l, &layer_streams[l], rows, n, a, m->size[l],
+                ebm__sample_from_input(m, l, &layer_streams[l], rows, 0, n, a, m->size[l],
                                        x + m->offset[l], ldx);
             }
         }
