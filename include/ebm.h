@@ -638,6 +638,191 @@ EBM_API double ebm_sampler_stat(const ebm_sampler_t *s, int stat);
 /** @return the message of the last failed call on s ("" if none), never NULL. */
 EBM_API const char *ebm_sampler_errmsg(const ebm_sampler_t *s);
 
+/* ------------------------------------------------------------------------ */
+/* Gradient estimators                                                      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An estimator of the gradient of the batch-average log-likelihood
+ *   (1/n) sum_r d/dtheta log p(v_r) = -(1/n) sum_r E[dE/dtheta | v_r]
+ *                                     + E_model[dE/dtheta],
+ * built from the samplers and the energy gradients. It owns its samplers,
+ * scratch and (PCD) persistent chains; it keeps a pointer to the model,
+ * which must outlive it.
+ *
+ * Kinds (the negative phase E_model[.]; positive phases below):
+ *  - EBM_ESTIMATOR_CD: chains start at the data (hidden layers drawn by one
+ *    sweep of p(h | v) from uniform noise), K Gibbs sweeps. Biased.
+ *  - EBM_ESTIMATOR_PCD: persistent chains owned by the estimator, K Gibbs
+ *    sweeps per call. Biased.
+ *  - EBM_ESTIMATOR_UCD (Qiu et al. 2020, Alg. 2): per data row, chains start
+ *    at (v, h from one sweep of p(h | v)); coupled Gibbs chains (the
+ *    sampler's coupling, EBM_COUPLING_CRN by default; a Gaussian block by the
+ *    reflection-maximal coupling) run until they meet and at least K steps;
+ *    the estimate is f(x_K) + sum_{t=K+1}^{tau-1} (f(x_t) - f(y_{t-1})).
+ *    Unbiased.
+ *  - EBM_ESTIMATOR_UCD_LMI (Taniguchi et al. 2023, Alg. 2): chains start at a
+ *    local mode (local search from uniform noise, Alg. 1) moved by one Gibbs
+ *    sweep; Metropolis-Hastings coupling with a common proposal and uniform
+ *    (Alg. 3); the same telescoping estimate (K = 0 by default). Unbiased.
+ *  - EBM_ESTIMATOR_GRBM_CD (Liao et al. 2022, modified CD): negative chains
+ *    start from N(0, I) (hidden layer drawn given v), K steps of the sampler
+ *    chosen by EBM_ESTIMATOR_SAMPLER (Gibbs by default, or Langevin or
+ *    Gibbs-Langevin), all steps after the burn-in M used. GRBMs only.
+ * f, the quantity averaged, is a free-energy gradient chosen by
+ * EBM_ESTIMATOR_MARGINALIZE: summing layers out of dE/dtheta analytically
+ * (Rao-Blackwellisation) keeps every estimator's expectation and lowers its
+ * variance.
+ *
+ * Positive phases (EBM_ESTIMATOR_POSITIVE): exact for a 2-layer model
+ * (-dF(v)/dtheta with the hidden layer summed out); for a DBM, by coupled
+ * chains on the hidden layers with v clamped (UCD: Gibbs; UCD_LMI: local
+ * search for the posterior (Alg. 5), one Gibbs sweep, MH coupling (Alg. 4)),
+ * which is unbiased, or by the mean-field posterior (Salakhutdinov and
+ * Larochelle 2010), which is biased.
+ *
+ * A cap on coupling steps (EBM_ESTIMATOR_MAX_STEPS) exists only as a safety
+ * net: a capped row's estimate is truncated (biased) and is counted in
+ * EBM_ESTIMATOR_STAT_CAPPED, never hidden.
+ */
+typedef struct ebm_estimator ebm_estimator_t;
+
+/** Estimator kinds. */
+enum ebm_estimator_kind {
+    EBM_ESTIMATOR_CD = 0,
+    EBM_ESTIMATOR_PCD = 1,
+    EBM_ESTIMATOR_UCD = 2,
+    EBM_ESTIMATOR_UCD_LMI = 3,
+    EBM_ESTIMATOR_GRBM_CD = 4
+};
+
+/** Positive-phase methods (EBM_ESTIMATOR_POSITIVE). */
+enum ebm_positive_phase {
+    /** EXACT for 2-layer models; for DBMs COUPLED (UCD, UCD_LMI) or MEAN_FIELD (CD, PCD). */
+    EBM_POSITIVE_AUTO = 0,
+    /** -dF(v)/dtheta with the hidden layer summed out: 2-layer models only. */
+    EBM_POSITIVE_EXACT = 1,
+    /** the mean-field posterior's expected gradient: biased for DBMs. */
+    EBM_POSITIVE_MEAN_FIELD = 2,
+    /** coupled chains with v clamped: unbiased (UCD, UCD_LMI). */
+    EBM_POSITIVE_COUPLED = 3,
+    /** one draw h ~ p(h | v): the joint-energy estimate of Liao et al. (GRBM_CD) */
+    EBM_POSITIVE_SAMPLED = 4
+};
+
+/** What f sums out of dE/dtheta (EBM_ESTIMATOR_MARGINALIZE). Layer 0 is
+ * never summed out in a positive phase (the data clamp it). */
+enum ebm_marginalize {
+    /** f = dE/dtheta at the chain's state */
+    EBM_MARGINALIZE_NONE = 0,
+    /** f = dF/dtheta with the free even layers summed out (Qiu et al. sec. 4
+     * for an RBM: v summed out) */
+    EBM_MARGINALIZE_EVEN = 1,
+    /** f = dF/dtheta with the free odd layers summed out (for a GRBM: the
+     * marginal energy of v, Liao et al. eqs. 33-36) */
+    EBM_MARGINALIZE_ODD = 2,
+    /** f = (dF_even + dF_odd) / 2: Taniguchi et al. eq. 27 */
+    EBM_MARGINALIZE_BOTH = 3
+};
+
+/** Options (ebm_estimator_set_int / ebm_estimator_set_double). */
+enum ebm_estimator_option {
+    /** int: CD/PCD sweeps and GRBM_CD steps (>= 1, default 1; GRBM_CD 10);
+     * UCD/UCD_LMI: the step k of the estimate (>= 0; UCD default 1, UCD_LMI 0) */
+    EBM_ESTIMATOR_K = 0,
+    /** int >= 0: cap on coupling steps per row; 0 (default) means none */
+    EBM_ESTIMATOR_MAX_STEPS = 1,
+    /** int >= 0: PCD chains, GRBM_CD chains; 0 (default): the batch size */
+    EBM_ESTIMATOR_CHAINS = 2,
+    /** int: enum ebm_marginalize. Defaults: UCD_LMI BOTH, GRBM_CD ODD, others EVEN */
+    EBM_ESTIMATOR_MARGINALIZE = 3,
+    /** int: enum ebm_positive_phase. Default EBM_POSITIVE_AUTO */
+    EBM_ESTIMATOR_POSITIVE = 4,
+    /** int: GRBM_CD's sampler kind: EBM_SAMPLER_GIBBS (default),
+     * EBM_SAMPLER_LANGEVIN or EBM_SAMPLER_GIBBS_LANGEVIN */
+    EBM_ESTIMATOR_SAMPLER = 5,
+    /** int M >= 0: GRBM_CD's burn-in steps, not used in the estimate. Default 0 */
+    EBM_ESTIMATOR_BURN_IN = 6,
+    /** int >= 1: local-search sweep cap (UCD_LMI). Default 10000 */
+    EBM_ESTIMATOR_SEARCH_SWEEPS = 7,
+    /** int >= 1: mean-field iterations. Default 100 */
+    EBM_ESTIMATOR_MEAN_FIELD_ITERS = 8,
+    /** double >= 0: mean-field tolerance. Default 1e-5 */
+    EBM_ESTIMATOR_MEAN_FIELD_TOL = 9,
+    /** EBM_ESTIMATOR_SAMPLER_OPTION + o sets sampler option o (enum
+     * ebm_sampler_option, e.g. Langevin steps, step size, coupling) on the
+     * estimator's samplers. EBM_SAMPLER_CLAMP_LAYERS is managed by the
+     * estimator and cannot be set. */
+    EBM_ESTIMATOR_SAMPLER_OPTION = 1000
+};
+
+/** Statistics of the last ebm_estimator_gradient call. */
+enum ebm_estimator_stat {
+    /** negative phase: mean and largest meeting time tau over the chains */
+    EBM_ESTIMATOR_STAT_TAU_MEAN = 0,
+    EBM_ESTIMATOR_STAT_TAU_MAX = 1,
+    /** positive phase (coupled): mean and largest tau */
+    EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN = 2,
+    EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX = 3,
+    /** chains stopped by EBM_ESTIMATOR_MAX_STEPS (both phases) */
+    EBM_ESTIMATOR_STAT_CAPPED = 4,
+    /** mean local-search sweeps per chain (UCD_LMI, both phases) */
+    EBM_ESTIMATOR_STAT_SWEEPS_MEAN = 5,
+    /** local searches stopped by their sweep cap */
+    EBM_ESTIMATOR_STAT_SEARCH_CAPPED = 6,
+    /** Metropolis acceptance over the call (1 where there is none) */
+    EBM_ESTIMATOR_STAT_ACCEPT_RATE = 7,
+    /** mean-field rows that did not reach the tolerance */
+    EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED = 8
+};
+
+/**
+ * Create an estimator for m. On failure *out is NULL and the message is in
+ * ebm_model_errmsg(m).
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown kind), EBM_EUNSUPPORTED
+ *         (GRBM_CD on a model that is not a GRBM; UCD_LMI with a Gaussian
+ *         layer), EBM_ENOMEM
+ */
+EBM_API int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind);
+/** Free an estimator. NULL is a no-op. */
+EBM_API void ebm_estimator_destroy(ebm_estimator_t *e);
+/** Set an integer option. @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown
+ * option or value out of range; nothing changes), EBM_EUNSUPPORTED (an
+ * option value this model cannot use, e.g. EXACT positive phase on a DBM) */
+EBM_API int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value);
+/** Set a double option. @return as ebm_estimator_set_int */
+EBM_API int ebm_estimator_set_double(ebm_estimator_t *e, int option, double value);
+/**
+ * grad = the estimate of (1/n) sum_r d/dtheta log p(v_r) (ascent
+ * direction), in the flat parameter layout. Data rows: layer 0 values.
+ * @param[in]  data n x n_0 rows, row stride ldd >= n_0, n >= 1
+ * @param[out] grad [param_count], overwritten; unchanged on failure
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid data values; a
+ *         non-finite gradient, reported and never returned), EBM_ENOMEM
+ */
+EBM_API int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n,
+                                   const float *data, int64_t ldd, float *grad);
+/** @return a statistic of the last gradient call, or NaN (NULL, unknown stat). */
+EBM_API double ebm_estimator_stat(const ebm_estimator_t *e, int stat);
+/** @return the message of the last failed call on e ("" if none), never NULL. */
+EBM_API const char *ebm_estimator_errmsg(const ebm_estimator_t *e);
+/** @return the number of persistent chains (PCD; 0 before the first call
+ * or after a reset), or -1 if e is NULL. */
+EBM_API int64_t ebm_estimator_num_chains(const ebm_estimator_t *e);
+/**
+ * Copy the persistent chains (full states, one per row) into out
+ * (ebm_estimator_num_chains rows, stride ldo >= state width), for checkpoints.
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE
+ */
+EBM_API int ebm_estimator_get_chains(const ebm_estimator_t *e, float *out, int64_t ldo);
+/**
+ * Replace the persistent chains by n valid states (n = 0 resets them: the next
+ * call starts new chains from uniform noise).
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states), EBM_ENOMEM
+ */
+EBM_API int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains,
+                                     int64_t ldc);
+
 #ifdef __cplusplus
 }
 #endif
