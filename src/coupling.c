@@ -203,23 +203,24 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
             residual(c, &st[ST_RESIDUAL], r);
         }
     }
-    /* B2 from the new B1: common random numbers (CRN), or y independent off
-     * the meeting event (MAXIMAL); met rows are made identical. */
+    /* B2 from the new B1, from common random numbers, except y's off the
+     * meeting event under MAXIMAL (independent there). Each chain draws from
+     * its own conditional, so chains whose clamped layers differ keep their
+     * own laws; with equal clamps, a met row's B2 inputs are equal and so
+     * are its draws. */
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (!(c->b2 >> l & 1u)) {
             continue;
         }
-        const int64_t nl = m->size[l];
-        const ebm__stream *sy = c->s->coupling == EBM_COUPLING_CRN ? &st[ST_B2 + l]
-                                                                   : &st[ST_B2_Y + l];
+        const int64_t nl = m->size[l], off = m->offset[l];
         ebm__layer_input(m, l, na, c->X, w, a, nl);
-        ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->X + m->offset[l], w);
+        ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->X + off, w);
         ebm__layer_input(m, l, na, c->Y, w, a, nl);
-        ebm__sample_from_input(m, l, sy, c->id, 0, na, a, nl, c->Y + m->offset[l], w);
-    }
-    for (int64_t r = 0; r < na; r++) {
-        if (c->met[r]) {
-            memcpy(c->Y + r * w, c->X + r * w, (size_t)w * sizeof *c->Y);
+        for (int64_t r = 0; r < na; r++) {
+            int common = c->s->coupling == EBM_COUPLING_CRN || c->met[r];
+            const ebm__stream *sy = common ? &st[ST_B2 + l] : &st[ST_B2_Y + l];
+            ebm__sample_from_input(m, l, sy, c->id + r, 0, 1, a + r * nl, nl,
+                                   c->Y + r * w + off, w);
         }
     }
 }
@@ -300,9 +301,10 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     for (int64_t i = 0; i < na; i++) {
         memcpy(x + idx[i] * ldx, c.X + i * w, (size_t)w * sizeof *x);
         memcpy(y + idx[i] * ldy, c.Y + i * w, (size_t)w * sizeof *y);
-        n_met += c.met[i];
+        int equal = ebm__rows_equal(c.X + i * w, c.Y + i * w, w);
+        n_met += equal;
         if (met != NULL) {
-            met[idx[i]] = (uint8_t)c.met[i];
+            met[idx[i]] = (uint8_t)equal;
         }
     }
     for (int64_t i = 0; i < nt; i++) {

@@ -158,13 +158,15 @@ static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x
 int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
 {
     ebm__msg msg;
+    if (out != NULL) {
+        *out = NULL;
+    }
     if (m == NULL) {
         return EBM_ENULL;
     }
     if (out == NULL) {
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
     }
-    *out = NULL;
     if (kind < EBM_ESTIMATOR_CD || kind > EBM_ESTIMATOR_GRBM_CD) {
         return ebm__model_set_error(
             m,

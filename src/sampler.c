@@ -21,13 +21,15 @@ static const char *kind_name(int kind)
 int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
 {
     ebm__msg msg;
+    if (out != NULL) {
+        *out = NULL;
+    }
     if (m == NULL) {
         return EBM_ENULL;
     }
     if (out == NULL) {
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
     }
-    *out = NULL;
     if (kind < EBM_SAMPLER_GIBBS || kind > EBM_SAMPLER_GIBBS_LANGEVIN) {
         return ebm__model_set_error(
             m,
@@ -301,13 +303,14 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
 {
     const ebm_model_t *m = s->m;
     const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    float *xp = ebm__sampler_floats(s, (size_t)(chunk * w + w));
-    double *d = ebm__sampler_doubles(s, (size_t)(3 * chunk + ebm__free_energy_scratch(m, chunk)));
+    float *xp = ebm__sampler_floats(s, (size_t)(2 * chunk * w + w));
+    double *d = ebm__sampler_doubles(s, (size_t)(4 * chunk + ebm__free_energy_scratch(m, chunk)));
     if (xp == NULL || d == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for MH scratch");
     }
-    double *e_x = d, *e_y = d + chunk, *e_p = d + 2 * chunk, *work = d + 3 * chunk;
-    float *draw = xp + chunk * w;
+    double *e_x = d, *e_y = d + chunk, *e_p = d + 2 * chunk, *e_yp = d + 3 * chunk;
+    double *work = d + 4 * chunk;
+    float *yp = xp + chunk * w, *draw = yp + chunk * w;
     ebm__stream streams[2];
     ebm__take_streams(rng, 2, streams); /* proposal, acceptance */
     uint32_t layers = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
@@ -323,7 +326,26 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
         ebm__free_energy_chunk(m, 0, rows, xc, ldx, e_x, work);
         ebm__free_energy_chunk(m, 0, rows, xp, w, e_p, work);
         if (yc != NULL) {
+            /* y's proposal: the common free units, y's own clamped units (the
+             * same as x's proposal when the clamps agree, as in UCD-LMI). */
+            int clamps_differ = 0;
+            for (int64_t r = 0; r < rows; r++) {
+                float *q = yp + r * w;
+                memcpy(q, xp + r * w, (size_t)w * sizeof *q);
+                for (int64_t l = 0; l < m->n_layers; l++) {
+                    if (!(layers >> l & 1u)) {
+                        memcpy(q + m->offset[l], yc + r * ldy + m->offset[l],
+                               (size_t)m->size[l] * sizeof *q);
+                    }
+                }
+                clamps_differ |= !ebm__rows_equal(q, xp + r * w, w);
+            }
             ebm__free_energy_chunk(m, 0, rows, yc, ldy, e_y, work);
+            if (clamps_differ) {
+                ebm__free_energy_chunk(m, 0, rows, yp, w, e_yp, work);
+            } else {
+                memcpy(e_yp, e_p, (size_t)rows * sizeof *e_yp);
+            }
         }
         for (int64_t r = 0; r < rows; r++) {
             float u;
@@ -343,8 +365,8 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
                 /* Met rows move together and stay equal. */
                 memcpy(yr, xr, (size_t)w * sizeof *yr);
             } else {
-                if (log_u < e_y[r] - e_p[r]) {
-                    memcpy(yr, xp + r * w, (size_t)w * sizeof *yr);
+                if (log_u < e_y[r] - e_yp[r]) {
+                    memcpy(yr, yp + r * w, (size_t)w * sizeof *yr);
                     accepted++;
                 }
                 decisions++;
@@ -410,16 +432,19 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     if (rc != EBM_OK) {
         return sampler_error(s, rc, &msg);
     }
+    /* Statistics change only if the call succeeds. */
+    double saved[EBM__N_SAMPLER_STATS];
+    memcpy(saved, s->stat, sizeof saved);
     s->stat[EBM_STAT_ROWS] = (double)n;
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->stat[EBM_STAT_MET_FRACTION] = NAN;
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
+    /* The kernels see the counter t of the step they make (1 for the first). */
+    s->iteration++;
     if (n == 0) {
         return EBM_OK;
     }
-    /* The kernels see the counter t of the step they make (1 for the first). */
-    s->iteration++;
     switch (s->kind) {
     case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, &msg, rng, NULL, n, x, ldx); break;
     case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, &msg, rng, NULL, n, x, ldx); break;
@@ -428,6 +453,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     }
     if (rc != EBM_OK) {
         s->iteration--;
+        memcpy(s->stat, saved, sizeof saved);
         return sampler_error(s, rc, &msg);
     }
     return EBM_OK;
@@ -456,19 +482,23 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
     if (rc != EBM_OK) {
         return sampler_error(s, rc, &msg);
     }
+    double saved[EBM__N_SAMPLER_STATS];
+    memcpy(saved, s->stat, sizeof saved);
     s->stat[EBM_STAT_ROWS] = (double)n;
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
     s->stat[EBM_STAT_MET_FRACTION] = 1.0;
+    s->iteration++;
     if (n == 0) {
         return EBM_OK;
     }
-    s->iteration++;
     rc = s->kind == EBM_SAMPLER_GIBBS
              ? ebm__coupled_gibbs_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met)
              : ebm__coupled_mh_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met);
     if (rc != EBM_OK) {
         s->iteration--;
+        memcpy(s->stat, saved, sizeof saved);
         return sampler_error(s, rc, &msg);
     }
     return EBM_OK;

@@ -62,6 +62,7 @@ int main(void)
     srunner_add_suite(sr, ebm_exact_suite());
     srunner_add_suite(sr, ebm_io_suite());
     srunner_add_suite(sr, ebm_badinput_suite());
+    srunner_add_suite(sr, ebm_sampler_suite());
     srunner_add_suite(sr, ebm_langevin_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
