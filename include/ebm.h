@@ -485,6 +485,39 @@ EBM_API int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z);
 EBM_API int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n,
                                      const float *data, int64_t ldd, double *ll);
 
+/**
+ * log Z by annealed importance sampling (Neal 2001; Salakhutdinov and Murray
+ * 2008 for RBMs, Salakhutdinov and Hinton 2009 for DBMs). The path
+ * p_beta(x) ~ exp(-E_beta(x)) scales every weight and every bias of a binary
+ * or spin layer by beta (a Gaussian layer keeps its own mean and variance and
+ * couples through beta W), from p_0 (independent uniform units and N(mu,
+ * sigma^2) visible units, whose log Z is known) to p_1, the model. The odd
+ * layers are summed out analytically in the importance weights and the even
+ * layers carry the chains; the transition at beta is one Gibbs sweep of
+ * p_beta. The schedule of n_betas inverse temperatures (beta_0 = 0 excluded,
+ * beta_{n_betas} = 1) spaces them uniformly on [0, 0.5] for the first 10%,
+ * on [0.5, 0.9] for the next 30% and on [0.9, 1] for the last 60%.
+ * @param[in]  n_chains independent runs (rows), >= 2
+ * @param[in]  n_betas  >= 1
+ * @param[out] log_z    log of the mean importance weight plus log Z_0
+ * @param[out] std_err  NULL, or its standard error over the chains (delta method)
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n_chains < 2, n_betas < 1),
+ *         EBM_EVALUE (non-finite weights), EBM_ENOMEM
+ */
+EBM_API int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
+                                        int64_t n_betas, double *log_z, double *std_err);
+/**
+ * ll[r] = the variational lower bound on log p(v_r) of the mean-field
+ * posterior Q (ebm_model_mean_field with the visible layer clamped, 200
+ * iterations at most, tolerance 1e-7): -E(v, mu) + H(Q) - log_z, where mu are
+ * Q's means (the energy is multilinear, so E_Q[E] = E(v, mu)) and H is the
+ * entropy of the factorised Q. For an RBM the bound is not tight; use
+ * ebm_model_log_likelihood there.
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ */
+EBM_API int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n,
+                                           const float *data, int64_t ldd, double *ll);
+
 /* ------------------------------------------------------------------------ */
 /* Samplers and coupled chains                                              */
 /* ------------------------------------------------------------------------ */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const double LOG_2PI = 1.8378770664093454836;
+
 /* Largest enumeration: 2^32 states for log Z, 2^24 per row for log p(v). */
 #define LOGZ_MAX_BITS 32
 #define LL_MAX_BITS 24
@@ -199,4 +201,251 @@ int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n, cons
     }
     enum_work_free(&ew);
     return EBM_OK;
+}
+
+/* ---- annealed importance sampling -------------------------------------- */
+
+/* beta_k, k = 1..K, of the documented schedule: uniform steps on [0, 0.5]
+ * for the first 10% of k, on [0.5, 0.9] for the next 30%, on [0.9, 1] for
+ * the rest. */
+static double ais_beta(int64_t k, int64_t K)
+{
+    const double edge[4] = {0.0, 0.5, 0.9, 1.0};
+    const double frac[4] = {0.0, 0.1, 0.4, 1.0};
+    double u = (double)k / (double)K;
+    for (int seg = 0; seg < 3; seg++) {
+        if (u <= frac[seg + 1]) {
+            double t = (u - frac[seg]) / (frac[seg + 1] - frac[seg]);
+            return edge[seg] + t * (edge[seg + 1] - edge[seg]);
+        }
+    }
+    return 1.0;
+}
+
+/* log of the per-unit partition sum of a summed-out unit at input t. */
+static double unit_log_sum(int units, double t)
+{
+    return units == EBM_UNITS_SPIN ? ebm__log2cosh(t) : ebm__softplus(t);
+}
+
+/* Scale an input to inverse temperature beta: binary and spin inputs are
+ * b + W x, all scaled; a Gaussian layer's mean is mu + beta W x. */
+static void scale_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, double beta)
+{
+    const int64_t nl = m->size[l];
+    const float *mu = m->params + m->b_off[0];
+    for (int64_t r = 0; r < n; r++) {
+        float *ar = a + r * nl;
+        for (int64_t j = 0; j < nl; j++) {
+            ar[j] = ebm__is_gaussian(m, l) ? (float)(mu[j] + beta * (ar[j] - mu[j]))
+                                           : (float)(beta * ar[j]);
+        }
+    }
+}
+
+int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
+                                int64_t n_betas, double *log_z, double *std_err)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = EBM_OK;
+    if (rng == NULL || log_z == NULL) {
+        rc = ebm__fail(&msg, EBM_ENULL, "%s is NULL", rng == NULL ? "rng" : "log_z");
+    } else if (n_chains < 2 || n_chains > EBM__BLAS_MAX) {
+        rc = ebm__fail(&msg, EBM_ESHAPE, "n_chains is %lld; AIS needs 2 to %lld chains",
+                       (long long)n_chains, (long long)EBM__BLAS_MAX);
+    } else if (n_betas < 1 || n_betas > INT32_MAX) {
+        rc = ebm__fail(&msg, EBM_ESHAPE, "n_betas is %lld; it must be from 1 to %d",
+                       (long long)n_betas, INT32_MAX);
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    const int64_t n = n_chains, w = m->width;
+    float *x = malloc((size_t)(n * w + n * m->max_size + w) * sizeof *x);
+    double *lw = calloc((size_t)n, sizeof *lw);
+    if (x == NULL || lw == NULL) {
+        free(x);
+        free(lw);
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for AIS"), &msg);
+    }
+    float *a = x + n * w, *draw = a + n * m->max_size;
+
+    /* p_0: uniform discrete units, N(mu, sigma^2) Gaussian units. */
+    double log_z0 = 0.0;
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (ebm__is_gaussian(m, l)) {
+            for (int64_t i = 0; i < m->size[l]; i++) {
+                log_z0 += 0.5 * (LOG_2PI + m->params_d[m->logvar_off + i]);
+            }
+        } else {
+            log_z0 += (double)m->size[l] * log(2.0);
+        }
+    }
+    ebm__stream st = ebm__rng_take_stream(rng);
+    ebm__random_units(m, &st, NULL, n, x, w, ebm__all_layers(m), NULL, 0, draw);
+    if (ebm__is_gaussian(m, 0)) {
+        const float *mu = m->params + m->b_off[0], *logvar = m->params + m->logvar_off;
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t i = 0; i < m->size[0]; i++) {
+                x[r * w + i] = mu[i] + expf(0.5f * logvar[i]) * x[r * w + i];
+            }
+        }
+    }
+
+    double beta_prev = 0.0;
+    for (int64_t k = 1; k <= n_betas; k++) {
+        const double beta = ais_beta(k, n_betas);
+        /* Weights: log p*_beta(x) - log p*_beta_prev(x) at the current even
+         * layers, odd layers summed out: the discrete even biases give
+         * (beta - beta_prev) b.x, the odd layers their log-sums. */
+        for (int64_t l = 0; l < m->n_layers; l += 2) {
+            if (ebm__is_gaussian(m, l)) {
+                continue; /* its quadratic term does not depend on beta */
+            }
+            const float *b = m->params + m->b_off[l];
+            for (int64_t r = 0; r < n; r++) {
+                const float *xl = x + r * w + m->offset[l];
+                double s = 0.0;
+                for (int64_t j = 0; j < m->size[l]; j++) {
+                    s += (double)b[j] * xl[j];
+                }
+                lw[r] += (beta - beta_prev) * s;
+            }
+        }
+        ebm__stream sweep[EBM_MAX_LAYERS];
+        ebm__take_streams(rng, (int)m->n_layers, sweep);
+        for (int64_t l = 1; l < m->n_layers; l += 2) {
+            const int64_t nl = m->size[l];
+            ebm__layer_input(m, l, n, x, w, a, nl);
+            for (int64_t r = 0; r < n; r++) {
+                double s = 0.0;
+                for (int64_t j = 0; j < nl; j++) {
+                    double t = a[r * nl + j];
+                    s += unit_log_sum(m->units[l], beta * t) -
+                         unit_log_sum(m->units[l], beta_prev * t);
+                }
+                lw[r] += s;
+            }
+            /* The transition at beta: the odd layers given the even ones ... */
+            scale_input(m, l, n, a, beta);
+            ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
+        }
+        /* ... then the even layers given the odd ones. */
+        for (int64_t l = 0; l < m->n_layers; l += 2) {
+            const int64_t nl = m->size[l];
+            ebm__layer_input(m, l, n, x, w, a, nl);
+            scale_input(m, l, n, a, beta);
+            ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
+        }
+        beta_prev = beta;
+    }
+    /* log Z = log Z_0 + log mean(w); the standard error by the delta method. */
+    double lmax = -INFINITY;
+    for (int64_t r = 0; r < n; r++) {
+        lmax = lw[r] > lmax ? lw[r] : lmax;
+    }
+    double mean = 0.0, sq = 0.0;
+    for (int64_t r = 0; r < n; r++) {
+        double wr = exp(lw[r] - lmax);
+        mean += wr;
+        sq += wr * wr;
+    }
+    mean /= (double)n;
+    double var = (sq / (double)n - mean * mean) * (double)n / (double)(n - 1);
+    free(x);
+    free(lw);
+    if (!isfinite(lmax) || !(mean > 0)) {
+        return ebm__model_set_error(
+            m, ebm__fail(&msg, EBM_EVALUE, "AIS importance weights are not finite"), &msg);
+    }
+    *log_z = log_z0 + lmax + log(mean);
+    if (std_err != NULL) {
+        *std_err = sqrt(var > 0 ? var : 0.0) / (mean * sqrt((double)n));
+    }
+    return EBM_OK;
+}
+
+/* ---- mean-field lower bound -------------------------------------------- */
+
+/* Entropy of a factorised unit with mean q of x (binary: P(1) = q; spin:
+ * P(+1) = (1 + q)/2). */
+static double unit_entropy(int units, double q)
+{
+    double p = units == EBM_UNITS_SPIN ? 0.5 * (1.0 + q) : q;
+    double h = 0.0;
+    if (p > 0.0) {
+        h -= p * log(p);
+    }
+    if (p < 1.0) {
+        h -= (1.0 - p) * log1p(-p);
+    }
+    return h;
+}
+
+int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n,
+                                   const float *data, int64_t ldd, double *ll)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = EBM_OK;
+    if (!isfinite(log_z)) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "log_z is %g; it must be finite", log_z);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_layer_values(m, &msg, "data", 0, n, data, ldd);
+    }
+    if (rc == EBM_OK && n > 0 && ll == NULL) {
+        rc = ebm__fail(&msg, EBM_ENULL, "ll is NULL");
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    if (n == 0) {
+        return EBM_OK;
+    }
+    const int64_t w = m->width;
+    float *mu = malloc((size_t)(n * w) * sizeof *mu);
+    uint8_t *clamp = calloc((size_t)w, 1);
+    double *work = malloc((size_t)ebm__free_energy_scratch(m, EBM__CHUNK) * sizeof *work);
+    double *e = malloc((size_t)n * sizeof *e);
+    if (mu == NULL || clamp == NULL || work == NULL || e == NULL) {
+        free(mu);
+        free(clamp);
+        free(work);
+        free(e);
+        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+    }
+    memset(clamp, 1, (size_t)m->size[0]);
+    for (int64_t r = 0; r < n; r++) {
+        float *row = mu + r * w;
+        memcpy(row, data + r * ldd, (size_t)m->size[0] * sizeof *row);
+        for (int64_t k = m->size[0]; k < w; k++) {
+            row[k] = m->units[1] == EBM_UNITS_SPIN ? 0.0f : 0.5f;
+        }
+    }
+    rc = ebm_model_mean_field(m, n, mu, w, clamp, 0, 200, 1e-7);
+    if (rc >= 0) {
+        rc = EBM_OK;
+        for (int64_t r0 = 0; r0 < n; r0 += EBM__CHUNK) {
+            int64_t rows = n - r0 < EBM__CHUNK ? n - r0 : EBM__CHUNK;
+            ebm__free_energy_chunk(m, 0, rows, mu + r0 * w, w, e + r0, work);
+        }
+        for (int64_t r = 0; r < n; r++) {
+            double h = 0.0;
+            for (int64_t k = m->size[0]; k < w; k++) {
+                h += unit_entropy(m->units[1], mu[r * w + k]);
+            }
+            ll[r] = -e[r] + h - log_z;
+        }
+    }
+    free(mu);
+    free(clamp);
+    free(work);
+    free(e);
+    return rc;
 }
