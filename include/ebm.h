@@ -739,7 +739,8 @@ enum ebm_positive_phase {
     EBM_POSITIVE_MEAN_FIELD = 2,
     /** coupled chains with v clamped: unbiased (UCD, UCD_LMI). */
     EBM_POSITIVE_COUPLED = 3,
-    /** one draw h ~ p(h | v): the joint-energy estimate of Liao et al. (GRBM_CD) */
+    /** one draw h ~ p(h | v): the joint-energy estimate of Liao et al.;
+     * 2-layer models only */
     EBM_POSITIVE_SAMPLED = 4
 };
 
@@ -763,9 +764,12 @@ enum ebm_estimator_option {
     /** int: CD/PCD sweeps and GRBM_CD steps (>= 1, default 1; GRBM_CD 10);
      * UCD/UCD_LMI: the step k of the estimate (>= 0; UCD default 1, UCD_LMI 0) */
     EBM_ESTIMATOR_K = 0,
-    /** int >= 0: cap on coupling steps per row; 0 (default) means none */
+    /** int >= 0: cap on coupling steps per row; 0 (default) means none. A
+     * row is stopped by the cap only once it has reached step k, so its
+     * estimate is truncated, never empty. */
     EBM_ESTIMATOR_MAX_STEPS = 1,
-    /** int >= 0: PCD chains, GRBM_CD chains; 0 (default): the batch size */
+    /** int >= 0: PCD chains, GRBM_CD chains; 0 (default): the batch size.
+     * Changing it discards existing PCD chains. */
     EBM_ESTIMATOR_CHAINS = 2,
     /** int: enum ebm_marginalize. Defaults: UCD_LMI BOTH, GRBM_CD ODD, others EVEN */
     EBM_ESTIMATOR_MARGINALIZE = 3,
@@ -774,7 +778,8 @@ enum ebm_estimator_option {
     /** int: GRBM_CD's sampler kind: EBM_SAMPLER_GIBBS (default),
      * EBM_SAMPLER_LANGEVIN or EBM_SAMPLER_GIBBS_LANGEVIN */
     EBM_ESTIMATOR_SAMPLER = 5,
-    /** int M >= 0: GRBM_CD's burn-in steps, not used in the estimate. Default 0 */
+    /** int M >= 0: GRBM_CD's burn-in steps, not used in the estimate; must
+     * be smaller than K when the gradient is computed. Default 0 */
     EBM_ESTIMATOR_BURN_IN = 6,
     /** int >= 1: local-search sweep cap (UCD_LMI). Default 10000 */
     EBM_ESTIMATOR_SEARCH_SWEEPS = 7,
@@ -830,8 +835,12 @@ EBM_API int ebm_estimator_set_double(ebm_estimator_t *e, int option, double valu
  * direction), in the flat parameter layout. Data rows: layer 0 values.
  * @param[in]  data n x n_0 rows, row stride ldd >= n_0, n >= 1
  * @param[out] grad [param_count], overwritten; unchanged on failure
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid data values; a
- *         non-finite gradient, reported and never returned), EBM_ENOMEM
+ * Each phase draws from its own child generator of rng, so row r's draws
+ * depend only on rng's state and r; on success rng moves by one sequence,
+ * on failure nothing changes (grad, chains, statistics, rng).
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid data values;
+ *         GRBM_CD burn-in >= K; a non-finite gradient, reported and never
+ *         returned), EBM_ENOMEM
  */
 EBM_API int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n,
                                    const float *data, int64_t ldd, float *grad);

@@ -71,6 +71,9 @@ typedef struct ebm__stream {
     uint64_t seq;
 } ebm__stream;
 
+/* The child generator number `index` of parent, as ebm_rng_derive makes it,
+ * into caller storage (no allocation). */
+void ebm__rng_child(const ebm_rng_t *parent, uint64_t index, ebm_rng_t *child);
 /* Take a fresh sequence number from r for one batched call. */
 ebm__stream ebm__rng_take_stream(ebm_rng_t *r);
 /* out[0..count) = uniforms in [0,1) of row `row`, starting at 32-bit word

@@ -303,7 +303,8 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
     int rc = is_double ? ebm_sampler_set_double(list[0], option, dv)
                        : ebm_sampler_set_int(list[0], option, iv);
     if (rc != EBM_OK) {
-        ebm__copy_text(msg.text, sizeof msg.text, ebm_sampler_errmsg(list[0]));
+        ebm__fail(&msg, rc, "EBM_ESTIMATOR_SAMPLER_OPTION + %d (option %d): %s", option,
+                  EBM_ESTIMATOR_SAMPLER_OPTION + option, ebm_sampler_errmsg(list[0]));
         return fail(e, rc, &msg);
     }
     for (int i = 1; i < count; i++) {
@@ -346,6 +347,12 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
         if (option == EBM_ESTIMATOR_MAX_STEPS) {
             e->max_steps = value;
         } else if (option == EBM_ESTIMATOR_CHAINS) {
+            /* A new count starts new chains at the next call. */
+            if (value != e->chains_opt) {
+                free(e->chains);
+                e->chains = NULL;
+                e->n_chains = 0;
+            }
             e->chains_opt = value;
         } else {
             e->burn_in = value;
@@ -373,6 +380,14 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
                         ebm__fail(&msg, EBM_EUNSUPPORTED,
                                   "EBM_POSITIVE_EXACT needs a 2-layer model; this one has %lld "
                                   "layers (use COUPLED or MEAN_FIELD)",
+                                  (long long)m->n_layers),
+                        &msg);
+        }
+        if (value == EBM_POSITIVE_SAMPLED && m->n_layers != 2) {
+            return fail(e,
+                        ebm__fail(&msg, EBM_EUNSUPPORTED,
+                                  "EBM_POSITIVE_SAMPLED draws h ~ p(h | v) exactly only in a "
+                                  "2-layer model; this one has %lld layers",
                                   (long long)m->n_layers),
                         &msg);
         }
@@ -581,7 +596,9 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rn
                     rc = stack_push(st, yr, w, -coef);
                 }
             }
-            int capped = e->max_steps > 0 && t >= e->max_steps && !met[r];
+            /* The cap stops a row only once it has reached step k: its estimate is
+             * then truncated, never empty. */
+            int capped = e->max_steps > 0 && t >= e->max_steps && t >= e->k && !met[r];
             if (rc != EBM_OK || !((met[r] && t >= e->k) || capped)) {
                 continue;
             }
@@ -851,6 +868,12 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (rc == EBM_OK) {
         rc = ebm__check_layer_values(m, &msg, "data", 0, n, data, ldd);
     }
+    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_GRBM_CD && e->burn_in >= e->k) {
+        rc = ebm__fail(&msg, EBM_EVALUE,
+                       "EBM_ESTIMATOR_BURN_IN is %lld but EBM_ESTIMATOR_K is %lld: no step would "
+                       "be used; the burn-in must be smaller than K",
+                       (long long)e->burn_in, (long long)e->k);
+    }
     if (rc != EBM_OK) {
         return fail(e, rc, &msg);
     }
@@ -869,13 +892,19 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
                     &msg);
     }
     float *x = f, *y = f + rows * w, *next = y + rows * w, *draw = next + rows * w;
-    uint64_t rng_saved[EBM_RNG_STATE_WORDS];
-    ebm_rng_get_state(rng, rng_saved);
+    /* Each phase draws from a child generator of its own, so that row r's
+     * draws depend only on rng and r, never on how long other rows' chains
+     * ran in an earlier phase; the caller's generator moves by one sequence. */
+    ebm_rng_t pos_rng, neg_rng;
+    ebm__rng_child(rng, 0, &pos_rng);
+    ebm__rng_child(rng, 1, &neg_rng);
+    double stat_saved[N_STATS];
+    memcpy(stat_saved, e->stat, sizeof stat_saved);
     if (e->kind == EBM_ESTIMATOR_PCD) {
         if (e->n_chains == n_chains) {
             memcpy(next, e->chains, (size_t)(n_chains * w) * sizeof *next);
         } else {
-            ebm__stream st = ebm__rng_take_stream(rng);
+            ebm__stream st = ebm__rng_take_stream(&neg_rng);
             ebm__random_units(m, &st, NULL, n_chains, next, w, ebm__all_layers(m), NULL, 0, draw);
         }
     }
@@ -884,9 +913,9 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     e->accept_sum = e->accept_rows = e->searches = 0.0;
     e->pos.rows = e->neg.rows = 0;
 
-    rc = positive_phase(e, &msg, rng, n, data, ldd, x, y, draw);
+    rc = positive_phase(e, &msg, &pos_rng, n, data, ldd, x, y, draw);
     if (rc == EBM_OK) {
-        rc = negative_phase(e, &msg, rng, n, data, ldd, x, y, draw, next, n_chains);
+        rc = negative_phase(e, &msg, &neg_rng, n, data, ldd, x, y, draw, next, n_chains);
     }
     /* The telescoping sums: one energy_grad per f term over all their rows. */
     if (rc == EBM_OK && e->pos.rows > 0) {
@@ -907,14 +936,14 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
         }
     }
     if (rc != EBM_OK) {
-        ebm_rng_set_state(rng, rng_saved);
+        memcpy(e->stat, stat_saved, sizeof stat_saved);
         return fail(e, rc, &msg);
     }
     if (e->kind == EBM_ESTIMATOR_PCD) {
         if (e->n_chains != n_chains) {
             float *c = realloc(e->chains, (size_t)(n_chains * w) * sizeof *c);
             if (c == NULL) {
-                ebm_rng_set_state(rng, rng_saved);
+                memcpy(e->stat, stat_saved, sizeof stat_saved);
                 return fail(e, ebm__fail(&msg, EBM_ENOMEM, "out of memory for the chains"), &msg);
             }
             e->chains = c;
@@ -928,5 +957,6 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     e->stat[EBM_ESTIMATOR_STAT_ACCEPT_RATE] =
         e->accept_rows > 0 ? e->accept_sum / e->accept_rows : 1.0;
     memcpy(grad, e->g, (size_t)m->n_params * sizeof *grad);
+    (void)ebm__rng_take_stream(rng); /* the next call derives other children */
     return EBM_OK;
 }

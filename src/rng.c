@@ -295,6 +295,15 @@ int ebm_rng_create(ebm_rng_t **out, uint64_t seed, uint64_t stream)
  * different points of the parent differ too, even when only fills came
  * between. The child starts at sequence 0.
  */
+void ebm__rng_child(const ebm_rng_t *parent, uint64_t index, ebm_rng_t *child)
+{
+    uint64_t key =
+        mix64(mix64(mix64(mix64(parent->key ^ RNG_DERIVE_DOMAIN) ^ parent->seq) ^ parent->pos) ^
+              index);
+    memset(child, 0, sizeof *child);
+    child->key = key;
+}
+
 int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
 {
     if (out == NULL) {
@@ -307,13 +316,11 @@ int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
     if (parent == NULL) {
         return EBM_ENULL;
     }
-    uint64_t key =
-        mix64(mix64(mix64(mix64(parent->key ^ RNG_DERIVE_DOMAIN) ^ parent->seq) ^ parent->pos) ^
-              index);
-    ebm_rng_t *r = rng_new(key);
+    ebm_rng_t *r = malloc(sizeof *r);
     if (r == NULL) {
         return EBM_ENOMEM;
     }
+    ebm__rng_child(parent, index, r);
     *out = r;
     return EBM_OK;
 }
