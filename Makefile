@@ -45,12 +45,21 @@ TEST_BIN = build/tests/check_ebm
 .PHONY: all check check-valgrind examples bench install uninstall clean symbols
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
-# Examples use only the public header; they link the static library.
+# Examples use only the public header; they link the static library and the
+# helpers in examples/common/ (images need libpng and zlib). examples/common is
+# not on the include path: its png.h would hide libpng's <png.h>.
 EXAMPLES = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
+EXAMPLE_COMMON = $(patsubst examples/%.c,build/examples/%.o,$(wildcard examples/common/*.c))
+EXAMPLE_LIBS = -lpng -lz
 examples: $(EXAMPLES)
-build/examples/%: examples/%.c include/ebm.h $(STATIC)
+.SECONDARY: $(EXAMPLE_COMMON)
+build/examples/common/%.o: examples/common/%.c $(wildcard examples/common/*.h)
+	@mkdir -p build/examples/common
+	$(CC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) -c $< -o $@
+build/examples/%: examples/%.c $(EXAMPLE_COMMON) include/ebm.h $(STATIC)
 	@mkdir -p build/examples
-	$(CC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LIB_LIBS)
+	$(CC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) $(LDFLAGS) -o $@ $< $(EXAMPLE_COMMON) \
+	  $(STATIC) $(EXAMPLE_LIBS) $(LIB_LIBS)
 
 build/%.o: src/%.c src/ebm_internal.h include/ebm.h | build
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
