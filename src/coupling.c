@@ -39,34 +39,97 @@ typedef struct couple {
     const int64_t *id; /* stream row of each gathered row */
     float *X, *Y;      /* na x w states */
     float *A1, *A2;    /* na x w: B1 inputs from X and from Y, at the layers' columns */
+    float *P1, *P2;    /* na x w: their discrete units' probabilities of the upper value */
+    double *lz;        /* [na]: sum over B1's discrete units of LZ(a2) - LZ(a1) */
     float *tmp;        /* one row of proposals */
     int64_t *met;      /* [na]: 1 where B1 met */
     int64_t tries_sum, tries_max;
 } couple;
 
-/* log p2(z) - log p1(z) of row r's B1 values z (at z's layer columns, one
- * row), with p1 from A1 and p2 from A2. */
-static double log_ratio(const couple *c, int64_t r, const float *z)
+/* log of a discrete unit's partition sum at input a: softplus(a) for 0/1
+ * units, log(2 cosh a) for spins, so that log p(x | a) = x a - LZ(a). */
+static double unit_lz(int units, double a)
 {
-    double lp1 = 0.0, lp2 = 0.0;
-    for (int64_t l = 0; l < c->m->n_layers; l++) {
-        if (c->b1 >> l & 1u) {
-            int64_t off = c->m->offset[l];
-            ebm__add_layer_logprob(c->m, l, 1, c->A1 + r * c->w + off, c->w, z + off, c->w, &lp1);
-            ebm__add_layer_logprob(c->m, l, 1, c->A2 + r * c->w + off, c->w, z + off, c->w, &lp2);
-        }
-    }
-    return lp2 - lp1;
+    return units == EBM_UNITS_SPIN ? ebm__log2cosh(a) : ebm__softplus(a);
 }
 
-/* Draw row r's B1 from the inputs `a` (A1 or A2) into the row `dst`. */
-static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, const float *a, float *dst)
+/* Per row, what the log-ratios of all its proposals share: the LZ terms of
+ * the discrete units, and the probabilities the draws compare against (the
+ * same float expressions ebm__sample_from_input uses). Once per step, so a
+ * try costs no transcendental function. */
+static void ratio_setup(couple *c)
 {
-    for (int64_t l = 0; l < c->m->n_layers; l++) {
-        if (c->b1 >> l & 1u) {
-            int64_t off = c->m->offset[l];
-            ebm__sample_from_input(c->m, l, st, c->id + r, (uint64_t)off, 1,
-                                   a + r * c->w + off, c->w, dst + off, c->w);
+    const ebm_model_t *m = c->m;
+    for (int64_t r = 0; r < c->na; r++) {
+        double lz = 0.0;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            if (!(c->b1 >> l & 1u) || ebm__is_gaussian(m, l)) {
+                continue;
+            }
+            const int64_t off = r * c->w + m->offset[l];
+            const float scale = m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f;
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                float a1 = c->A1[off + j], a2 = c->A2[off + j];
+                lz += unit_lz(m->units[l], a2) - unit_lz(m->units[l], a1);
+                c->P1[off + j] = ebm__sigmoidf(scale * a1);
+                c->P2[off + j] = ebm__sigmoidf(scale * a2);
+            }
+        }
+        c->lz[r] = lz;
+    }
+}
+
+/* log p2(z) - log p1(z) of row r's B1 values z (at z's layer columns, one
+ * row): for discrete units z (a2 - a1) - (LZ(a2) - LZ(a1)); for a Gaussian
+ * unit with variance s^2, ((z - a1)^2 - (z - a2)^2) / (2 s^2). */
+static double log_ratio(const couple *c, int64_t r, const float *z)
+{
+    const ebm_model_t *m = c->m;
+    double s = -c->lz[r];
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (!(c->b1 >> l & 1u)) {
+            continue;
+        }
+        const int64_t off = m->offset[l];
+        const float *a1 = c->A1 + r * c->w + off, *a2 = c->A2 + r * c->w + off, *zl = z + off;
+        if (ebm__is_gaussian(m, l)) {
+            for (int64_t i = 0; i < m->size[l]; i++) {
+                double d1 = (double)zl[i] - a1[i], d2 = (double)zl[i] - a2[i];
+                s += 0.5 * (d1 * d1 - d2 * d2) * m->inv_var_d[i];
+            }
+        } else {
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                s += (double)zl[j] * ((double)a2[j] - (double)a1[j]);
+            }
+        }
+    }
+    return s;
+}
+
+/* Draw row r's B1 into the row dst, from chain 1's conditional (chain 1)
+ * or chain 2's: discrete units compare uniforms with the precomputed
+ * probabilities, exactly as ebm__sample_from_input would; a Gaussian layer
+ * is drawn by ebm__sample_from_input. Each layer starts at its own words. */
+static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, int chain, float *dst)
+{
+    const ebm_model_t *m = c->m;
+    const float *a = chain == 1 ? c->A1 : c->A2, *p = chain == 1 ? c->P1 : c->P2;
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (!(c->b1 >> l & 1u)) {
+            continue;
+        }
+        const int64_t off = m->offset[l], nl = m->size[l];
+        if (ebm__is_gaussian(m, l)) {
+            ebm__sample_from_input(m, l, st, c->id + r, (uint64_t)off, 1, a + r * c->w + off,
+                                   c->w, dst + off, c->w);
+            continue;
+        }
+        const float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+        const float *pr = p + r * c->w + off;
+        float *d = dst + off;
+        ebm__stream_uniform(st, (uint32_t)c->id[r], (uint64_t)off, nl, d);
+        for (int64_t j = 0; j < nl; j++) {
+            d[j] = d[j] < pr[j] ? 1.0f : lo;
         }
     }
 }
@@ -101,14 +164,14 @@ static void residual(couple *c, const ebm__stream *base, int64_t r)
         float u[2];
         ebm__stream_uniform(&accept, (uint32_t)c->id[r], 0, 2, u);
         if (!x_done) {
-            draw_b1(c, &proposal, r, c->A1, c->tmp);
+            draw_b1(c, &proposal, r, 1, c->tmp);
             if (log((double)u[0]) > log_ratio(c, r, c->tmp)) {
                 copy_b1(c, c->tmp, xr);
                 x_done = 1;
             }
         }
         if (!y_done) {
-            draw_b1(c, &proposal, r, c->A2, c->tmp);
+            draw_b1(c, &proposal, r, 2, c->tmp);
             if (log((double)u[1]) > -log_ratio(c, r, c->tmp)) {
                 copy_b1(c, c->tmp, yr);
                 y_done = 1;
@@ -193,7 +256,7 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
         }
         /* Qiu Alg. 4 line 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'). */
         float *xr = c->X + r * w;
-        draw_b1(c, &st[ST_FIRST], r, c->A1, xr);
+        draw_b1(c, &st[ST_FIRST], r, 1, xr);
         float u;
         ebm__stream_uniform(&st[ST_MEET], (uint32_t)c->id[r], 0, 1, &u);
         if (log((double)u) <= log_ratio(c, r, xr)) {
@@ -239,9 +302,10 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
 
     /* Scratch: the gathered states (apart rows first, then rows already
      * met), y's apart rows, both B1 inputs, one proposal row, layer inputs. */
-    float *f = ebm__sampler_floats(s, (size_t)(4 * n * w + w + n * m->max_size));
+    float *f = ebm__sampler_floats(s, (size_t)(6 * n * w + w + n * m->max_size));
     int64_t *idx = ebm__sampler_indices(s, (size_t)(5 * n));
-    if (f == NULL || idx == NULL) {
+    double *lz = ebm__sampler_doubles(s, (size_t)n);
+    if (f == NULL || idx == NULL || lz == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }
     int64_t *flags = idx + 2 * n, *sid = idx + 3 * n; /* sid: stream rows of idx */
@@ -258,7 +322,10 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.Y = f + n * w;              /* na x w */
     c.A1 = c.Y + n * w;
     c.A2 = c.A1 + n * w;
-    c.tmp = c.A2 + n * w;
+    c.P1 = c.A2 + n * w;
+    c.P2 = c.P1 + n * w;
+    c.lz = lz;
+    c.tmp = c.P2 + n * w;
     float *a = c.tmp + w;         /* n x max_size */
     c.X = G;
     for (int64_t i = 0; i < na; i++) {
@@ -288,6 +355,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     ebm__stream st[ST_COUNT];
     ebm__take_streams(rng, ST_COUNT, st);
     if (c.b1 != 0) {
+        ratio_setup(&c);
         couple_apart(&c, st, a);
     }
     /* Rows met on entry: one ordinary sweep, then y = x. */
