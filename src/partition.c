@@ -143,6 +143,20 @@ int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z)
     return rc == EBM_OK ? rc : ebm__model_set_error(m, rc, &msg);
 }
 
+/* Checks shared by the two log-likelihood calls. */
+static int check_ll_args(const ebm_model_t *m, ebm__msg *msg, double log_z, int64_t n,
+                         const float *data, int64_t ldd, const double *ll)
+{
+    if (!isfinite(log_z)) {
+        return ebm__fail(msg, EBM_EVALUE, "log_z is %g; it must be finite", log_z);
+    }
+    int rc = ebm__check_layer_values(m, msg, "data", 0, n, data, ldd);
+    if (rc == EBM_OK && n > 0 && ll == NULL) {
+        rc = ebm__fail(msg, EBM_ENULL, "ll is NULL");
+    }
+    return rc;
+}
+
 int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n, const float *data,
                              int64_t ldd, double *ll)
 {
@@ -150,16 +164,7 @@ int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n, cons
         return EBM_ENULL;
     }
     ebm__msg msg;
-    int rc = EBM_OK;
-    if (!isfinite(log_z)) {
-        rc = ebm__fail(&msg, EBM_EVALUE, "log_z is %g; it must be finite", log_z);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm__check_layer_values(m, &msg, "data", 0, n, data, ldd);
-    }
-    if (rc == EBM_OK && n > 0 && ll == NULL) {
-        rc = ebm__fail(&msg, EBM_ENULL, "ll is NULL");
-    }
+    int rc = check_ll_args(m, &msg, log_z, n, data, ldd, ll);
     /* Enumerate the smaller hidden parity class, sum out the other. */
     uint32_t odd = parity_mask(m, 1), even_hidden = parity_mask(m, 0) & ~1u;
     uint32_t enum_mask = class_bits(m, even_hidden) < class_bits(m, odd) ? even_hidden : odd;
@@ -392,16 +397,7 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
         return EBM_ENULL;
     }
     ebm__msg msg;
-    int rc = EBM_OK;
-    if (!isfinite(log_z)) {
-        rc = ebm__fail(&msg, EBM_EVALUE, "log_z is %g; it must be finite", log_z);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm__check_layer_values(m, &msg, "data", 0, n, data, ldd);
-    }
-    if (rc == EBM_OK && n > 0 && ll == NULL) {
-        rc = ebm__fail(&msg, EBM_ENULL, "ll is NULL");
-    }
+    int rc = check_ll_args(m, &msg, log_z, n, data, ldd, ll);
     if (rc != EBM_OK) {
         return ebm__model_set_error(m, rc, &msg);
     }

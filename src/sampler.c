@@ -399,6 +399,27 @@ int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const 
 
 /* ---- public steps ----------------------------------------------------- */
 
+/* A step call's statistics start afresh and its counter moves; a failed
+ * call undoes both (statistics change only if the call succeeds). The
+ * kernels see the counter t of the step they make (1 for the first). */
+static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double *saved)
+{
+    memcpy(saved, s->stat, sizeof s->stat);
+    s->stat[EBM_STAT_ROWS] = (double)n;
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    s->stat[EBM_STAT_MET_FRACTION] = met_fraction;
+    s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
+    s->stat[EBM_STAT_TRIES_MAX] = 0.0;
+    s->iteration++;
+}
+
+static int undo_call(ebm_sampler_t *s, const double *saved, int rc, const ebm__msg *msg)
+{
+    memcpy(s->stat, saved, sizeof s->stat);
+    s->iteration--;
+    return sampler_error(s, rc, msg);
+}
+
 /* Checks shared by the single and coupled steps for one state matrix. */
 static int check_chain(const ebm_sampler_t *s, ebm__msg *msg, const char *name, int64_t n,
                        const float *x, int64_t ldx)
@@ -432,16 +453,8 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     if (rc != EBM_OK) {
         return sampler_error(s, rc, &msg);
     }
-    /* Statistics change only if the call succeeds. */
     double saved[EBM__N_SAMPLER_STATS];
-    memcpy(saved, s->stat, sizeof saved);
-    s->stat[EBM_STAT_ROWS] = (double)n;
-    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
-    s->stat[EBM_STAT_MET_FRACTION] = NAN;
-    s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
-    s->stat[EBM_STAT_TRIES_MAX] = 0.0;
-    /* The kernels see the counter t of the step they make (1 for the first). */
-    s->iteration++;
+    begin_call(s, n, NAN, saved);
     if (n == 0) {
         return EBM_OK;
     }
@@ -451,12 +464,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
     default: rc = ebm__gibbs_langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
     }
-    if (rc != EBM_OK) {
-        s->iteration--;
-        memcpy(s->stat, saved, sizeof saved);
-        return sampler_error(s, rc, &msg);
-    }
-    return EBM_OK;
+    return rc == EBM_OK ? rc : undo_call(s, saved, rc, &msg);
 }
 
 int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
@@ -483,23 +491,12 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
         return sampler_error(s, rc, &msg);
     }
     double saved[EBM__N_SAMPLER_STATS];
-    memcpy(saved, s->stat, sizeof saved);
-    s->stat[EBM_STAT_ROWS] = (double)n;
-    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
-    s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
-    s->stat[EBM_STAT_TRIES_MAX] = 0.0;
-    s->stat[EBM_STAT_MET_FRACTION] = 1.0;
-    s->iteration++;
+    begin_call(s, n, 1.0, saved);
     if (n == 0) {
         return EBM_OK;
     }
     rc = s->kind == EBM_SAMPLER_GIBBS
              ? ebm__coupled_gibbs_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met)
              : ebm__coupled_mh_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met);
-    if (rc != EBM_OK) {
-        s->iteration--;
-        memcpy(s->stat, saved, sizeof saved);
-        return sampler_error(s, rc, &msg);
-    }
-    return EBM_OK;
+    return rc == EBM_OK ? rc : undo_call(s, saved, rc, &msg);
 }
