@@ -7,6 +7,8 @@
 #include <string.h>
 
 #define N_STATS 9
+/* Telescoping terms kept before they are turned into gradient. */
+#define STACK_FLUSH_ROWS 16384
 
 /* A list of state rows with signed coefficients: the terms of telescoping
  * sums, turned into gradients by one energy_grad call per f term. */
@@ -555,8 +557,8 @@ static int posterior_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, in
  * Finished rows leave the batch; each keeps its stream row.
  */
 static int telescope(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *rng,
-                     int64_t n, float *x, float *y, double coef, stack *st, int stat_mean,
-                     int stat_max)
+                     int64_t n, float *x, float *y, double coef, stack *st, uint32_t clamped,
+                     int stat_mean, int stat_max)
 {
     const int64_t w = e->m->width;
     int64_t *ids = grow((void **)&e->ibuf, &e->icap, (size_t)(3 * n), sizeof *ids);
@@ -622,6 +624,16 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rn
         }
         if (active == 0) {
             break;
+        }
+        /* Meeting times are heavy-tailed: turn the terms into gradient as they
+         * pile up, so memory stays bounded however long a chain runs. */
+        if (st->rows >= STACK_FLUSH_ROWS) {
+            rc = add_f(e, clamped, st->rows, st->x, w, st->c, 1.0);
+            st->rows = 0;
+            if (rc != EBM_OK) {
+                rc = ebm__fail(msg, rc, "out of memory for the telescoping sum");
+                break;
+            }
         }
         s->iteration++;
         rc = s->kind == EBM_SAMPLER_GIBBS
@@ -769,7 +781,7 @@ static int positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
         }
         if (rc == EBM_OK) {
             ebm_sampler_t *s = e->kind == EBM_ESTIMATOR_UCD_LMI ? e->mh_post : e->gibbs_post;
-            rc = telescope(e, msg, s, rng, n, x, y, c, &e->pos,
+            rc = telescope(e, msg, s, rng, n, x, y, c, &e->pos, 1u,
                            EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN,
                            EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX);
         }
@@ -832,14 +844,14 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
     case EBM_ESTIMATOR_UCD:
         rc = posterior_start(e, msg, rng, n, data, ldd, x, draw);
         if (rc == EBM_OK) {
-            rc = telescope(e, msg, e->gibbs, rng, n, x, y, 1.0 / (double)n, &e->neg,
+            rc = telescope(e, msg, e->gibbs, rng, n, x, y, 1.0 / (double)n, &e->neg, 0,
                            EBM_ESTIMATOR_STAT_TAU_MEAN, EBM_ESTIMATOR_STAT_TAU_MAX);
         }
         return rc;
     default: /* UCD_LMI */
         rc = local_mode_start(e, msg, rng, n, x, 0, draw);
         if (rc == EBM_OK) {
-            rc = telescope(e, msg, e->mh, rng, n, x, y, 1.0 / (double)n, &e->neg,
+            rc = telescope(e, msg, e->mh, rng, n, x, y, 1.0 / (double)n, &e->neg, 0,
                            EBM_ESTIMATOR_STAT_TAU_MEAN, EBM_ESTIMATOR_STAT_TAU_MAX);
         }
         return rc;
