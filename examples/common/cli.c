@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,4 +117,15 @@ int cli_make_dirs(const char *path)
             }
         }
     }
+}
+
+void cli_set_error(char *buf, size_t size, const char *fmt, ...)
+{
+    if (buf == NULL || size == 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
 }

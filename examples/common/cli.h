@@ -37,5 +37,10 @@ double cli_now(void);
 void cli_format_duration(double seconds, char *buf, size_t size);
 /** mkdir -p. @return 0, or -1 with errno set */
 int cli_make_dirs(const char *path);
+/** printf into a caller's message buffer (NULL or size 0: nothing is written). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void cli_set_error(char *buf, size_t size, const char *fmt, ...);
 
 #endif

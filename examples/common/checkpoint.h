@@ -1,0 +1,91 @@
+/* Training checkpoints for the example trainers: everything a run needs to
+ * continue exactly where it stopped, in one file, written atomically.
+ *
+ * A checkpoint holds the model (its ebm_model_save_buffer bytes), the
+ * training generator's state (ebm_rng_get_state), the optimiser's step count
+ * and buffers (optim.h), the estimator's persistent chains if it has any
+ * (ebm_estimator_get_chains: PCD), the iteration, the training time so far,
+ * and a free-form configuration text the trainer uses to refuse a resume
+ * with different settings. Resuming restores all of it, so that a run of
+ * 2N steps and a run of N steps + checkpoint + resume for N steps end with
+ * the same parameters bit for bit (on the same machine, BLAS and threads).
+ *
+ * File layout (every integer little-endian, floats as IEEE-754 bit patterns):
+ *   magic "EBMCKPT1" (8 bytes) | u32 format version (1) | u32 section count |
+ *   sections: 4-byte tag, u64 payload length, payload |
+ *   u32 CRC-32 (zlib's) of every byte before it.
+ * Sections: "MODL" model file bytes (docs/format.md); "RNG " 6 x u64;
+ * "ITER" i64 iteration, f64 seconds; "OPTM" i64 step, i64 n, n floats;
+ * "CHNS" i64 rows, i64 width, rows x width floats; "CONF" text.
+ * Unknown tags are skipped, so later versions may add sections.
+ *
+ * Writing goes to "<path>.tmp", which is flushed, synced and renamed over
+ * path: a crash leaves the old checkpoint or the new one, never half of one.
+ * Nothing here prints or exits: functions return CHECKPOINT_OK (0) or a
+ * negative code, with a message in the caller's buffer.
+ */
+#ifndef EXAMPLES_COMMON_CHECKPOINT_H
+#define EXAMPLES_COMMON_CHECKPOINT_H
+
+#include "optim.h"
+
+#include <ebm.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum checkpoint_status {
+    CHECKPOINT_OK = 0,
+    CHECKPOINT_EARG = -1,     /* a NULL pointer or an inconsistent argument */
+    CHECKPOINT_ENOMEM = -2,   /* out of memory */
+    CHECKPOINT_EIO = -3,      /* the file could not be read or written (errno in the message) */
+    CHECKPOINT_EFORMAT = -4,  /* not a checkpoint, a bad CRC, or a malformed section */
+    CHECKPOINT_EMISMATCH = -5 /* the checkpoint does not fit the handles it is restored into */
+};
+
+/** A checkpoint read from a file; checkpoint_free releases it. */
+typedef struct checkpoint {
+    ebm_model_t *model;                       /* owned */
+    uint64_t rng_state[EBM_RNG_STATE_WORDS];
+    int has_rng;
+    int64_t iteration;
+    double seconds;                           /* training time so far */
+    int64_t opt_step;
+    int64_t opt_floats;
+    float *opt_buffers;                       /* owned, [opt_floats] or NULL */
+    int64_t n_chains, chain_width;
+    float *chains;                            /* owned, n_chains x chain_width, or NULL */
+    char *config;                             /* owned, NUL-terminated, or NULL */
+} checkpoint;
+
+/**
+ * Save the state of a run to path, atomically.
+ * @param e      NULL, or the estimator whose persistent chains (if any) to save
+ * @param config NULL, or a text stored as is
+ * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_ENOMEM, CHECKPOINT_EIO
+ */
+int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng,
+                    const optim *o, const ebm_estimator_t *e, int64_t iteration, double seconds,
+                    const char *config, char *err, size_t err_size);
+
+/**
+ * Read and verify a checkpoint (magic, version, CRC, every section's length,
+ * the model through ebm_model_load_buffer). *out is zeroed on failure.
+ * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_ENOMEM, CHECKPOINT_EIO,
+ *         CHECKPOINT_EFORMAT
+ */
+int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_size);
+
+/**
+ * Put a loaded checkpoint into a run's handles: m's parameters (m must have
+ * the same layer sizes and unit kinds), rng's state, o's step and buffers,
+ * e's persistent chains (when the checkpoint has some; e may be NULL only if
+ * it has none). Everything is checked before anything changes.
+ * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_EMISMATCH
+ */
+int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, optim *o,
+                       ebm_estimator_t *e, char *err, size_t err_size);
+
+/** Free what a loaded checkpoint owns and zero it. NULL is a no-op. */
+void checkpoint_free(checkpoint *c);
+
+#endif

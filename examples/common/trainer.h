@@ -1,0 +1,90 @@
+/* The training loop shared by train_ucd, train_ucd_lmi and train_pcd: options,
+ * data, model, estimator, optimiser, progress, CSV log, sample pictures,
+ * checkpoints with exact resume, and the final evaluation (log-likelihood or
+ * its bound, samples, image completion). Each trainer is a main() that picks
+ * the estimator and the papers' defaults, then calls trainer_main.
+ *
+ * Random streams (seed = --seed): stream 0 initialises the model, stream 1
+ * drives training (mini-batch rows, Bernoulli binarisation, the estimator),
+ * stream 2 the evaluation (AIS), stream 3 + s the sample picture at step s,
+ * stream 4 the completion picture. So pictures never change the training
+ * path, and runs with the same seed start from the same model whatever the
+ * estimator.
+ *
+ * Unlike the library, trainer_main prints (progress to stderr, results to
+ * stdout) and returns an exit status; it still never calls exit() itself.
+ */
+#ifndef EXAMPLES_COMMON_TRAINER_H
+#define EXAMPLES_COMMON_TRAINER_H
+
+#include <ebm.h>
+#include <stdint.h>
+
+typedef struct trainer_config {
+    const char *prog;   /* program name, for messages */
+    const char *title;  /* the method's name in tables: "UCD-LMI" */
+    int method;         /* enum ebm_estimator_kind: UCD, UCD_LMI or PCD */
+
+    /* data */
+    int data;               /* enum trainer_data */
+    const char *data_dir;   /* NULL: the data set's default place */
+    int bas_side;           /* --data bas: side of the images */
+    int64_t train_rows;     /* 0: all; else a prefix */
+    int64_t test_rows;      /* 0: all; else a prefix (evaluation) */
+    int binarize;           /* enum data_binarize (threshold, bernoulli, 8bit) */
+
+    /* model */
+    int64_t layers[EBM_MAX_LAYERS];
+    int n_layers;           /* 0: the method's default for the data */
+    int units;              /* EBM_UNITS_BINARY or EBM_UNITS_SPIN (all layers) */
+    int init;               /* EBM_INIT_ORTHOGONAL or EBM_INIT_GAUSSIAN */
+    double init_scale;
+
+    /* optimiser */
+    int optimizer;          /* enum optim_kind */
+    double lr, momentum, gamma, clip;
+    int schedule;           /* enum optim_schedule */
+    int64_t batch;
+
+    /* estimator */
+    int64_t k;              /* -1: the library's default */
+    int64_t chains;         /* PCD persistent chains; 0: the batch size */
+    int64_t cap;            /* EBM_ESTIMATOR_MAX_STEPS, 0: none */
+    int marginalize;        /* enum ebm_marginalize, or -1: the library's default */
+    int positive;           /* enum ebm_positive_phase */
+    int64_t search_sweeps;  /* UCD-LMI local-search cap */
+
+    /* run */
+    int64_t steps;          /* total steps (including those before a resume); 0: no limit */
+    double minutes;         /* total training time; 0: no limit */
+    uint64_t seed;
+    const char *out;
+    int64_t checkpoint_every, log_every, sample_every;
+    const char *resume;
+
+    /* pictures and evaluation */
+    int64_t n_samples;      /* images in samples.png */
+    int64_t mh_steps;       /* MH_UNIFORM steps after the local search (Taniguchi 4.4) */
+    int64_t n_completions;  /* images in completion.png */
+    int64_t ais_chains, ais_betas;
+    int eval;               /* enum trainer_eval */
+} trainer_config;
+
+enum trainer_data { TRAINER_FASHION = 0, TRAINER_MNIST = 1, TRAINER_BAS = 2 };
+enum trainer_eval {
+    TRAINER_EVAL_AUTO = 0, /* exact where enumeration is cheap, else AIS */
+    TRAINER_EVAL_AIS = 1,  /* AIS even where exact would be possible */
+    TRAINER_EVAL_NONE = 2  /* no log-likelihood (pictures only) */
+};
+
+/** The defaults of a method (EBM_ESTIMATOR_UCD, UCD_LMI or PCD), from the papers. */
+void trainer_defaults(trainer_config *c, int method, const char *prog, const char *title);
+
+/**
+ * Parse the command line into c (on top of its defaults), load the data, and
+ * train, evaluate and write the outputs. --help prints the options.
+ * @return a process exit status: 0 on success, 1 on any error, 2 for bad options
+ */
+int trainer_main(trainer_config *c, int argc, char **argv);
+
+#endif

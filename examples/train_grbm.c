@@ -1,0 +1,633 @@
+/*
+ * A Gaussian-Bernoulli RBM trained on images by Liao et al.'s (2022) modified
+ * CD with Gibbs-Langevin sampling: Fashion-MNIST (their section 4.2 and
+ * appendix B.3). docs/grbm.md has the protocol, a run and its samples.
+ *
+ * Data: Fashion-MNIST's 60,000 training images (examples/common/data.h;
+ * `apt-get install -y dataset-fashion-mnist`), grey in [0, 1], standardised
+ * per pixel as the paper says (x = (grey - mean_p) / sd_p, sd floored at
+ * --sd-floor), or with one mean and sd for all pixels (--standardize global,
+ * what the published code's config does: 0.286 and 0.353).
+ *
+ * Model: n_v = 784 Gaussian visible units with one learned log-variance
+ * each, --hidden binary hidden units. mu = 0, variances 1, b = 0, W entries
+ * N(0, 1/(n_v + n_h)) (the published code's initialisation).
+ *
+ * Training (Liao Alg. 3, appendix B): EBM_ESTIMATOR_GRBM_CD with
+ * EBM_SAMPLER_GIBBS_LANGEVIN: the negative chains start from N(0, I) at
+ * every step and make --gibbs-steps Gibbs-Langevin steps of
+ * --langevin-steps Langevin steps each (the cosine step-size schedule inside
+ * a step); the Langevin step size is --step-size times the mean variance
+ * (EBM_SAMPLER_SCALE_BY_VARIANCE); every step's state enters the estimate
+ * (burn-in 0). --adjust ETA Metropolis-adjusts the Gibbs-Langevin steps after
+ * the ETA-th (Liao eq. 12; -1, the default, never). Plain SGD with the
+ * gradient norm clipped at --clip and the learning rate decayed from --lr to
+ * 0 by the cosine schedule over --epochs (or, with --minutes and no
+ * --epochs, over the time budget: then the run is not reproducible to the
+ * bit, since the rate depends on the clock).
+ *
+ * Output in --out (default examples/out/grbm):
+ *   train_grbm.csv       one line per --log-every steps: step, epoch, seconds,
+ *                        lr, grad norm, mean / min / max variance,
+ *                        acceptance, reconstruction MSE (standardised units)
+ *   samples_<step>.png   --samples chains from N(0, I), --gibbs-steps
+ *                        steps of the training sampler, un-standardised
+ *   means_<step>.png     the same chains' E[v | h] = mu + W h: the published
+ *                        code shows this as its last sample
+ *   data.png             training images, for comparison
+ *   model.ebm            the model (ebm_model_save), after each picture
+ *   train_grbm.ckpt      a checkpoint (examples/common/checkpoint.h) with each
+ *                        picture: model, training generator, optimiser step
+ * Progress lines with rate and ETA go to stderr.
+ *
+ * Resuming: --resume <out>/train_grbm.ckpt continues a run with the same
+ * settings (the checkpoint's configuration text must match) bit for bit:
+ * the batch order of epoch t comes from generator (seed, 2^33 + t), the
+ * pictures of step s from (seed, 2^32 + s), and training from (seed, 0),
+ * whose state the checkpoint holds. (With --minutes and no --epochs the
+ * learning rate follows the clock, so that run is not reproducible anyway.)
+ *
+ * Threads: OpenBLAS's (OPENBLAS_NUM_THREADS); the library has none of its own.
+ */
+#include <ebm.h>
+
+#include "common/checkpoint.h"
+#include "common/cli.h"
+#include "common/data.h"
+#include "common/optim.h"
+#include "common/png.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Generator streams of (--seed, stream): training (model, chains), the
+ * pictures of step s, the batch order of epoch t. */
+#define STREAM_TRAIN UINT64_C(0)
+#define STREAM_PICTURES (UINT64_C(1) << 32)
+#define STREAM_ORDER (UINT64_C(1) << 33)
+
+typedef struct options {
+    int64_t hidden, batch, epochs, gibbs_steps, langevin_steps, adjust, samples, log_every,
+        limit;
+    double lr, clip, step_size, minutes, sample_minutes, sd_floor;
+    int global; /* one mean and sd for all pixels */
+    uint64_t seed;
+    const char *out, *data_dir, *resume;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: train_grbm [options]\n"
+            "  Liao et al. (2022): a GRBM on Fashion-MNIST by modified CD with Gibbs-Langevin\n"
+            "  sampling. Defaults are the paper's (appendix B), except --step-size (see\n"
+            "  docs/grbm.md).\n"
+            "  --hidden N          hidden units (default 10000, the paper's)\n"
+            "  --batch N           mini-batch size (default 512)\n"
+            "  --lr X              initial learning rate, cosine-decayed to 0 (default 0.01)\n"
+            "  --epochs N          passes over the 60,000 images (default 3000)\n"
+            "  --minutes X         stop after X minutes of training; without --epochs the\n"
+            "                      learning rate decays over this budget instead\n"
+            "  --gibbs-steps N     Gibbs-Langevin steps per gradient and per sample (default 100)\n"
+            "  --langevin-steps N  Langevin steps in one Gibbs-Langevin step (default 10)\n"
+            "  --step-size X       Langevin step size, times the mean variance (default 1)\n"
+            "  --adjust ETA        Metropolis-adjust the steps after the ETA-th; -1 never\n"
+            "                      (default -1)\n"
+            "  --clip X            gradient-norm clipping, 0 for none (default 10)\n"
+            "  --standardize HOW   pixel (per pixel, the paper's text) or global (one mean and\n"
+            "                      sd, the published config) (default pixel)\n"
+            "  --sd-floor X        smallest per-pixel sd, grey units (default 0.05)\n"
+            "  --limit N           use the first N training images (default all)\n"
+            "  --samples N         chains in each picture (default 100)\n"
+            "  --sample-every M    pictures, model.ebm and a checkpoint every M minutes\n"
+            "                      (default 2)\n"
+            "  --log-every N       a CSV line and a progress line every N steps (default 20)\n"
+            "  --seed N            seed of the model, batches and chains (default 1)\n"
+            "  --data DIR          Fashion-MNIST directory (default " DATA_FASHION_MNIST_DIR ")\n"
+            "  --out DIR           output directory, created if missing (default examples/out/grbm)\n"
+            "  --resume FILE       continue from a checkpoint (<out>/train_grbm.ckpt) written\n"
+            "                      with the same settings\n"
+            "  --help              this text\n");
+}
+
+static int parse_options(int argc, char **argv, options *o, int *epochs_given)
+{
+    int64_t seed = 1;
+    o->hidden = 10000;
+    o->batch = 512;
+    o->epochs = 3000;
+    o->gibbs_steps = 100;
+    o->langevin_steps = 10;
+    o->adjust = -1;
+    o->samples = 100;
+    o->log_every = 20;
+    o->limit = 0;
+    o->lr = 0.01;
+    o->clip = 10.0;
+    o->step_size = 1.0;
+    o->minutes = 0.0;
+    o->sample_minutes = 2.0;
+    o->sd_floor = 0.05;
+    o->global = 0;
+    o->out = "examples/out/grbm";
+    o->data_dir = NULL;
+    o->resume = NULL;
+    *epochs_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val;
+        size_t len;
+        int rc = cli_next_option(argc, argv, &i, &len, &val), bad = 0;
+        if (rc == 1) {
+            usage(stdout);
+            exit(0);
+        }
+        if (rc != 0) {
+            fprintf(stderr, "train_grbm: %s needs a value\n", arg);
+            return -1;
+        }
+        if (cli_is_option(arg, len, "--hidden")) {
+            bad = cli_parse_int(val, 1, 1 << 24, &o->hidden);
+        } else if (cli_is_option(arg, len, "--batch")) {
+            bad = cli_parse_int(val, 1, 1 << 20, &o->batch);
+        } else if (cli_is_option(arg, len, "--lr")) {
+            bad = cli_parse_double(val, 1e-12, 1e6, &o->lr);
+        } else if (cli_is_option(arg, len, "--epochs")) {
+            bad = cli_parse_int(val, 1, 1 << 30, &o->epochs);
+            *epochs_given = 1;
+        } else if (cli_is_option(arg, len, "--minutes")) {
+            bad = cli_parse_double(val, 1e-6, 1e9, &o->minutes);
+        } else if (cli_is_option(arg, len, "--gibbs-steps")) {
+            bad = cli_parse_int(val, 1, 1 << 20, &o->gibbs_steps);
+        } else if (cli_is_option(arg, len, "--langevin-steps")) {
+            bad = cli_parse_int(val, 1, 1 << 20, &o->langevin_steps);
+        } else if (cli_is_option(arg, len, "--step-size")) {
+            bad = cli_parse_double(val, 1e-12, 1e6, &o->step_size);
+        } else if (cli_is_option(arg, len, "--adjust")) {
+            bad = cli_parse_int(val, -1, 1 << 30, &o->adjust);
+        } else if (cli_is_option(arg, len, "--clip")) {
+            bad = cli_parse_double(val, 0.0, 1e30, &o->clip);
+        } else if (cli_is_option(arg, len, "--standardize")) {
+            o->global = strcmp(val, "global") == 0;
+            bad = !o->global && strcmp(val, "pixel") != 0;
+        } else if (cli_is_option(arg, len, "--sd-floor")) {
+            bad = cli_parse_double(val, 1e-6, 1.0, &o->sd_floor);
+        } else if (cli_is_option(arg, len, "--limit")) {
+            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->limit);
+        } else if (cli_is_option(arg, len, "--samples")) {
+            bad = cli_parse_int(val, 1, 1 << 16, &o->samples);
+        } else if (cli_is_option(arg, len, "--sample-every")) {
+            bad = cli_parse_double(val, 1e-6, 1e9, &o->sample_minutes);
+        } else if (cli_is_option(arg, len, "--log-every")) {
+            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->log_every);
+        } else if (cli_is_option(arg, len, "--seed")) {
+            bad = cli_parse_int(val, 0, INT64_MAX, &seed);
+        } else if (cli_is_option(arg, len, "--data")) {
+            o->data_dir = val;
+        } else if (cli_is_option(arg, len, "--out")) {
+            o->out = val;
+        } else if (cli_is_option(arg, len, "--resume")) {
+            o->resume = val;
+        } else {
+            fprintf(stderr, "train_grbm: unknown option %s\n", arg);
+            usage(stderr);
+            return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "train_grbm: bad value '%s' for %.*s\n", val, (int)len, arg);
+            return -1;
+        }
+    }
+    o->seed = (uint64_t)seed;
+    return 0;
+}
+
+static void fail(const char *what, int rc, const char *msg)
+{
+    fprintf(stderr, "train_grbm: %s failed: %s (%s)\n", what, ebm_error_name(rc), msg);
+    exit(1);
+}
+
+static void *xmalloc(size_t size)
+{
+    void *p = malloc(size > 0 ? size : 1);
+    if (p == NULL) {
+        fail("malloc", EBM_ENOMEM, "out of memory");
+    }
+    return p;
+}
+
+/* ---- data -------------------------------------------------------------- */
+
+/* Per-pixel (or, global, one) mean and sd of the training images. */
+static void fit_standardization(const options *o, const data_set *d, float *mean, float *sd)
+{
+    int rc = data_standardize_fit(d, (float)o->sd_floor, mean, sd);
+    if (rc != DATA_OK) {
+        fail("data_standardize_fit", rc, data_strerror(rc));
+    }
+    if (o->global) {
+        double s = 0.0, s2 = 0.0;
+        const double count = (double)d->n * (double)d->dim;
+        for (int64_t r = 0; r < d->n; r++) {
+            for (int64_t p = 0; p < d->dim; p++) {
+                const double v = d->x[r * d->dim + p];
+                s += v;
+                s2 += v * v;
+            }
+        }
+        const double m = s / count, sdv = sqrt(s2 / count - m * m);
+        for (int64_t p = 0; p < d->dim; p++) {
+            mean[p] = (float)m;
+            sd[p] = (float)sdv;
+        }
+    }
+}
+
+/* ---- pictures ---------------------------------------------------------- */
+
+/* Tile n rows of grey values (stride dim) into a PNG, 10 per row. */
+static void write_grid(const options *o, const data_set *d, const char *name, const float *grey,
+                       int64_t n)
+{
+    uint8_t *img;
+    int w, h;
+    int rc = image_tile(&img, &w, &h, grey, n, d->dim, d->height, d->width, 10, 1, 0.0f, 1.0f);
+    if (rc != IMAGE_OK) {
+        fail("image_tile", EBM_EVALUE, image_strerror(rc));
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", o->out, name);
+    if ((rc = image_png_write(path, w, h, 1, img, (size_t)w)) != IMAGE_OK) {
+        fail(path, EBM_EIO, image_strerror(rc));
+    }
+    free(img);
+}
+
+typedef struct sampler_pack {
+    ebm_sampler_t *s;
+    float *x;     /* samples x width chains */
+    float *grey;  /* samples x dim */
+    float *mean;  /* samples x dim: E[v | h] */
+} sampler_pack;
+
+/* Draw the pictures: chains from N(0, I), h ~ p(h | v), then the training
+ * sampler's steps; the final v and E[v | h], un-standardised. */
+static double draw_pictures(const options *o, const data_set *d, const data_encoding *enc,
+                            ebm_model_t *m, sampler_pack *sp, int64_t step)
+{
+    const int64_t w = ebm_model_state_width(m), n = o->samples;
+    ebm_rng_t *rng; /* the pictures' own, so that they do not move training's */
+    int rc = ebm_rng_create(&rng, o->seed, STREAM_PICTURES + (uint64_t)step);
+    if (rc != EBM_OK) {
+        fail("ebm_rng_create", rc, "");
+    }
+    rc = ebm_sampler_set_int(sp->s, EBM_SAMPLER_ITERATION, 0);
+    if (rc == EBM_OK) {
+        rc = ebm_model_random_state(m, rng, n, sp->x, w, NULL, 0);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm_model_layer_sample(m, 1, rng, n, sp->x, w);
+    }
+    double acc = 0.0;
+    for (int64_t t = 0; t < o->gibbs_steps && rc == EBM_OK; t++) {
+        rc = ebm_sampler_step(sp->s, rng, n, sp->x, w);
+        acc += ebm_sampler_stat(sp->s, EBM_STAT_ACCEPT_RATE);
+    }
+    if (rc != EBM_OK) {
+        fail("sampling", rc, ebm_sampler_errmsg(sp->s));
+    }
+    ebm_rng_destroy(rng);
+    char name[64];
+    data_decode(enc, n, d->dim, sp->x, w, sp->grey, d->dim);
+    snprintf(name, sizeof name, "samples_%08lld.png", (long long)step);
+    write_grid(o, d, name, sp->grey, n);
+    if ((rc = ebm_model_layer_mean(m, 0, n, sp->x, w, sp->mean, d->dim)) != EBM_OK) {
+        fail("ebm_model_layer_mean", rc, ebm_model_errmsg(m));
+    }
+    data_decode(enc, n, d->dim, sp->mean, d->dim, sp->grey, d->dim);
+    snprintf(name, sizeof name, "means_%08lld.png", (long long)step);
+    write_grid(o, d, name, sp->grey, n);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/model.ebm", o->out);
+    if ((rc = ebm_model_save(m, path)) != EBM_OK) {
+        fail("ebm_model_save", rc, ebm_model_errmsg(m));
+    }
+    return acc / (double)o->gibbs_steps;
+}
+
+/* ---- statistics -------------------------------------------------------- */
+
+static void variance_range(const ebm_model_t *m, const float *theta, double *mean, double *lo,
+                           double *hi)
+{
+    int64_t off, cols;
+    ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &off, NULL, &cols);
+    double s = 0.0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int64_t i = 0; i < cols; i++) {
+        const double v = exp((double)theta[off + i]);
+        s += v;
+        *lo = v < *lo ? v : *lo;
+        *hi = v > *hi ? v : *hi;
+    }
+    *mean = s / (double)cols;
+}
+
+/* Mean squared error of v against mu + W E[h | v] over a batch (the
+ * published code's "reconstruction loss"), in standardised units. With h
+ * summed out, dF/dv = (v - mu - W E[h | v]) / sigma^2 (Liao eq. 21), so the
+ * residual is sigma^2 dF/dv: layer_input would reject the fractional h. */
+static double reconstruction_mse(ebm_model_t *m, int64_t n, const float *batch, int64_t n0,
+                                 const float *theta, float *x, float *res)
+{
+    const int64_t w = ebm_model_state_width(m);
+    int64_t off;
+    ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &off, NULL, NULL);
+    for (int64_t r = 0; r < n; r++) {
+        memset(x + r * w, 0, (size_t)w * sizeof *x);
+        memcpy(x + r * w, batch + r * n0, (size_t)n0 * sizeof *x);
+    }
+    if (ebm_model_energy_grad_input(m, 1u << 1, 0, n, x, w, res, n0) != EBM_OK) {
+        return NAN;
+    }
+    double s = 0.0;
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t i = 0; i < n0; i++) {
+            const double e = exp((double)theta[off + i]) * (double)res[r * n0 + i];
+            s += e * e;
+        }
+    }
+    return s / ((double)n * (double)n0);
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    options o;
+    int epochs_given;
+    if (parse_options(argc, argv, &o, &epochs_given) != 0) {
+        return 2;
+    }
+    if (cli_make_dirs(o.out) != 0) {
+        fprintf(stderr, "train_grbm: cannot create %s: %s\n", o.out, strerror(errno));
+        return 1;
+    }
+    data_set train;
+    char err[512];
+    int rc = data_load_fashion_mnist(&train, NULL, o.data_dir, err, sizeof err);
+    if (rc != DATA_OK) {
+        fprintf(stderr, "train_grbm: %s\n", err);
+        return 1;
+    }
+    if (o.limit > 0 && o.limit < train.n) {
+        train.n = o.limit;
+    }
+    if (o.batch > train.n) {
+        fprintf(stderr, "train_grbm: --batch %lld is larger than the %lld images\n",
+                (long long)o.batch, (long long)train.n);
+        return 2;
+    }
+    const int64_t n0 = train.dim;
+    float *px_mean = xmalloc((size_t)n0 * sizeof *px_mean);
+    float *px_sd = xmalloc((size_t)n0 * sizeof *px_sd);
+    fit_standardization(&o, &train, px_mean, px_sd);
+    data_encoding enc = data_encoding_make(DATA_GREY, 0);
+    enc.mean = px_mean;
+    enc.sd = px_sd;
+
+    /* The model, initialised as the published code. */
+    const int64_t sizes[2] = {n0, o.hidden};
+    ebm_model_t *m;
+    rc = ebm_model_create(&m, 2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, err, sizeof err);
+    if (rc != EBM_OK) {
+        fail("ebm_model_create", rc, err);
+    }
+    ebm_rng_t *rng;
+    if ((rc = ebm_rng_create(&rng, o.seed, STREAM_TRAIN)) != EBM_OK) {
+        fail("ebm_rng_create", rc, "");
+    }
+    rc = ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 1.0 / sqrt((double)(n0 + o.hidden)));
+    if (rc != EBM_OK) {
+        fail("ebm_model_init", rc, ebm_model_errmsg(m));
+    }
+    const int64_t w = ebm_model_state_width(m), n_params = ebm_model_param_count(m);
+
+    /* The estimator and a sampler configured as its negative chains. */
+    const int so = EBM_ESTIMATOR_SAMPLER_OPTION;
+    ebm_estimator_t *e;
+    if ((rc = ebm_estimator_create(&e, m, EBM_ESTIMATOR_GRBM_CD)) != EBM_OK) {
+        fail("ebm_estimator_create", rc, ebm_model_errmsg(m));
+    }
+    if ((rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_K, o.gibbs_steps)) != EBM_OK ||
+        (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER, EBM_SAMPLER_GIBBS_LANGEVIN)) ||
+        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
+        (rc = ebm_estimator_set_double(e, so + EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
+        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, 1)) ||
+        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
+        fail("estimator options", rc, ebm_estimator_errmsg(e));
+    }
+    sampler_pack sp;
+    if ((rc = ebm_sampler_create(&sp.s, m, EBM_SAMPLER_GIBBS_LANGEVIN)) != EBM_OK) {
+        fail("ebm_sampler_create", rc, ebm_model_errmsg(m));
+    }
+    if ((rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
+        (rc = ebm_sampler_set_double(sp.s, EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
+        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_SCALE_BY_VARIANCE, 1)) ||
+        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
+        fail("sampler options", rc, ebm_sampler_errmsg(sp.s));
+    }
+    sp.x = xmalloc((size_t)(o.samples * w) * sizeof *sp.x);
+    sp.grey = xmalloc((size_t)(o.samples * n0) * sizeof *sp.grey);
+    sp.mean = xmalloc((size_t)(o.samples * n0) * sizeof *sp.mean);
+
+    float *grad = xmalloc((size_t)n_params * sizeof *grad);
+    float *theta = xmalloc((size_t)n_params * sizeof *theta);
+    float *batch = xmalloc((size_t)(o.batch * n0) * sizeof *batch);
+    float *xrec = xmalloc((size_t)(o.batch * w) * sizeof *xrec);
+    float *rec = xmalloc((size_t)(o.batch * n0) * sizeof *rec);
+    int64_t *perm = xmalloc((size_t)train.n * sizeof *perm);
+    const int64_t batches = train.n / o.batch; /* the last partial batch is dropped */
+    const int64_t total = o.epochs * batches;
+    const double budget = o.minutes > 0 ? 60.0 * o.minutes : INFINITY;
+    const int time_schedule = o.minutes > 0 && !epochs_given;
+    optim_settings os = optim_settings_default(o.lr); /* SGD, no momentum */
+    os.schedule = time_schedule ? OPTIM_CONSTANT : OPTIM_COSINE;
+    os.total_steps = total;
+    os.clip_norm = o.clip;
+    optim opt;
+    if ((rc = optim_init(&opt, &os, n_params)) != OPTIM_OK) {
+        fail("optim_init", EBM_EVALUE, optim_settings_check(&os));
+    }
+    /* What a resumed run must share with the one that wrote the checkpoint. */
+    char config[512];
+    snprintf(config, sizeof config,
+             "train_grbm hidden=%lld batch=%lld lr=%g epochs=%lld minutes=%g gibbs_steps=%lld "
+             "langevin_steps=%lld step_size=%g adjust=%lld clip=%g standardize=%s sd_floor=%g "
+             "limit=%lld seed=%llu",
+             (long long)o.hidden, (long long)o.batch, o.lr, (long long)o.epochs,
+             time_schedule ? o.minutes : 0.0, (long long)o.gibbs_steps,
+             (long long)o.langevin_steps, o.step_size, (long long)o.adjust, o.clip,
+             o.global ? "global" : "pixel", o.sd_floor, (long long)o.limit,
+             (unsigned long long)o.seed);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/train_grbm.csv", o.out);
+    FILE *csv = fopen(path, "w");
+    if (csv == NULL) {
+        fprintf(stderr, "train_grbm: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    fprintf(csv, "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
+                 "sample_accept\n");
+    write_grid(&o, &train, "data.png", train.x, o.samples < train.n ? o.samples : train.n);
+    fprintf(stderr,
+            "train_grbm: %lld images, %lld x %lld GRBM, batch %lld, %lld x %lld Gibbs-Langevin "
+            "steps (step size %g x mean variance, adjust %lld), lr %g, %s\n",
+            (long long)train.n, (long long)n0, (long long)o.hidden, (long long)o.batch,
+            (long long)o.gibbs_steps, (long long)o.langevin_steps, o.step_size,
+            (long long)o.adjust, o.lr,
+            time_schedule ? "cosine over the time budget" : "cosine over the epochs");
+
+    /* Resume: the model, the training generator and the optimiser's step. */
+    int64_t step = 0;
+    double seconds_before = 0.0;
+    if (o.resume != NULL) {
+        checkpoint ck;
+        if ((rc = checkpoint_load(&ck, o.resume, err, sizeof err)) != CHECKPOINT_OK) {
+            fprintf(stderr, "train_grbm: --resume: %s\n", err);
+            return 1;
+        }
+        if (ck.config == NULL || strcmp(ck.config, config) != 0) {
+            fprintf(stderr, "train_grbm: --resume: %s was written with other settings:\n"
+                            "  it has: %s\n  now:    %s\n",
+                    o.resume, ck.config != NULL ? ck.config : "(none)", config);
+            checkpoint_free(&ck);
+            return 2;
+        }
+        rc = checkpoint_restore(&ck, m, rng, &opt, e, err, sizeof err);
+        step = ck.iteration;
+        seconds_before = ck.seconds;
+        checkpoint_free(&ck);
+        if (rc != CHECKPOINT_OK) {
+            fprintf(stderr, "train_grbm: --resume: %s\n", err);
+            return 1;
+        }
+        fprintf(stderr, "train_grbm: resumed from %s at step %lld (%.1f s of training)\n",
+                o.resume, (long long)step, seconds_before);
+    }
+
+    const double t0 = cli_now() - seconds_before;
+    double pictures_s = 0.0, next_picture = seconds_before + 60.0 * o.sample_minutes,
+           acc_sum = 0.0, norm_sum = 0.0, sample_acc = NAN;
+    int64_t window = 0, perm_epoch = -1;
+    int stop = 0;
+    while (!stop && step < total) {
+        /* Epoch t's order comes from a generator of its own, so a resumed run
+         * continues mid-epoch with the same batches. */
+        const int64_t epoch = step / batches, b = step % batches;
+        if (epoch != perm_epoch) {
+            ebm_rng_t *order;
+            if ((rc = ebm_rng_create(&order, o.seed, STREAM_ORDER + (uint64_t)epoch)) != EBM_OK ||
+                (rc = data_shuffle(perm, train.n, order)) != DATA_OK) {
+                fail("data_shuffle", rc, data_strerror(rc));
+            }
+            ebm_rng_destroy(order);
+            perm_epoch = epoch;
+        }
+        rc = data_batch(&train, &enc, NULL, perm + b * o.batch, o.batch, batch, n0, err,
+                        sizeof err);
+        if (rc != DATA_OK) {
+            fail("data_batch", rc, err);
+        }
+        rc = ebm_estimator_gradient(e, rng, o.batch, batch, n0, grad);
+        if (rc != EBM_OK) {
+            fprintf(stderr, "train_grbm: step %lld: %s\n", (long long)step,
+                    ebm_estimator_errmsg(e));
+            stop = 2;
+            break;
+        }
+        const double elapsed = cli_now() - t0 - pictures_s;
+        if (time_schedule) {
+            /* The cosine schedule over the fraction of the budget used. */
+            const double frac = elapsed < budget ? elapsed / budget : 1.0;
+            opt.set.lr = 0.5 * o.lr * (1.0 + cos(3.14159265358979323846 * frac));
+        }
+        const double lr = optim_rate(&opt);
+        if ((rc = optim_step(&opt, m, grad)) != EBM_OK) {
+            fprintf(stderr, "train_grbm: step %lld, update (lr %g): %s\n", (long long)step, lr,
+                    ebm_model_errmsg(m));
+            stop = 2;
+            break;
+        }
+        step++;
+        window++;
+        acc_sum += ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
+        norm_sum += opt.last_norm;
+        const int last = step == total || elapsed >= budget;
+        if (elapsed >= next_picture || last) {
+            const double tp = cli_now();
+            sample_acc = draw_pictures(&o, &train, &enc, m, &sp, step);
+            snprintf(path, sizeof path, "%s/train_grbm.ckpt", o.out);
+            if (checkpoint_save(path, m, rng, &opt, e, step, elapsed, config, err, sizeof err) !=
+                CHECKPOINT_OK) {
+                fprintf(stderr, "train_grbm: %s\n", err);
+                stop = 2;
+            }
+            pictures_s += cli_now() - tp;
+            next_picture = elapsed + 60.0 * o.sample_minutes;
+        }
+        if (step % o.log_every == 0 || last) {
+            double vmean, vlo, vhi;
+            ebm_model_get_params(m, theta);
+            variance_range(m, theta, &vmean, &vlo, &vhi);
+            const double mse = reconstruction_mse(m, o.batch, batch, n0, theta, xrec, rec);
+            const double ep = (double)step / (double)batches;
+            fprintf(csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f\n",
+                    (long long)step, ep, elapsed, lr, norm_sum / window, vmean, vlo, vhi,
+                    acc_sum / window, mse, sample_acc);
+            fflush(csv);
+            const double rate = (double)step / elapsed;
+            double left = (double)(total - step) / rate;
+            left = budget - elapsed < left ? budget - elapsed : left;
+            char eta[32], took[32];
+            cli_format_duration(left, eta, sizeof eta);
+            cli_format_duration(elapsed, took, sizeof took);
+            fprintf(stderr,
+                    "step %7lld  epoch %7.2f  lr %.5f  |g| %7.3f  var %.3g [%.2g, %.2g]  "
+                    "accept %.3f  recon %.4f  %.2f steps/s  %s  ETA %s\n",
+                    (long long)step, ep, lr, norm_sum / window, vmean, vlo, vhi, acc_sum / window,
+                    mse, rate, took, eta);
+            acc_sum = norm_sum = 0.0;
+            window = 0;
+        }
+        if (last) {
+            stop = stop == 2 ? 2 : 1;
+        }
+    }
+    fclose(csv);
+    fprintf(stderr, "train_grbm: %s after %lld steps; pictures and model in %s\n",
+            stop == 2 ? "stopped on an error" : "done", (long long)step, o.out);
+    free(perm);
+    free(rec);
+    free(xrec);
+    free(batch);
+    free(theta);
+    free(grad);
+    free(sp.mean);
+    free(sp.grey);
+    free(sp.x);
+    ebm_sampler_destroy(sp.s);
+    ebm_estimator_destroy(e);
+    optim_free(&opt);
+    ebm_rng_destroy(rng);
+    ebm_model_destroy(m);
+    free(px_sd);
+    free(px_mean);
+    data_set_free(&train);
+    return stop == 2;
+}
