@@ -19,7 +19,7 @@
  * enters the estimate); plain SGD (no momentum, no weight decay) with batch
  * --batch (100), learning rate --lr (0.01) decayed to 0 by the cosine
  * schedule over all steps, the gradient's norm clipped at --clip (10), for
- * --epochs passes (default 50, about 5 minutes for all ten runs on 2 cores;
+ * --epochs passes (default 50: all ten runs took 6 minutes on 2 busy cores;
  * the paper trains 50,000, which would take days here). The
  * positive phase and f are the library's defaults for GRBM_CD: dF/dtheta with
  * h summed out (Rao-Blackwellised; the paper's joint-energy version for the

@@ -106,7 +106,8 @@ double optim_rate(const optim *o);
  * g is read, never written.
  * @return as ebm_model_axpy_params: on failure (EBM_EVALUE for a non-finite
  *         g or result; ebm_model_errmsg(m) says why) neither the model nor
- *         o (step, buffers) changes. EBM_ESHAPE if the sizes disagree.
+ *         o (step, buffers) changes. EBM_ENULL for a NULL argument or an
+ *         uninitialised o, EBM_ESHAPE if the parameter counts disagree.
  */
 int optim_step(optim *o, ebm_model_t *m, const float *g);
 /** @return the floats of state buffers: 0 (plain SGD), n (momentum) or 2 n (Adam). */

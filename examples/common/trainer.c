@@ -33,6 +33,9 @@ typedef struct run {
     double seconds_before; /* training time of earlier processes (resume) */
     FILE *csv;
     char config_text[1024];
+    /* coupling statistics over this process's steps (UCD kinds) */
+    int64_t stat_steps;
+    double tau_sum, tau_max, ptau_sum, ptau_max, capped;
 } run;
 
 #if defined(__GNUC__)
@@ -786,6 +789,12 @@ static int train(run *r, double *seconds_out)
         w.accept += stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
         w.capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
         w.mf_missed += stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED);
+        r->stat_steps++;
+        r->tau_sum += stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN);
+        r->tau_max = fmax(r->tau_max, stat(r, EBM_ESTIMATOR_STAT_TAU_MAX));
+        r->ptau_sum += stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
+        r->ptau_max = fmax(r->ptau_max, stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX));
+        r->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
         seconds = r->seconds_before + (cli_now() - t0);
         if (c->log_every > 0 && r->step % c->log_every == 0) {
             fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f\n",
@@ -943,6 +952,12 @@ static void report(const run *r, const result *res, double train_s, double pictu
     printf(", %s units; data %s (%lld train, %lld test images), %s\n", units_names[c->units],
            data_names[c->data], (long long)r->train.n, (long long)r->test.n,
            binarize_names[c->binarize]);
+    if (c->method != EBM_ESTIMATOR_PCD && r->stat_steps > 0) {
+        printf("coupling over %lld steps: tau mean %.3f (max %.0f), positive phase tau mean "
+               "%.3f (max %.0f); rows stopped by --cap: %.0f\n", (long long)r->stat_steps,
+               r->tau_sum / (double)r->stat_steps, r->tau_max,
+               r->ptau_sum / (double)r->stat_steps, r->ptau_max, r->capped);
+    }
     if (isfinite(res->exact_log_z)) {
         printf("exact:  log Z = %.3f, test log p(v) = %.3f nats/image (%.1f s)\n",
                res->exact_log_z, res->exact_ll_mean, res->exact_s);
@@ -967,10 +982,11 @@ static void report(const run *r, const result *res, double train_s, double pictu
         fprintf(f, "method=%s\nsteps=%lld\ntrain_seconds=%.3f\nais_chains=%lld\nais_betas=%lld\n"
                    "ais_log_z=%.6f\nais_log_z_se=%.6f\nais_seconds=%.3f\ntest_ll_mean=%.6f\n"
                    "test_ll_is_bound=%d\nll_seconds=%.3f\nexact_log_z=%.6f\nexact_ll_mean=%.6f\n"
-                   "config=%s\n",
+                   "capped_rows=%.0f\ntau_max=%.0f\npositive_tau_max=%.0f\nconfig=%s\n",
                 c->title, (long long)r->step, train_s, (long long)c->ais_chains,
                 (long long)c->ais_betas, res->log_z, res->log_z_se, res->ais_s, res->ll_mean,
-                res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->config_text);
+                res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
+                r->ptau_max, r->config_text);
         fclose(f);
     }
     /* One row of the demo's table (Makefile: make demo). */
