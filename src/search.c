@@ -9,7 +9,14 @@
 enum relax_mode { RELAX_ARGMIN, RELAX_MEAN };
 
 /* One call's sweep state. The rows still moving are gathered into `work`
- * (contiguous, stride width), so every GEMM runs over those rows only. */
+ * (contiguous, stride width), so every GEMM runs over those rows only.
+ *
+ * The incremental argmin path (binary and spin layers, enough rows): every
+ * layer's input is kept for every active row in `in` (stride width, layer l
+ * at column offset[l]). After a parity's units are set, the inputs of the
+ * other parity are updated from the units that flipped, one weight row per
+ * flip, when flips are few; when they are many (the first sweeps from
+ * noise), the layer's input is recomputed by GEMM as in the plain path. */
 typedef struct relax {
     const ebm_model_t *m;
     enum relax_mode mode;
@@ -18,10 +25,23 @@ typedef struct relax {
     uint32_t free_layers; /* layers with at least one free unit in some row */
     float *work;          /* active rows x width */
     int64_t *rows;        /* original row of each active row */
-    float *a;             /* active rows x max_size: layer inputs */
+    float *a;             /* plain: active rows x max_size: layer inputs */
     float *change;        /* per active row: largest change in this sweep */
     int64_t *order;       /* the rows of each group, for the caller to fill */
+    /* incremental path only (in != NULL) */
+    float *in;            /* active rows x width: every layer's input */
+    uint32_t valid;       /* layers whose rows of `in` are current */
+    float *wt;            /* W_l^T (n_l x n_{l-1}) at wt + w_off[l] */
+    int32_t *flip;        /* active rows x width: units that flipped, per layer */
+    int64_t *nflip;       /* active rows x n_layers: how many */
 } relax;
+
+/* Sparse updates cost a weight row per flip at a few GFLOP/s; a GEMM is
+ * about this many times faster per multiply-add. */
+#ifndef SPARSE_RATIO
+#define SPARSE_RATIO 8
+#endif
+enum { INCREMENTAL_MIN_ROWS = 16 };
 
 static const uint8_t *clamp_row(const relax *rx, int64_t row)
 {
@@ -29,6 +49,86 @@ static const uint8_t *clamp_row(const relax *rx, int64_t row)
         return NULL;
     }
     return rx->clamp + row * rx->ldc;
+}
+
+/* Set the free units of layer l of `active` rows from their inputs a (row
+ * stride lda): argmins or means. Incremental path: record the flips. */
+static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int64_t lda)
+{
+    const ebm_model_t *m = rx->m;
+    const int64_t w = m->width, nl = m->size[l], off = m->offset[l];
+    const int argmin = rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN;
+    const float low = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+    for (int64_t i = 0; i < active; i++) {
+        const uint8_t *c = clamp_row(rx, rx->rows[i]);
+        float *xl = rx->work + i * w + off;
+        const float *ar = a + i * lda;
+        int32_t *flip = rx->in != NULL ? rx->flip + i * w + off : NULL;
+        int64_t k = 0;
+        float change = rx->change[i];
+        if (argmin) {
+            /* Ties go up (Taniguchi eqs. 15-17 with 1_{a >= 0}). */
+            for (int64_t j = 0; j < nl; j++) {
+                const float v = ar[j] >= 0.0f ? 1.0f : low;
+                if (v != xl[j] && (c == NULL || !c[off + j])) {
+                    xl[j] = v;
+                    if (flip != NULL) {
+                        flip[k] = (int32_t)j;
+                    }
+                    k++;
+                }
+            }
+            change = k > 0 ? 1.0f : change;
+        } else {
+            for (int64_t j = 0; j < nl; j++) {
+                if (c == NULL || !c[off + j]) {
+                    const float d = fabsf(ar[j] - xl[j]);
+                    change = d > change ? d : change;
+                    xl[j] = ar[j];
+                }
+            }
+        }
+        rx->change[i] = change;
+        if (flip != NULL) {
+            rx->nflip[i * m->n_layers + l] = k;
+        }
+    }
+}
+
+/* Incremental path: add the flips of layer l (just set) to the inputs of
+ * its neighbours whose inputs are current and would stay cheap to update;
+ * the others are marked stale and recomputed when next needed. */
+static void propagate_flips(relax *rx, int64_t l, int64_t active)
+{
+    const ebm_model_t *m = rx->m;
+    const int64_t w = m->width, nl = m->size[l];
+    int64_t total = 0;
+    for (int64_t i = 0; i < active; i++) {
+        total += rx->nflip[i * m->n_layers + l];
+    }
+    for (int64_t t = l - 1; t <= l + 1; t += 2) {
+        if (t < 0 || t >= m->n_layers || !(rx->valid >> t & 1u)) {
+            continue;
+        }
+        if (total * SPARSE_RATIO >= active * nl) {
+            rx->valid &= ~(1u << t);
+            continue;
+        }
+        /* W_{l+1} row j carries unit j of l up; W_l^T row j carries it down. */
+        const int64_t nt = m->size[t];
+        const float *wrows = t > l ? m->params + m->w_off[l + 1] : rx->wt + m->w_off[l];
+        const float step = m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f;
+        for (int64_t i = 0; i < active; i++) {
+            const float *xl = rx->work + i * w + m->offset[l];
+            const int32_t *flip = rx->flip + i * w + m->offset[l];
+            float *at = rx->in + i * w + m->offset[t];
+            for (int64_t k = 0; k < rx->nflip[i * m->n_layers + l]; k++) {
+                const int64_t j = flip[k];
+                const float d = xl[j] > 0.0f ? step : -step; /* new - old */
+                cblas_saxpy((int)nt, d, wrows + j * nt, 1, at, 1);
+            }
+        }
+    }
 }
 
 /* Update the free units of every layer of one parity in `active` rows. */
@@ -41,30 +141,21 @@ static void update_parity(relax *rx, int parity, int64_t active)
             continue;
         }
         const int64_t nl = m->size[l];
-        ebm__layer_input(m, l, active, rx->work, w, rx->a, nl);
-        if (rx->mode == RELAX_MEAN) {
-            ebm__mean_from_input(m, l, active, rx->a, nl);
-        }
-        for (int64_t i = 0; i < active; i++) {
-            const uint8_t *c = clamp_row(rx, rx->rows[i]);
-            float *xl = rx->work + i * w + m->offset[l];
-            const float *ar = rx->a + i * nl;
-            float change = rx->change[i];
-            for (int64_t j = 0; j < nl; j++) {
-                if (c != NULL && c[m->offset[l] + j]) {
-                    continue;
-                }
-                float v = ar[j];
-                if (rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN) {
-                    /* Ties go up (Taniguchi eqs. 15-17 with 1_{a >= 0}). */
-                    v = ar[j] >= 0.0f ? 1.0f : (m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f);
-                }
-                float d = fabsf(v - xl[j]);
-                change = d > change ? d : change;
-                xl[j] = v;
+        if (rx->in == NULL) {
+            ebm__layer_input(m, l, active, rx->work, w, rx->a, nl);
+            if (rx->mode == RELAX_MEAN) {
+                ebm__mean_from_input(m, l, active, rx->a, nl);
             }
-            rx->change[i] = change;
+            set_layer(rx, l, active, rx->a, nl);
+            continue;
         }
+        float *in = rx->in + m->offset[l];
+        if (!(rx->valid >> l & 1u)) {
+            ebm__layer_input(m, l, active, rx->work, w, in, w);
+            rx->valid |= 1u << l;
+        }
+        set_layer(rx, l, active, in, w);
+        propagate_flips(rx, l, active);
     }
 }
 
@@ -83,6 +174,7 @@ static int64_t relax_rows(relax *rx, float *x, int64_t ldx, const int64_t *list,
         rx->rows[i] = list[i];
     }
     int64_t active = count;
+    rx->valid = 0;
     for (int64_t t = 1; t <= max_sweeps && active > 0; t++) {
         memset(rx->change, 0, (size_t)active * sizeof *rx->change);
         update_parity(rx, first, active);
@@ -101,6 +193,9 @@ static int64_t relax_rows(relax *rx, float *x, int64_t ldx, const int64_t *list,
                 memcpy(rx->work + i * w, rx->work + active * w, (size_t)w * sizeof *x);
                 rx->rows[i] = rx->rows[active];
                 rx->change[i] = rx->change[active];
+                if (rx->in != NULL) {
+                    memcpy(rx->in + i * w, rx->in + active * w, (size_t)w * sizeof *x);
+                }
             }
         }
     }
@@ -120,6 +215,35 @@ static void relax_free(relax *rx)
     free(rx->a);
     free(rx->change);
     free(rx->order);
+    free(rx->in);
+    free(rx->wt);
+    free(rx->flip);
+    free(rx->nflip);
+}
+
+/* Scratch of the incremental path, and W_l^T for the downward updates. */
+static int incremental_setup(relax *rx, int64_t rows)
+{
+    const ebm_model_t *m = rx->m;
+    const int64_t nw = m->b_off[0]; /* the weights come first in params */
+    rx->in = malloc((size_t)(rows * m->width) * sizeof *rx->in);
+    rx->wt = malloc((size_t)nw * sizeof *rx->wt);
+    rx->flip = malloc((size_t)(rows * m->width) * sizeof *rx->flip);
+    rx->nflip = malloc((size_t)(rows * m->n_layers) * sizeof *rx->nflip);
+    if (rx->in == NULL || rx->wt == NULL || rx->flip == NULL || rx->nflip == NULL) {
+        return EBM_ENOMEM;
+    }
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        const int64_t nb = m->size[l - 1], nl = m->size[l];
+        const float *wl = m->params + m->w_off[l];
+        float *t = rx->wt + m->w_off[l];
+        for (int64_t i = 0; i < nb; i++) {
+            for (int64_t j = 0; j < nl; j++) {
+                t[j * nb + i] = wl[i * nl + j];
+            }
+        }
+    }
+    return EBM_OK;
 }
 
 /* Find the layers with free units and allocate scratch (freed on failure). */
@@ -151,6 +275,14 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     rx->order = malloc((size_t)rows * sizeof *rx->order);
     if (rx->work == NULL || rx->rows == NULL || rx->a == NULL || rx->change == NULL ||
         rx->order == NULL) {
+        relax_free(rx);
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of scratch", (long long)n);
+    }
+    int incremental = mode == RELAX_ARGMIN && n >= INCREMENTAL_MIN_ROWS;
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        incremental = incremental && m->units[l] != EBM_UNITS_GAUSSIAN;
+    }
+    if (incremental && incremental_setup(rx, rows) != EBM_OK) {
         relax_free(rx);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of scratch", (long long)n);
     }

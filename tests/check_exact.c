@@ -1459,6 +1459,83 @@ START_TEST(local_search)
 }
 END_TEST
 
+/* Layers wide enough that, after the first sweeps, the library updates layer
+ * inputs from the few units that flipped (its incremental path): every row
+ * must still follow the double-precision reference trajectory of one of the
+ * two orders, with the same sweep count, and end at a fixed point of every
+ * layer's argmin. Rows whose decisions come within 1e-6 (relative) of a tie
+ * may differ by float rounding, as the BLAS's own blocking may; at most a
+ * few are allowed. Spin and binary units; visible layer free and clamped. */
+START_TEST(local_search_wide)
+{
+    const int64_t sizes[4] = {60, 50, 40, 30}, n = 96;
+    for (int kind = 0; kind < 4; kind++) {
+        int units = kind < 2 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY, clamped = kind & 1;
+        ebm_model_t *m = NULL;
+        char err[256];
+        ck_assert_int_eq(ebm_model_create(&m, 4, sizes, units, units, err, sizeof err), EBM_OK);
+        ebm_rng_t *rng = NULL;
+        ck_assert_int_eq(ebm_rng_create(&rng, 77 + (uint64_t)kind, 0), EBM_OK);
+        ck_assert_int_eq(ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 2.0), EBM_OK);
+        ref_t R;
+        ref_init(&R, m, units == EBM_UNITS_SPIN ? "wide spin DBM" : "wide binary DBM");
+        const int64_t w = R.width;
+        uint8_t *clamp = calloc((size_t)w, 1);
+        for (int64_t j = 0; clamped && j < sizes[0]; j++) {
+            clamp[j] = 1;
+        }
+        float *x0 = malloc((size_t)(n * w) * sizeof *x0), *x = malloc((size_t)(n * w) * sizeof *x);
+        int64_t sw[96];
+        ck_assert_int_eq(ebm_model_random_state(m, rng, n, x0, w, NULL, 0), EBM_OK);
+        memcpy(x, x0, (size_t)(n * w) * sizeof *x);
+        ck_assert_int_eq(ebm_model_local_search(m, rng, n, x, w, clamped ? clamp : NULL, 0, 1000,
+                                                sw), 0);
+        double *y = malloc((size_t)w * sizeof *y), *yo = malloc((size_t)w * sizeof *yo);
+        int ambiguous = 0;
+        int64_t max_sweeps = 0;
+        for (int64_t r = 0; r < n; r++) {
+            double amin = INFINITY;
+            int match = 0;
+            row_to_d(&R, x + r * w, y);
+            for (int o = 0; o < 2; o++) {
+                int64_t so;
+                row_to_d(&R, x0 + r * w, yo);
+                ck_assert_int_eq(sim_local_search(&R, yo, clamped ? clamp : NULL, o, 1000, &so,
+                                                  &amin), 0);
+                match |= so == sw[r] && memcmp(y, yo, (size_t)w * sizeof *y) == 0;
+            }
+            max_sweeps = sw[r] > max_sweeps ? sw[r] : max_sweeps;
+            if (amin < 1e-6) {
+                ambiguous++;
+                continue;
+            }
+            ck_assert_msg(match, "%s row %lld: the result (%lld sweeps) follows neither order",
+                          R.ctx, (long long)r, (long long)sw[r]);
+        }
+        ck_assert_msg(ambiguous <= 4, "%s: %d of %lld rows came within 1e-6 of a tie", R.ctx,
+                      ambiguous, (long long)n);
+        /* The incremental updates ran: rows kept sweeping after the first. */
+        ck_assert_int_ge(max_sweeps, 4);
+        float *xc = malloc((size_t)(n * w) * sizeof *xc);
+        memcpy(xc, x, (size_t)(n * w) * sizeof *x);
+        for (int l = clamped; l < 4; l++) {
+            ck_assert_int_eq(ebm_model_layer_argmin(m, l, n, xc, w), EBM_OK);
+        }
+        ck_assert_msg(memcmp(xc, x, (size_t)(n * w) * sizeof *x) == 0,
+                      "%s: a layer argmin moves a local search result", R.ctx);
+        free(xc);
+        free(y);
+        free(yo);
+        free(x0);
+        free(x);
+        free(clamp);
+        ref_free_all(&R);
+        ebm_rng_destroy(rng);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
 /* GRBM without clamping: the result is a fixed point of the library's own
  * argmins (v = mean given h, h = argmin given v). */
 START_TEST(local_search_gaussian_free)
@@ -2204,6 +2281,7 @@ Suite *ebm_exact_suite(void)
     tc = tcase_create("search");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, local_search, 0, N_MODELS);
+    tcase_add_test(tc, local_search_wide);
     tcase_add_test(tc, local_search_gaussian_free);
     tcase_add_test(tc, local_search_ties);
     tcase_add_loop_test(tc, mean_field, 0, N_MODELS);
