@@ -2,6 +2,7 @@
  * and the argument checks every public call uses. */
 #include "ebm_internal.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,11 +187,9 @@ void ebm_model_destroy(ebm_model_t *m)
     }
 }
 
-void ebm__model_refresh(ebm_model_t *m)
+/* The Gaussian caches (1/sigma^2, diag(1/sigma^2) W_1) from the parameters. */
+static void refresh_gaussian(ebm_model_t *m)
 {
-    for (int64_t i = 0; i < m->n_params; i++) {
-        m->params_d[i] = m->params[i];
-    }
     if (m->logvar_off < 0) {
         return;
     }
@@ -205,6 +204,14 @@ void ebm__model_refresh(ebm_model_t *m)
             m->w1_scaled[i * n1 + j] = (float)m->w1_scaled_d[i * n1 + j];
         }
     }
+}
+
+void ebm__model_refresh(ebm_model_t *m)
+{
+    for (int64_t i = 0; i < m->n_params; i++) {
+        m->params_d[i] = m->params[i];
+    }
+    refresh_gaussian(m);
 }
 
 /* ---- shape accessors -------------------------------------------------- */
@@ -401,8 +408,15 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
         return ebm__model_set_error(
             m, ebm__fail(&msg, EBM_EVALUE, "alpha is %g; it must be finite", (double)alpha), &msg);
     }
-    /* First pass checks every result, so that a failure changes nothing. */
+    /* First pass checks every result, so that a failure changes nothing: a
+     * quick scan (NaN fails every comparison), then the exact check with a
+     * message only if it found something. */
+    int suspect = 0;
     for (int64_t i = 0; i < m->n_params; i++) {
+        const float v = m->params[i] + alpha * g[i];
+        suspect |= !(fabsf(g[i]) <= FLT_MAX) | !(fabsf(v) <= FLT_MAX);
+    }
+    for (int64_t i = suspect ? 0 : m->n_params; i < m->n_params; i++) {
         if (!isfinite(g[i])) {
             char where[64];
             param_name(m, i, where, sizeof where);
@@ -417,10 +431,17 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
             return ebm__model_set_error(m, rc, &msg);
         }
     }
+    for (int64_t i = m->logvar_off < 0 ? m->n_params : m->logvar_off; i < m->n_params; i++) {
+        int rc = check_param_value(m, &msg, "theta + alpha*g", i, m->params[i] + alpha * g[i]);
+        if (rc != EBM_OK) {
+            return ebm__model_set_error(m, rc, &msg);
+        }
+    }
     for (int64_t i = 0; i < m->n_params; i++) {
         m->params[i] += alpha * g[i];
+        m->params_d[i] = m->params[i];
     }
-    ebm__model_refresh(m);
+    refresh_gaussian(m);
     return EBM_OK;
 }
 
