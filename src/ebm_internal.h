@@ -224,6 +224,15 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
 int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
                      const float *x, int64_t ldx, double *f);
 
+/* Energies of binary/spin states (every layer binary or spin:
+ * ebm__energy_fast_ok) with the coupling sums in float GEMMs: e[r] is within
+ * ebm__energy_fast_bound(m) of E(x_r), and so is the double path's
+ * ebm__free_energy_chunk(m, 0, ...). t: rows x max_size floats. */
+int ebm__energy_fast_ok(const ebm_model_t *m);
+double ebm__energy_fast_bound(const ebm_model_t *m);
+void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx, double *e,
+                      float *t);
+
 /* Scratch of ebm__energy_grad_rows, in floats, for `rows` rows. */
 int64_t ebm__energy_grad_scratch(const ebm_model_t *m, int64_t rows);
 /* g += sum_r coef[r] dF_S(x_r)/dtheta (no checks, no allocation; g float). */
@@ -284,6 +293,10 @@ struct ebm_sampler {
     int64_t iteration;
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
+    /* MH energies: plain_energies (set only by tests) turns the float-GEMM
+     * path off; energy_rechecks counts the decisions it left to double. */
+    int plain_energies;
+    int64_t energy_rechecks;
     /* scratch kept between calls, grown on demand */
     float *fbuf;
     size_t fcap;

@@ -109,6 +109,83 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
 
 /* ---- free energies (double precision) --------------------------------- */
 
+/* ---- energies of binary and spin states from float GEMMs --------------- */
+
+int ebm__energy_fast_ok(const ebm_model_t *m)
+{
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (ebm__is_gaussian(m, l)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * With every |x_i| <= 1, the float sum t_j = sum_i x_i W_ij over K terms has
+ * |fl(t_j) - t_j| <= gamma_K sum_i |W_ij|, gamma_K = K u / (1 - K u), u =
+ * 2^-24, whatever the order of the additions (Higham, Accuracy and Stability
+ * of Numerical Algorithms, 2nd ed., sec. 3.1); the products with x_j in
+ * {-1, 0, 1} are exact, and so |e - E| <= sum_l gamma_{K_l} ||W_l||_1
+ * (entrywise) for the terms summed in double afterwards. The double path's
+ * own rounding (gamma_K with u = 2^-53) is added, so that a decision
+ * outside twice this bound is the decision of either path.
+ */
+double ebm__energy_fast_bound(const ebm_model_t *m)
+{
+    double bound = 0.0;
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        const float *wl = m->params + m->w_off[l];
+        const int64_t count = m->size[l - 1] * m->size[l];
+        double sum = 0.0;
+        for (int64_t i = 0; i < count; i++) {
+            sum += fabsf(wl[i]);
+        }
+        const double k = (double)m->size[l - 1], kd = k + (double)m->size[l] + 2.0;
+        const double gf = k * 0x1p-24 / (1.0 - k * 0x1p-24);
+        const double gd = kd * 0x1p-53 / (1.0 - kd * 0x1p-53);
+        bound += (gf + gd) * sum * (1.0 + 1e-6);
+    }
+    /* The bias sums, in double in both paths but in different orders. */
+    const double kb = (double)m->width + 2.0, gb = kb * 0x1p-53 / (1.0 - kb * 0x1p-53);
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        const float *b = m->params + m->b_off[l];
+        for (int64_t j = 0; j < m->size[l]; j++) {
+            bound += 2.0 * gb * fabsf(b[j]);
+        }
+    }
+    return bound;
+}
+
+void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx, double *e,
+                      float *t)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const double *b = m->params_d + m->b_off[l];
+            const float *xl = x + r * ldx + m->offset[l];
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                s -= b[j] * (double)xl[j];
+            }
+        }
+        e[r] = s;
+    }
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        const int nl = (int)m->size[l];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl, (int)m->size[l - 1],
+                    1.0f, x + m->offset[l - 1], (int)ldx, m->params + m->w_off[l], nl, 0.0f, t, nl);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xl = x + r * ldx + m->offset[l], *tr = t + r * nl;
+            double s = 0.0;
+            for (int64_t j = 0; j < nl; j++) {
+                s += (double)tr[j] * (double)xl[j];
+            }
+            e[r] -= s;
+        }
+    }
+}
+
 int64_t ebm__free_energy_scratch(const ebm_model_t *m, int64_t rows)
 {
     return rows * (m->width + m->max_size);

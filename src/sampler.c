@@ -298,19 +298,62 @@ int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64
  * iff log u < E(y) - E(x'). Energies in double. Rows in chunks; stream rows
  * are the caller's row numbers, so chunking changes nothing.
  */
+/* Energies of a chunk's rows: float GEMMs when every layer is binary or
+ * spin (t != NULL), else the double path. */
+static void mh_energies(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx, double *e,
+                        float *t, double *work)
+{
+    if (t != NULL) {
+        ebm__energy_fast(m, rows, x, ldx, e, t);
+    } else {
+        ebm__free_energy_chunk(m, 0, rows, x, ldx, e, work);
+    }
+}
+
+/* log u < E(a) - E(b), decided from the float-GEMM energies when they are
+ * further than twice their error bound from the threshold (then the exact
+ * and the double-precision decisions agree with it), else recomputed in
+ * double for this row, as the plain path does. */
+static int mh_accepts(ebm_sampler_t *s, double log_u, const float *a, const float *b,
+                      double e_a, double e_b, double bound, double *work)
+{
+    const ebm_model_t *m = s->m;
+    double margin = e_a - e_b - log_u;
+    if (bound < 0.0 || fabs(margin) > 2.0 * bound) {
+        return log_u < e_a - e_b;
+    }
+    s->energy_rechecks++;
+    double ed[2];
+    ebm__free_energy_chunk(m, 0, 1, a, 0, &ed[0], work);
+    ebm__free_energy_chunk(m, 0, 1, b, 0, &ed[1], work);
+    return log_u < ed[0] - ed[1];
+}
+
+/*
+ * The MH kernel with a uniform independent proposal (Taniguchi eq. 14), for
+ * one chain (y NULL) or two coupled by a common proposal and a common
+ * uniform (Taniguchi Algs. 3 and 4): x accepts iff log u < E(x) - E(x'), y
+ * iff log u < E(y) - E(x'). Energies in double, or (binary and spin
+ * models) from float GEMMs with a certified error bound and the double
+ * energies where the bound leaves a decision open: the same decisions
+ * either way. Rows in chunks; stream rows are the caller's row numbers, so
+ * chunking changes nothing.
+ */
 static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
                   float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
 {
     const ebm_model_t *m = s->m;
     const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    float *xp = ebm__sampler_floats(s, (size_t)(2 * chunk * w + w));
+    const int fast = !s->plain_energies && ebm__energy_fast_ok(m);
+    float *xp = ebm__sampler_floats(s, (size_t)(2 * chunk * w + w + chunk * m->max_size));
     double *d = ebm__sampler_doubles(s, (size_t)(4 * chunk + ebm__free_energy_scratch(m, chunk)));
     if (xp == NULL || d == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for MH scratch");
     }
     double *e_x = d, *e_y = d + chunk, *e_p = d + 2 * chunk, *e_yp = d + 3 * chunk;
     double *work = d + 4 * chunk;
-    float *yp = xp + chunk * w, *draw = yp + chunk * w;
+    float *yp = xp + chunk * w, *draw = yp + chunk * w, *t = fast ? draw + w : NULL;
+    const double bound = fast ? ebm__energy_fast_bound(m) : -1.0;
     ebm__stream streams[2];
     ebm__take_streams(rng, 2, streams); /* proposal, acceptance */
     uint32_t layers = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
@@ -323,8 +366,8 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
             memcpy(xp + r * w, xc + r * ldx, (size_t)w * sizeof *xp);
             ebm__random_units(m, &streams[0], &id, 1, xp + r * w, w, layers, NULL, 0, draw);
         }
-        ebm__free_energy_chunk(m, 0, rows, xc, ldx, e_x, work);
-        ebm__free_energy_chunk(m, 0, rows, xp, w, e_p, work);
+        mh_energies(m, rows, xc, ldx, e_x, t, work);
+        mh_energies(m, rows, xp, w, e_p, t, work);
         if (yc != NULL) {
             /* y's proposal: the common free units, y's own clamped units (the
              * same as x's proposal when the clamps agree, as in UCD-LMI). */
@@ -340,9 +383,9 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
                 }
                 clamps_differ |= !ebm__rows_equal(q, xp + r * w, w);
             }
-            ebm__free_energy_chunk(m, 0, rows, yc, ldy, e_y, work);
+            mh_energies(m, rows, yc, ldy, e_y, t, work);
             if (clamps_differ) {
-                ebm__free_energy_chunk(m, 0, rows, yp, w, e_yp, work);
+                mh_energies(m, rows, yp, w, e_yp, t, work);
             } else {
                 memcpy(e_yp, e_p, (size_t)rows * sizeof *e_yp);
             }
@@ -353,7 +396,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
             double log_u = log((double)u); /* -inf for u = 0: always accepts */
             float *xr = xc + r * ldx, *yr = yc == NULL ? NULL : yc + r * ldy;
             int together = yr != NULL && ebm__rows_equal(xr, yr, w);
-            if (log_u < e_x[r] - e_p[r]) {
+            if (mh_accepts(s, log_u, xr, xp + r * w, e_x[r], e_p[r], bound, work)) {
                 memcpy(xr, xp + r * w, (size_t)w * sizeof *xr);
                 accepted++;
             }
@@ -365,7 +408,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
                 /* Met rows move together and stay equal. */
                 memcpy(yr, xr, (size_t)w * sizeof *yr);
             } else {
-                if (log_u < e_y[r] - e_yp[r]) {
+                if (mh_accepts(s, log_u, yr, yp + r * w, e_y[r], e_yp[r], bound, work)) {
                     memcpy(yr, yp + r * w, (size_t)w * sizeof *yr);
                     accepted++;
                 }

@@ -47,6 +47,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tests.h"
+#include "ebm_internal.h" /* the MH energy paths */
 
 #include <ctype.h>
 #include <math.h>
@@ -2609,6 +2610,124 @@ END_TEST
 /* Suite                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* ---- MH energies: float GEMMs with a certified bound = the double path --- */
+
+/* A spin or binary DBM; `tied` makes many energies nearly equal (weights
+ * about +-3000, zero biases), so that decisions fall inside the bound and go
+ * to double. */
+static ebm_model_t *mh_model(int units, int tied, const int64_t *sizes, int nl, uint64_t seed)
+{
+    ebm_model_t *m = NULL;
+    char err[256];
+    ck_assert_int_eq(ebm_model_create(&m, nl, sizes, units, units, err, sizeof err), EBM_OK);
+    ebm_rng_t *rng = NULL;
+    ck_assert_int_eq(ebm_rng_create(&rng, seed, 0), EBM_OK);
+    ck_assert_int_eq(ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 1.0), EBM_OK);
+    if (tied) {
+        int64_t np = ebm_model_param_count(m);
+        float *p = malloc((size_t)np * sizeof *p), *u = malloc((size_t)np * sizeof *u);
+        ck_assert_int_eq(ebm_rng_uniform(rng, np, u), EBM_OK);
+        int64_t nw = 0;
+        for (int l = 1; l < nl; l++) {
+            nw += sizes[l - 1] * sizes[l];
+        }
+        for (int64_t i = 0; i < np; i++) {
+            /* +-3000 (1 + u/1000): near ties that float rounding can flip */
+            float c = 3e3f * (1.0f + 1e-3f * u[(i * 7 + 3) % np]);
+            p[i] = i < nw ? (u[i] < 0.5f ? -c : c) : 0.0f;
+        }
+        ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
+        free(p);
+        free(u);
+    }
+    ebm_rng_destroy(rng);
+    return m;
+}
+
+/* |fast - double| <= bound for random and extreme states of wide models. */
+START_TEST(mh_energy_bound)
+{
+    const int64_t sizes[3] = {300, 200, 100}, n = 200;
+    for (int units = EBM_UNITS_BINARY; units <= EBM_UNITS_SPIN; units++) {
+        ebm_model_t *m = mh_model(units, 0, sizes, 3, 31 + (uint64_t)units);
+        const int64_t w = ebm_model_state_width(m);
+        float *x = malloc((size_t)(n * w) * sizeof *x), *t = malloc((size_t)(n * 300) * sizeof *t);
+        double *ef = malloc((size_t)n * sizeof *ef), *ed = malloc((size_t)n * sizeof *ed);
+        ebm_rng_t *rng = NULL;
+        ck_assert_int_eq(ebm_rng_create(&rng, 5, 0), EBM_OK);
+        ck_assert_int_eq(ebm_model_random_state(m, rng, n, x, w, NULL, 0), EBM_OK);
+        for (int64_t k = 0; k < w; k++) {
+            x[k] = 1.0f; /* row 0: every unit up */
+        }
+        ebm__energy_fast(m, n, x, w, ef, t);
+        ck_assert_int_eq(ebm_model_energy(m, n, x, w, ed), EBM_OK);
+        double bound = ebm__energy_fast_bound(m), worst = 0.0;
+        for (int64_t r = 0; r < n; r++) {
+            worst = fmax(worst, fabs(ef[r] - ed[r]));
+        }
+        ck_assert_msg(worst <= bound, "units %d: |float - double| energy %g > bound %g", units,
+                      worst, bound);
+        ck_assert_msg(worst > 0.0 && bound < 5.0, "units %d: error %g, bound %g", units, worst,
+                      bound);
+        free(x);
+        free(t);
+        free(ef);
+        free(ed);
+        ebm_rng_destroy(rng);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
+/* The same generator gives the same states with the float path as with the
+ * double path, single and coupled, including the decisions the float
+ * path's bound leaves to double (the tied model makes many). */
+START_TEST(mh_energy_paths_agree)
+{
+    const int64_t sizes[3] = {12, 10, 8}, n = 2000, steps = 30;
+    const int units = _i % 2 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY, tied = _i / 2;
+    ebm_model_t *m = mh_model(units, tied, sizes, 3, 40 + (uint64_t)_i);
+    const int64_t w = ebm_model_state_width(m);
+    float *x[2], *y[2];
+    int64_t rechecks = 0;
+    for (int path = 0; path < 2; path++) {
+        ebm_sampler_t *s = NULL;
+        ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_MH_UNIFORM), EBM_OK);
+        s->plain_energies = path;
+        ebm_rng_t *rng = NULL;
+        ck_assert_int_eq(ebm_rng_create(&rng, 9, 1), EBM_OK);
+        x[path] = malloc((size_t)(n * w) * sizeof *x[path]);
+        y[path] = malloc((size_t)(n * w) * sizeof *y[path]);
+        ck_assert_int_eq(ebm_model_random_state(m, rng, n, x[path], w, NULL, 0), EBM_OK);
+        ck_assert_int_eq(ebm_model_random_state(m, rng, n, y[path], w, NULL, 0), EBM_OK);
+        for (int64_t t = 0; t < steps; t++) {
+            ck_assert_int_eq(ebm_sampler_step(s, rng, n / 2, x[path], w), EBM_OK);
+            ck_assert_int_eq(ebm_sampler_coupled_step(s, rng, n / 2, x[path] + n / 2 * w, w,
+                                                      y[path], w, NULL), EBM_OK);
+        }
+        if (path == 0) {
+            rechecks = s->energy_rechecks;
+        } else {
+            ck_assert_int_eq(s->energy_rechecks, 0);
+        }
+        ebm_rng_destroy(rng);
+        ebm_sampler_destroy(s);
+    }
+    ck_assert_msg(memcmp(x[0], x[1], (size_t)(n * w) * sizeof *x[0]) == 0 &&
+                      memcmp(y[0], y[1], (size_t)(n * w) * sizeof *y[0]) == 0,
+                  "case %d: the float-energy path moved the chains differently", _i);
+    if (tied) {
+        ck_assert_msg(rechecks >= 10, "case %d: only %lld decisions went to double", _i,
+                      (long long)rechecks);
+    }
+    for (int path = 0; path < 2; path++) {
+        free(x[path]);
+        free(y[path]);
+    }
+    ebm_model_destroy(m);
+}
+END_TEST
+
 Suite *ebm_sampler_suite(void)
 {
     Suite *s = suite_create("sampler");
@@ -2648,6 +2767,8 @@ Suite *ebm_sampler_suite(void)
     tcase_set_timeout(tc, 30 * slow);
     tcase_add_loop_test(tc, determinism_and_rows, 0, N_SETUPS);
     tcase_add_loop_test(tc, statistics, 0, N_SETUPS);
+    tcase_add_test(tc, mh_energy_bound);
+    tcase_add_loop_test(tc, mh_energy_paths_agree, 0, 4);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
