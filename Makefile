@@ -152,14 +152,30 @@ check: $(TEST_BIN) $(SOFILE)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} ./$(TEST_BIN)
 
 # Benchmarks print figures (a human line and a JSON line each); they assert
-# nothing about time. BENCH_THREADS sets OPENBLAS_NUM_THREADS (default 2).
+# nothing about time. Each runs twice: with OPENBLAS_NUM_THREADS=BENCH_THREADS
+# (default 2), then with 1. They link bench/common.c and the data helpers of
+# examples/common, and wrap the BLAS calls to count their FLOPs
+# (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas training runs.
 BENCH_THREADS ?= 2
-BENCHES = $(patsubst bench/%.c,build/bench/%,$(wildcard bench/*.c))
+BENCH_BAS_ITERS ?= 10000
+BENCHES = $(patsubst bench/%.c,build/bench/%,$(filter-out bench/common.c,$(wildcard bench/*.c)))
+BENCH_OBJ = build/bench/common.o $(addprefix build/examples/common/,data.o bas.o cli.o optim.o)
+BENCH_WRAP = -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm -Wl,--wrap=cblas_sgemv
 bench: $(BENCHES)
-	@for b in $(BENCHES); do OPENBLAS_NUM_THREADS=$(BENCH_THREADS) ./$$b || exit 1; done
-build/bench/%: bench/%.c include/ebm.h $(STATIC)
+	@for b in $(BENCHES); do \
+	  for t in $(BENCH_THREADS) $(filter-out $(BENCH_THREADS),1); do \
+	    case $$b in *ucd_bas) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
+	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t)"; \
+	    OPENBLAS_NUM_THREADS=$$t ./$$b $$args || exit 1; \
+	  done; \
+	done
+build/bench/common.o: bench/common.c bench/common.h include/ebm.h
 	@mkdir -p build/bench
-	$(CC) $(WARN) $(DEFS) -Iinclude $(CBLAS_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LIB_LIBS)
+	$(CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(CBLAS_CFLAGS) $(CFLAGS) -c $< -o $@
+build/bench/%: bench/%.c bench/common.h $(BENCH_OBJ) include/ebm.h $(STATIC)
+	@mkdir -p build/bench
+	$(CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(CBLAS_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_WRAP) \
+	  -o $@ $< $(BENCH_OBJ) $(STATIC) -lz $(LIB_LIBS)
 
 # The suite in one process under memcheck: zero errors, zero definite leaks.
 check-valgrind: $(TEST_BIN)
