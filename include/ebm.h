@@ -623,7 +623,9 @@ enum ebm_sampler_stat {
     /** coupled Gibbs steps: largest number of tries any row needed (never truncated) */
     EBM_STAT_TRIES_MAX = 4,
     /** the step counter t after the call */
-    EBM_STAT_ITERATION = 5
+    EBM_STAT_ITERATION = 5,
+    /** the number of statistics (not one itself; later versions may add more) */
+    EBM_STAT_COUNT = 6
 };
 
 /**
@@ -811,7 +813,9 @@ enum ebm_estimator_stat {
     /** Metropolis acceptance over the call (1 where there is none) */
     EBM_ESTIMATOR_STAT_ACCEPT_RATE = 7,
     /** mean-field rows that did not reach the tolerance */
-    EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED = 8
+    EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED = 8,
+    /** the number of statistics (not one itself; later versions may add more) */
+    EBM_ESTIMATOR_STAT_COUNT = 9
 };
 
 /**

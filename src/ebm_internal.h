@@ -276,7 +276,7 @@ void ebm__add_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const fl
 
 /* ---- samplers (sampler.c, coupling.c, langevin.c) ----------------------- */
 
-#define EBM__N_SAMPLER_STATS 6
+#define EBM__N_SAMPLER_STATS EBM_STAT_COUNT
 
 struct ebm_sampler {
     const ebm_model_t *m;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_STATS 9
+#define N_STATS EBM_ESTIMATOR_STAT_COUNT
 /* Telescoping terms kept before they are turned into gradient. */
 #define STACK_FLUSH_ROWS 16384
 

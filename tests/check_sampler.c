@@ -2140,7 +2140,7 @@ START_TEST(statistics)
     ck_assert_int_eq(ebm_sampler_coupled_step(s, rng, n, x, w, y, w, NULL), EBM_OK);
     T_ASSERT(ebm_sampler_stat(s, EBM_STAT_ITERATION) == 42.0);
     /* Unknown statistics */
-    T_ASSERT(isnan(ebm_sampler_stat(s, -1)) && isnan(ebm_sampler_stat(s, 6)));
+    T_ASSERT(isnan(ebm_sampler_stat(s, -1)) && isnan(ebm_sampler_stat(s, EBM_STAT_COUNT)));
     T_ASSERT(isnan(ebm_sampler_stat(NULL, EBM_STAT_ROWS)));
     free(x);
     free(y);
@@ -2220,7 +2220,7 @@ typedef struct world {
 
 typedef struct snap {
     uint64_t x, y, met, rng[EBM_RNG_STATE_WORDS];
-    double stats[EBM_STAT_ITERATION + 1]; /* compared bytewise: NaN == NaN */
+    double stats[EBM_STAT_COUNT]; /* compared bytewise: NaN == NaN */
 } snap;
 
 static snap take(const world *wd)
