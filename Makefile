@@ -46,7 +46,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: all check check-valgrind examples bench install uninstall clean symbols demo results deps \
+.PHONY: all check check-valgrind examples bench bench-programs install uninstall clean symbols demo results deps \
   fashion-mnist mnist-data
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -168,6 +168,7 @@ BENCH_BAS_ITERS ?= 10000
 BENCHES = $(patsubst bench/%.c,build/bench/%,$(filter-out bench/common.c,$(wildcard bench/*.c)))
 BENCH_OBJ = build/bench/common.o $(addprefix build/examples/common/,data.o bas.o cli.o optim.o)
 BENCH_WRAP = -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm -Wl,--wrap=cblas_sgemv
+bench-programs: $(BENCHES)
 bench: $(BENCHES)
 	@for b in $(BENCHES); do \
 	  for t in $(BENCH_THREADS) $(filter-out $(BENCH_THREADS),1); do \
@@ -183,6 +184,11 @@ build/bench/%: bench/%.c bench/common.h $(BENCH_OBJ) include/ebm.h $(STATIC)
 	@mkdir -p build/bench
 	$(CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(CBLAS_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_WRAP) \
 	  -o $@ $< $(BENCH_OBJ) $(STATIC) -lz $(LIB_LIBS)
+
+# bench/compare.sh: the same programs linked against another revision's library.
+build/compare/%.base: bench/%.c bench/common.h $(BENCH_OBJ) include/ebm.h build/compare/base/lib/libebm.a
+	$(CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(CBLAS_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_WRAP) \
+	  -o $@ $< $(BENCH_OBJ) build/compare/base/lib/libebm.a -lz $(LIB_LIBS)
 
 # The suite in one process under memcheck: zero errors, zero definite leaks.
 check-valgrind: $(TEST_BIN)
