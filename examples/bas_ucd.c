@@ -66,6 +66,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROG "bas_ucd"
+
 enum { SIDE = 4, N_VISIBLE = SIDE * SIDE, N_HIDDEN = 16 };
 
 typedef struct method {
@@ -146,13 +148,8 @@ static int parse_options(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val;
         size_t len;
-        int rc = cli_next_option(argc, argv, &i, &len, &val), bad = 0;
-        if (rc == 1) {
-            usage(stdout);
-            exit(0);
-        }
-        if (rc != 0) {
-            fprintf(stderr, "bas_ucd: %s needs a value\n", arg);
+        int bad = 0;
+        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
             return -1;
         }
         if (cli_is_option(arg, len, "--methods")) {
@@ -200,22 +197,6 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-/* An example may stop on the first error; the library never does. */
-static void fail(const char *what, int rc, const char *msg)
-{
-    fprintf(stderr, "bas_ucd: %s failed: %s (%s)\n", what, ebm_error_name(rc), msg);
-    exit(1);
-}
-
-static void *xmalloc(size_t size)
-{
-    void *p = malloc(size > 0 ? size : 1);
-    if (p == NULL) {
-        fail("malloc", EBM_ENOMEM, "out of memory");
-    }
-    return p;
-}
-
 static ebm_model_t *new_model(void)
 {
     const int64_t sizes[2] = {N_VISIBLE, N_HIDDEN};
@@ -223,7 +204,7 @@ static ebm_model_t *new_model(void)
     char err[256];
     int rc = ebm_model_create(&m, 2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY, err, sizeof err);
     if (rc != EBM_OK) {
-        fail("ebm_model_create", rc, err);
+        cli_die(PROG, "ebm_model_create", rc, err);
     }
     return m;
 }
@@ -235,18 +216,18 @@ static float *initial_params(uint64_t seed)
     ebm_rng_t *rng;
     int rc = ebm_rng_create(&rng, seed, 0);
     if (rc != EBM_OK) {
-        fail("ebm_rng_create", rc, "");
+        cli_die(PROG, "ebm_rng_create", rc, "");
     }
     if ((rc = ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 0.1)) != EBM_OK) {
-        fail("ebm_model_init", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_init", rc, ebm_model_errmsg(m));
     }
-    float *theta = xmalloc((size_t)ebm_model_param_count(m) * sizeof *theta);
+    float *theta = cli_xmalloc(PROG, (size_t)ebm_model_param_count(m) * sizeof *theta);
     ebm_model_get_params(m, theta);
     for (int64_t l = 0; l < 2; l++) {
         int64_t offset, cols;
         if ((rc = ebm_model_param_block(m, EBM_PARAM_BIAS, l, &offset, NULL, &cols)) != EBM_OK ||
             (rc = ebm_rng_normal(rng, cols, theta + offset)) != EBM_OK) {
-            fail("bias initialisation", rc, ebm_model_errmsg(m));
+            cli_die(PROG, "bias initialisation", rc, ebm_model_errmsg(m));
         }
         for (int64_t j = 0; j < cols; j++) {
             theta[offset + j] *= 0.1f;
@@ -264,7 +245,7 @@ static double log_likelihood(const ebm_model_t *m, const problem *p, double *ll)
     int rc = ebm_model_log_partition_exact(m, &log_z);
     if (rc != EBM_OK || (rc = ebm_model_log_likelihood(m, log_z, p->n, p->data, N_VISIBLE, ll)) !=
                             EBM_OK) {
-        fail("exact log-likelihood", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "exact log-likelihood", rc, ebm_model_errmsg(m));
     }
     for (int64_t r = 0; r < p->n; r++) {
         sum += ll[r];
@@ -291,7 +272,7 @@ static void draw_rows(const problem *p, ebm_rng_t *rng, int64_t b, float *u, flo
 {
     int rc = ebm_rng_uniform(rng, b, u);
     if (rc != EBM_OK) {
-        fail("ebm_rng_uniform", rc, ebm_rng_errmsg(rng));
+        cli_die(PROG, "ebm_rng_uniform", rc, ebm_rng_errmsg(rng));
     }
     for (int64_t r = 0; r < b; r++) {
         int64_t i = (int64_t)(u[r] * (float)p->n);
@@ -307,18 +288,18 @@ static void start_pcd_chains(ebm_estimator_t *e, const ebm_model_t *m, const pro
                              ebm_rng_t *rng, int64_t chains)
 {
     const int64_t w = ebm_model_state_width(m);
-    float *x = xmalloc((size_t)(chains * w) * sizeof *x), *u = xmalloc((size_t)chains * sizeof *u);
+    float *x = cli_xmalloc(PROG, (size_t)(chains * w) * sizeof *x), *u = cli_xmalloc(PROG, (size_t)chains * sizeof *u);
     int64_t *counts = calloc((size_t)p->n, sizeof *counts);
     if (counts == NULL) {
-        fail("calloc", EBM_ENOMEM, "counts");
+        cli_die(PROG, "calloc", EBM_ENOMEM, "counts");
     }
     draw_rows(p, rng, chains, u, x, w, counts);
     int rc = ebm_model_layer_sample(m, 1, rng, chains, x, w);
     if (rc != EBM_OK) {
-        fail("ebm_model_layer_sample", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_layer_sample", rc, ebm_model_errmsg(m));
     }
     if ((rc = ebm_estimator_set_chains(e, chains, x, w)) != EBM_OK) {
-        fail("ebm_estimator_set_chains", rc, ebm_estimator_errmsg(e));
+        cli_die(PROG, "ebm_estimator_set_chains", rc, ebm_estimator_errmsg(e));
     }
     free(counts);
     free(u);
@@ -349,44 +330,44 @@ static void train(const options *o, const problem *p, int index, run *res)
     ebm_rng_t *rng;
     int rc = ebm_model_set_params(m, p->init);
     if (rc != EBM_OK) {
-        fail("ebm_model_set_params", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_set_params", rc, ebm_model_errmsg(m));
     }
     if ((rc = ebm_rng_create(&rng, o->seed, (uint64_t)index + 1)) != EBM_OK) {
-        fail("ebm_rng_create", rc, "");
+        cli_die(PROG, "ebm_rng_create", rc, "");
     }
     if ((rc = ebm_estimator_create(&e, m, me->kind)) != EBM_OK) {
-        fail("ebm_estimator_create", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_estimator_create", rc, ebm_model_errmsg(m));
     }
     if (me->kind != EBM_ESTIMATOR_UCD_LMI && (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_K, 1))) {
-        fail("ebm_estimator_set_int(K)", rc, ebm_estimator_errmsg(e));
+        cli_die(PROG, "ebm_estimator_set_int(K)", rc, ebm_estimator_errmsg(e));
     }
     if (me->capped && (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_MAX_STEPS, o->cap))) {
-        fail("ebm_estimator_set_int(MAX_STEPS)", rc, ebm_estimator_errmsg(e));
+        cli_die(PROG, "ebm_estimator_set_int(MAX_STEPS)", rc, ebm_estimator_errmsg(e));
     }
     if (is_pcd) {
         if ((rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_CHAINS, o->chains)) != EBM_OK) {
-            fail("ebm_estimator_set_int(CHAINS)", rc, ebm_estimator_errmsg(e));
+            cli_die(PROG, "ebm_estimator_set_int(CHAINS)", rc, ebm_estimator_errmsg(e));
         }
         start_pcd_chains(e, m, p, rng, o->chains);
     }
 
     const int64_t w = ebm_model_state_width(m), n_params = ebm_model_param_count(m);
     const int64_t b = is_pcd ? p->n : o->chains; /* rows given to the estimator */
-    float *batch = xmalloc((size_t)(b * w) * sizeof *batch), *u = xmalloc((size_t)b * sizeof *u);
-    float *grad = xmalloc((size_t)n_params * sizeof *grad);
+    float *batch = cli_xmalloc(PROG, (size_t)(b * w) * sizeof *batch), *u = cli_xmalloc(PROG, (size_t)b * sizeof *u);
+    float *grad = cli_xmalloc(PROG, (size_t)n_params * sizeof *grad);
     float *data_states = calloc((size_t)(p->n * w), sizeof *data_states);
-    int64_t *counts = xmalloc((size_t)p->n * sizeof *counts);
-    double *coef = xmalloc((size_t)p->n * sizeof *coef), *ll = xmalloc((size_t)p->n * sizeof *ll);
+    int64_t *counts = cli_xmalloc(PROG, (size_t)p->n * sizeof *counts);
+    double *coef = cli_xmalloc(PROG, (size_t)p->n * sizeof *coef), *ll = cli_xmalloc(PROG, (size_t)p->n * sizeof *ll);
     if (data_states == NULL) {
-        fail("calloc", EBM_ENOMEM, "data states");
+        cli_die(PROG, "calloc", EBM_ENOMEM, "data states");
     }
     for (int64_t i = 0; i < p->n; i++) {
         memcpy(data_states + i * w, p->data + i * N_VISIBLE, N_VISIBLE * sizeof *data_states);
     }
     const int64_t max_evals = o->iters / o->every + 2;
     res->method = index;
-    res->eval_iter = xmalloc((size_t)max_evals * sizeof *res->eval_iter);
-    res->eval_ll = xmalloc((size_t)max_evals * sizeof *res->eval_ll);
+    res->eval_iter = cli_xmalloc(PROG, (size_t)max_evals * sizeof *res->eval_iter);
+    res->eval_ll = cli_xmalloc(PROG, (size_t)max_evals * sizeof *res->eval_ll);
     res->n_evals = 0;
     res->tau_sum = res->tau_max = 0.0;
     res->capped = 0;
@@ -430,7 +411,7 @@ static void train(const options *o, const problem *p, int index, run *res)
                 }
                 if ((rc = ebm_model_energy_grad(m, 1u << 1, p->n, data_states, w, coef, grad)) !=
                     EBM_OK) {
-                    fail("ebm_model_energy_grad", rc, ebm_model_errmsg(m));
+                    cli_die(PROG, "ebm_model_energy_grad", rc, ebm_model_errmsg(m));
                 }
             }
         }
@@ -531,7 +512,7 @@ static void write_plot(const run *runs, int n_runs, const options *o, const prob
     for (int k = 0; k < n_runs; k++) {
         const run *r = &runs[k];
         const int64_t nb = 1 + (r->n_evals - 1 + per_bin - 1) / per_bin;
-        double *x = buf[k] = xmalloc((size_t)(4 * nb) * sizeof *x), *y = x + nb, *lo = y + nb,
+        double *x = buf[k] = cli_xmalloc(PROG, (size_t)(4 * nb) * sizeof *x), *y = x + nb, *lo = y + nb,
                *hi = lo + nb;
         x[0] = (double)r->eval_iter[0]; /* the initial model alone */
         y[0] = lo[0] = hi[0] = r->eval_ll[0];
@@ -578,7 +559,7 @@ static void write_plot(const run *runs, int n_runs, const options *o, const prob
     plot_canvas c;
     snprintf(path, sizeof path, "%s/bas_loglik.png", o->out);
     if (plot_canvas_create(&c, width, height + caption_h) != 0) {
-        fail("plot_canvas_create", EBM_ENOMEM, "canvas");
+        cli_die(PROG, "plot_canvas_create", EBM_ENOMEM, "canvas");
     }
     if (plot_draw(&c, 0, 0, width, height, &axes) != 0) {
         fprintf(stderr, "bas_ucd: nothing to plot\n");
@@ -610,7 +591,7 @@ int main(int argc, char **argv)
     }
     problem p;
     p.n = bas_rows(SIDE);
-    p.data = xmalloc((size_t)(p.n * N_VISIBLE) * sizeof *p.data);
+    p.data = cli_xmalloc(PROG, (size_t)(p.n * N_VISIBLE) * sizeof *p.data);
     bas_generate(SIDE, p.data, N_VISIBLE);
     p.optimum = bas_max_log_likelihood(SIDE);
     p.init = initial_params(o.seed);

@@ -46,6 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROG "coupling_times"
+
 typedef struct method {
     const char *name;  /* as in --methods and the CSV */
     const char *label; /* in the plot's legend */
@@ -182,13 +184,6 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-/* An example may stop on the first error; the library never does. */
-static void fail(const char *what, int rc, const char *msg)
-{
-    fprintf(stderr, "coupling_times: %s failed: %s (%s)\n", what, ebm_error_name(rc), msg);
-    exit(1);
-}
-
 static int rows_equal(const float *a, const float *b, int64_t w)
 {
     return memcmp(a, b, (size_t)w * sizeof *a) == 0;
@@ -213,18 +208,18 @@ static void run_method(ebm_model_t *m, const method *me, const options *o, ebm_r
     ebm_sampler_t *gibbs = NULL, *s = NULL;
     int rc;
     if (x == NULL || y == NULL || id == NULL || met == NULL) {
-        fail("malloc", EBM_ENOMEM, "chain states");
+        cli_die(PROG, "malloc", EBM_ENOMEM, "chain states");
     }
     if ((rc = ebm_sampler_create(&gibbs, m, EBM_SAMPLER_GIBBS)) != EBM_OK ||
         (rc = ebm_sampler_create(&s, m, me->kind)) != EBM_OK) {
-        fail("ebm_sampler_create", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_sampler_create", rc, ebm_model_errmsg(m));
     }
     if (me->kind == EBM_SAMPLER_GIBBS &&
         (rc = ebm_sampler_set_int(s, EBM_SAMPLER_COUPLING, me->coupling)) != EBM_OK) {
-        fail("ebm_sampler_set_int", rc, ebm_sampler_errmsg(s));
+        cli_die(PROG, "ebm_sampler_set_int", rc, ebm_sampler_errmsg(s));
     }
     if ((rc = ebm_model_random_state(m, rng, n, x, w, NULL, 0)) != EBM_OK) {
-        fail("ebm_model_random_state", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_random_state", rc, ebm_model_errmsg(m));
     }
     memset(r->T, 0, (size_t)n * sizeof *r->T);
     r->search_capped = 0;
@@ -233,16 +228,16 @@ static void run_method(ebm_model_t *m, const method *me, const options *o, ebm_r
          * from the local mode" (section 3.3). */
         rc = ebm_model_local_search(m, rng, n, x, w, NULL, 0, o->cap, r->T);
         if (rc < 0) {
-            fail("ebm_model_local_search", rc, ebm_model_errmsg(m));
+            cli_die(PROG, "ebm_model_local_search", rc, ebm_model_errmsg(m));
         }
         r->search_capped = rc;
         if ((rc = ebm_sampler_step(gibbs, rng, n, x, w)) != EBM_OK) {
-            fail("ebm_sampler_step", rc, ebm_sampler_errmsg(gibbs));
+            cli_die(PROG, "ebm_sampler_step", rc, ebm_sampler_errmsg(gibbs));
         }
     }
     memcpy(y, x, (size_t)(n * w) * sizeof *x); /* y_0 = x_0 */
     if ((rc = ebm_sampler_step(s, rng, n, x, w)) != EBM_OK) { /* x_1 */
-        fail("ebm_sampler_step", rc, ebm_sampler_errmsg(s));
+        cli_die(PROG, "ebm_sampler_step", rc, ebm_sampler_errmsg(s));
     }
     /* Rows with x_1 == y_0 met at tau = 1; the others form the batch. */
     int64_t na = 0;
@@ -258,7 +253,7 @@ static void run_method(ebm_model_t *m, const method *me, const options *o, ebm_r
     for (int64_t t = 1; na > 0 && t < o->cap; t++) {
         /* (x_t, y_{t-1}) -> (x_{t+1}, y_t); met[i]: x_{t+1} == y_t */
         if ((rc = ebm_sampler_coupled_step(s, rng, na, x, w, y, w, met)) != EBM_OK) {
-            fail("ebm_sampler_coupled_step", rc, ebm_sampler_errmsg(s));
+            cli_die(PROG, "ebm_sampler_coupled_step", rc, ebm_sampler_errmsg(s));
         }
         for (int64_t i = 0; i < na;) {
             if (met[i]) {
@@ -299,7 +294,7 @@ static void summarise(result *r, int64_t n)
 {
     double *total = malloc((size_t)n * sizeof *total), sum = 0, sq = 0, st = 0, sT = 0;
     if (total == NULL) {
-        fail("malloc", EBM_ENOMEM, "summary");
+        cli_die(PROG, "malloc", EBM_ENOMEM, "summary");
     }
     r->tau_min = r->T_min = INFINITY;
     r->tau_max = r->T_max = 0;
@@ -407,7 +402,7 @@ static void write_plot(const result *res, int n_res, const options *o)
     plot_series series[N_METHODS], split[2];
     int n_series = 0, have_mh_lmi = 0;
     if (buf == NULL || open == NULL) {
-        fail("calloc", EBM_ENOMEM, "plot");
+        cli_die(PROG, "calloc", EBM_ENOMEM, "plot");
     }
     for (int k = 0; k < N_METHODS + 2; k++) { /* x, y, lo, hi per series */
         for (int i = 0; i < 4 * nd; i++) {
@@ -466,7 +461,7 @@ static void write_plot(const result *res, int n_res, const options *o)
     char path[4200];
     snprintf(path, sizeof path, "%s/coupling_times.png", o->out);
     if (plot_canvas_create(&c, wl + wr, h) != 0) {
-        fail("plot_canvas_create", EBM_ENOMEM, "canvas");
+        cli_die(PROG, "plot_canvas_create", EBM_ENOMEM, "canvas");
     }
     if (plot_draw(&c, 0, 0, wl, h, &left) != 0 ||
         (have_mh_lmi && plot_draw(&c, wl, 0, wr, h, &right) != 0)) {
@@ -501,7 +496,7 @@ int main(int argc, char **argv)
     }
     result *res = calloc((size_t)(o.n_dims * n_use), sizeof *res);
     if (res == NULL) {
-        fail("calloc", EBM_ENOMEM, "results");
+        cli_die(PROG, "calloc", EBM_ENOMEM, "results");
     }
     int n_res = 0;
     double start = cli_now();
@@ -512,14 +507,14 @@ int main(int argc, char **argv)
         char err[256];
         int rc = ebm_model_create(&m, 2, sizes, EBM_UNITS_SPIN, EBM_UNITS_SPIN, err, sizeof err);
         if (rc != EBM_OK) {
-            fail("ebm_model_create", rc, err);
+            cli_die(PROG, "ebm_model_create", rc, err);
         }
         /* The model of size d comes from stream d of the seed. */
         if ((rc = ebm_rng_create(&rng, o.seed, (uint64_t)d)) != EBM_OK) {
-            fail("ebm_rng_create", rc, "");
+            cli_die(PROG, "ebm_rng_create", rc, "");
         }
         if ((rc = ebm_model_init(m, rng, EBM_INIT_ORTHOGONAL, 1.0)) != EBM_OK) {
-            fail("ebm_model_init", rc, ebm_model_errmsg(m));
+            cli_die(PROG, "ebm_model_init", rc, ebm_model_errmsg(m));
         }
         ebm_rng_destroy(rng);
         for (int me = 0; me < N_METHODS; me++) {
@@ -534,12 +529,12 @@ int main(int argc, char **argv)
             r->T = malloc((size_t)o.reps * sizeof *r->T);
             r->capped = malloc((size_t)o.reps);
             if (r->tau == NULL || r->T == NULL || r->capped == NULL) {
-                fail("malloc", EBM_ENOMEM, "results");
+                cli_die(PROG, "malloc", EBM_ENOMEM, "results");
             }
             /* Chains of method me at size d: stream 2^32 + 64 d + me. */
             uint64_t stream = (UINT64_C(1) << 32) + 64 * (uint64_t)d + (uint64_t)me;
             if ((rc = ebm_rng_create(&rng, o.seed, stream)) != EBM_OK) {
-                fail("ebm_rng_create", rc, "");
+                cli_die(PROG, "ebm_rng_create", rc, "");
             }
             double t0 = cli_now();
             run_method(m, &methods[me], &o, rng, r);

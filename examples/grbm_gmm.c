@@ -82,6 +82,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROG "grbm_gmm"
+
 enum { N_VISIBLE = 2 };
 
 typedef struct method {
@@ -214,13 +216,8 @@ static int parse_options(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val;
         size_t len;
-        int rc = cli_next_option(argc, argv, &i, &len, &val), bad = 0;
-        if (rc == 1) {
-            usage(stdout);
-            exit(0);
-        }
-        if (rc != 0) {
-            fprintf(stderr, "grbm_gmm: %s needs a value\n", arg);
+        int bad = 0;
+        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
             return -1;
         }
         if (cli_is_option(arg, len, "--mixtures")) {
@@ -288,23 +285,6 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-/* An example may stop on the first error of its own setup; a run that fails
- * in training records the message and the others go on. */
-static void fail(const char *what, int rc, const char *msg)
-{
-    fprintf(stderr, "grbm_gmm: %s failed: %s (%s)\n", what, ebm_error_name(rc), msg);
-    exit(1);
-}
-
-static void *xmalloc(size_t size)
-{
-    void *p = malloc(size > 0 ? size : 1);
-    if (p == NULL) {
-        fail("malloc", EBM_ENOMEM, "out of memory");
-    }
-    return p;
-}
-
 /* ---- the model ------------------------------------------------------- */
 
 /* A GRBM with the published code's initialisation (see the top comment). */
@@ -316,14 +296,14 @@ static ebm_model_t *new_model(const options *o, uint64_t seed)
     char err[256];
     int rc = ebm_model_create(&m, 2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, err, sizeof err);
     if (rc != EBM_OK) {
-        fail("ebm_model_create", rc, err);
+        cli_die(PROG, "ebm_model_create", rc, err);
     }
     if ((rc = ebm_rng_create(&rng, seed, 0)) != EBM_OK) {
-        fail("ebm_rng_create", rc, "");
+        cli_die(PROG, "ebm_rng_create", rc, "");
     }
     rc = ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 1.0 / sqrt((double)(N_VISIBLE + o->hidden)));
     if (rc != EBM_OK) {
-        fail("ebm_model_init", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_init", rc, ebm_model_errmsg(m));
     }
     ebm_rng_destroy(rng);
     return m;
@@ -554,7 +534,7 @@ static int draw_samples(run *res, const options *o, ebm_rng_t *rng)
     }
     double acc = 0.0;
     if (annealed(o, me)) {
-        double *coef = xmalloc((size_t)n * sizeof *coef);
+        double *coef = cli_xmalloc(PROG, (size_t)n * sizeof *coef);
         rc = annealed_langevin(s, m, rng, n, res->samples, o->cd_steps, o->step_size, coef, NULL,
                                &acc);
         free(coef);
@@ -628,28 +608,28 @@ static void train(run *res, const options *o)
     ebm_rng_t *rng;
     int rc = ebm_rng_create(&rng, o->seed, stream);
     if (rc != EBM_OK) {
-        fail("ebm_rng_create", rc, "");
+        cli_die(PROG, "ebm_rng_create", rc, "");
     }
     if ((rc = ebm_estimator_create(&e, m, me->estimator)) != EBM_OK) {
-        fail("ebm_estimator_create", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_estimator_create", rc, ebm_model_errmsg(m));
     }
     if ((rc = configure_estimator(e, o, me)) != EBM_OK) {
-        fail("estimator options", rc, ebm_estimator_errmsg(e));
+        cli_die(PROG, "estimator options", rc, ebm_estimator_errmsg(e));
     }
     ebm_sampler_t *s = NULL; /* the annealed-Langevin runs' sampler */
     if (annealed(o, me) && ((rc = ebm_sampler_create(&s, m, EBM_SAMPLER_LANGEVIN)) != EBM_OK ||
                             (rc = configure_sampler(s, o, me)) != EBM_OK)) {
-        fail("Langevin sampler", rc, s != NULL ? ebm_sampler_errmsg(s) : ebm_model_errmsg(m));
+        cli_die(PROG, "Langevin sampler", rc, s != NULL ? ebm_sampler_errmsg(s) : ebm_model_errmsg(m));
     }
-    float *chains = xmalloc((size_t)(o->batch * w) * sizeof *chains);
-    double *coef = xmalloc((size_t)o->batch * sizeof *coef);
-    float *grad = xmalloc((size_t)n_params * sizeof *grad);
-    float *theta = xmalloc((size_t)n_params * sizeof *theta);
-    float *batch = xmalloc((size_t)(o->batch * N_VISIBLE) * sizeof *batch);
-    int64_t *perm = xmalloc((size_t)o->data * sizeof *perm);
-    float *x = xmalloc((size_t)((CHUNK > o->batch ? CHUNK : o->batch) * w) * sizeof *x);
-    float *grid = xmalloc((size_t)(grid_rows * N_VISIBLE) * sizeof *grid);
-    double *f = xmalloc((size_t)max64(grid_rows, o->data) * sizeof *f);
+    float *chains = cli_xmalloc(PROG, (size_t)(o->batch * w) * sizeof *chains);
+    double *coef = cli_xmalloc(PROG, (size_t)o->batch * sizeof *coef);
+    float *grad = cli_xmalloc(PROG, (size_t)n_params * sizeof *grad);
+    float *theta = cli_xmalloc(PROG, (size_t)n_params * sizeof *theta);
+    float *batch = cli_xmalloc(PROG, (size_t)(o->batch * N_VISIBLE) * sizeof *batch);
+    int64_t *perm = cli_xmalloc(PROG, (size_t)o->data * sizeof *perm);
+    float *x = cli_xmalloc(PROG, (size_t)((CHUNK > o->batch ? CHUNK : o->batch) * w) * sizeof *x);
+    float *grid = cli_xmalloc(PROG, (size_t)(grid_rows * N_VISIBLE) * sizeof *grid);
+    double *f = cli_xmalloc(PROG, (size_t)max64(grid_rows, o->data) * sizeof *f);
     optim_sgd opt = optim_sgd_plain(o->lr);
     opt.cosine = 1;
     opt.total_steps = o->epochs * batches;
@@ -661,7 +641,7 @@ static void train(run *res, const options *o)
     int64_t acc_n = 0;
     for (int64_t epoch = 1; epoch <= o->epochs && rc == EBM_OK; epoch++) {
         if ((rc = data_shuffle(perm, o->data, rng)) != DATA_OK) {
-            fail("data_shuffle", EBM_EVALUE, data_strerror(rc));
+            cli_die(PROG, "data_shuffle", EBM_EVALUE, data_strerror(rc));
         }
         for (int64_t b = 0; b < batches && rc == EBM_OK; b++) {
             for (int64_t r = 0; r < o->batch; r++) {
@@ -744,7 +724,7 @@ static void train(run *res, const options *o)
     if (ebm_model_save(m, model_path) != EBM_OK) {
         fprintf(stderr, "grbm_gmm: cannot save %s: %s\n", model_path, ebm_model_errmsg(m));
     }
-    res->samples = xmalloc((size_t)(o->samples * w) * sizeof *res->samples);
+    res->samples = cli_xmalloc(PROG, (size_t)(o->samples * w) * sizeof *res->samples);
     if (rc == EBM_OK) {
         rc = draw_samples(res, o, rng);
     }
@@ -885,11 +865,11 @@ static void write_figure(const options *o, const problem *p, run *const *cols, i
     const int h = MARGIN + HEADER_H + 2 * (TITLE_H + PANEL + FOOT_H) + 20;
     plot_canvas c;
     if (plot_canvas_create(&c, w, h) != 0) {
-        fail("plot_canvas_create", EBM_ENOMEM, "figure");
+        cli_die(PROG, "plot_canvas_create", EBM_ENOMEM, "figure");
     }
-    double *value = xmalloc((size_t)PANEL * PANEL * sizeof *value);
-    float *pts = xmalloc((size_t)PANEL * PANEL * N_VISIBLE * sizeof *pts), *x = NULL;
-    double *f = xmalloc((size_t)PANEL * PANEL * sizeof *f);
+    double *value = cli_xmalloc(PROG, (size_t)PANEL * PANEL * sizeof *value);
+    float *pts = cli_xmalloc(PROG, (size_t)PANEL * PANEL * N_VISIBLE * sizeof *pts), *x = NULL;
+    double *f = cli_xmalloc(PROG, (size_t)PANEL * PANEL * sizeof *f);
     for (int i = 0; i < PANEL; i++) {
         for (int j = 0; j < PANEL; j++) {
             double v[2];
@@ -916,10 +896,10 @@ static void write_figure(const options *o, const problem *p, run *const *cols, i
             snprintf(text, sizeof text, "(%c) %s", 'a' + col, methods[res->method].label);
             const int64_t sw = ebm_model_state_width(res->m);
             free(x);
-            x = xmalloc((size_t)(CHUNK * sw) * sizeof *x);
+            x = cli_xmalloc(PROG, (size_t)(CHUNK * sw) * sizeof *x);
             int rc = visible_free_energy(res->m, PANEL * PANEL, pts, x, f);
             if (rc != EBM_OK) {
-                fail("ebm_model_free_energy", rc, ebm_model_errmsg(res->m));
+                cli_die(PROG, "ebm_model_free_energy", rc, ebm_model_errmsg(res->m));
             }
             double top = -INFINITY;
             for (int k = 0; k < PANEL * PANEL; k++) {
@@ -1002,8 +982,8 @@ int main(int argc, char **argv)
         problem *p = &problems[k];
         p->index = k;
         gmm_liao(&p->g, k == 0 ? GMM_ISOTROPIC : GMM_ANISOTROPIC);
-        p->train = xmalloc((size_t)(o.data * N_VISIBLE) * sizeof *p->train);
-        p->test = xmalloc((size_t)(o.data * N_VISIBLE) * sizeof *p->test);
+        p->train = cli_xmalloc(PROG, (size_t)(o.data * N_VISIBLE) * sizeof *p->train);
+        p->test = cli_xmalloc(PROG, (size_t)(o.data * N_VISIBLE) * sizeof *p->test);
         ebm_rng_t *rng;
         int rc = ebm_rng_create(&rng, o.seed, 1000 + (uint64_t)k);
         if (rc == EBM_OK) {
@@ -1013,7 +993,7 @@ int main(int argc, char **argv)
             rc = gmm_sample(&p->g, rng, o.data, p->test, N_VISIBLE, NULL);
         }
         if (rc != EBM_OK) {
-            fail("gmm_sample", rc, "");
+            cli_die(PROG, "gmm_sample", rc, "");
         }
         ebm_rng_destroy(rng);
         for (int me = 0; me < N_METHODS && o.use_mixture[k]; me++) {
@@ -1045,7 +1025,7 @@ int main(int argc, char **argv)
     const int n_threads = (int)(o.threads < n_runs ? o.threads : n_runs);
     for (int t = 0; t < n_threads; t++) {
         if (pthread_create(&threads[t], NULL, worker, &q) != 0) {
-            fail("pthread_create", EBM_ENOMEM, strerror(errno));
+            cli_die(PROG, "pthread_create", EBM_ENOMEM, strerror(errno));
         }
     }
     for (int t = 0; t < n_threads; t++) {

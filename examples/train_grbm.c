@@ -63,6 +63,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROG "train_grbm"
+
 /* Generator streams of (--seed, stream): training (model, chains), the
  * pictures of step s, the batch order of epoch t. */
 #define STREAM_TRAIN UINT64_C(0)
@@ -139,13 +141,8 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val;
         size_t len;
-        int rc = cli_next_option(argc, argv, &i, &len, &val), bad = 0;
-        if (rc == 1) {
-            usage(stdout);
-            exit(0);
-        }
-        if (rc != 0) {
-            fprintf(stderr, "train_grbm: %s needs a value\n", arg);
+        int bad = 0;
+        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
             return -1;
         }
         if (cli_is_option(arg, len, "--hidden")) {
@@ -204,21 +201,6 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     return 0;
 }
 
-static void fail(const char *what, int rc, const char *msg)
-{
-    fprintf(stderr, "train_grbm: %s failed: %s (%s)\n", what, ebm_error_name(rc), msg);
-    exit(1);
-}
-
-static void *xmalloc(size_t size)
-{
-    void *p = malloc(size > 0 ? size : 1);
-    if (p == NULL) {
-        fail("malloc", EBM_ENOMEM, "out of memory");
-    }
-    return p;
-}
-
 /* ---- data -------------------------------------------------------------- */
 
 /* Per-pixel (or, global, one) mean and sd of the training images. */
@@ -226,7 +208,7 @@ static void fit_standardization(const options *o, const data_set *d, float *mean
 {
     int rc = data_standardize_fit(d, (float)o->sd_floor, mean, sd);
     if (rc != DATA_OK) {
-        fail("data_standardize_fit", rc, data_strerror(rc));
+        cli_die(PROG, "data_standardize_fit", rc, data_strerror(rc));
     }
     if (o->global) {
         double s = 0.0, s2 = 0.0;
@@ -256,12 +238,12 @@ static void write_grid(const options *o, const data_set *d, const char *name, co
     int w, h;
     int rc = image_tile(&img, &w, &h, grey, n, d->dim, d->height, d->width, 10, 1, 0.0f, 1.0f);
     if (rc != IMAGE_OK) {
-        fail("image_tile", EBM_EVALUE, image_strerror(rc));
+        cli_die(PROG, "image_tile", EBM_EVALUE, image_strerror(rc));
     }
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", o->out, name);
     if ((rc = image_png_write(path, w, h, 1, img, (size_t)w)) != IMAGE_OK) {
-        fail(path, EBM_EIO, image_strerror(rc));
+        cli_die(PROG, path, EBM_EIO, image_strerror(rc));
     }
     free(img);
 }
@@ -282,7 +264,7 @@ static double draw_pictures(const options *o, const data_set *d, const data_enco
     ebm_rng_t *rng; /* the pictures' own, so that they do not move training's */
     int rc = ebm_rng_create(&rng, o->seed, STREAM_PICTURES + (uint64_t)step);
     if (rc != EBM_OK) {
-        fail("ebm_rng_create", rc, "");
+        cli_die(PROG, "ebm_rng_create", rc, "");
     }
     rc = ebm_sampler_set_int(sp->s, EBM_SAMPLER_ITERATION, 0);
     if (rc == EBM_OK) {
@@ -297,7 +279,7 @@ static double draw_pictures(const options *o, const data_set *d, const data_enco
         acc += ebm_sampler_stat(sp->s, EBM_STAT_ACCEPT_RATE);
     }
     if (rc != EBM_OK) {
-        fail("sampling", rc, ebm_sampler_errmsg(sp->s));
+        cli_die(PROG, "sampling", rc, ebm_sampler_errmsg(sp->s));
     }
     ebm_rng_destroy(rng);
     char name[64];
@@ -305,7 +287,7 @@ static double draw_pictures(const options *o, const data_set *d, const data_enco
     snprintf(name, sizeof name, "samples_%08lld.png", (long long)step);
     write_grid(o, d, name, sp->grey, n);
     if ((rc = ebm_model_layer_mean(m, 0, n, sp->x, w, sp->mean, d->dim)) != EBM_OK) {
-        fail("ebm_model_layer_mean", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_layer_mean", rc, ebm_model_errmsg(m));
     }
     data_decode(enc, n, d->dim, sp->mean, d->dim, sp->grey, d->dim);
     snprintf(name, sizeof name, "means_%08lld.png", (long long)step);
@@ -313,7 +295,7 @@ static double draw_pictures(const options *o, const data_set *d, const data_enco
     char path[1024];
     snprintf(path, sizeof path, "%s/model.ebm", o->out);
     if ((rc = ebm_model_save(m, path)) != EBM_OK) {
-        fail("ebm_model_save", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_save", rc, ebm_model_errmsg(m));
     }
     return acc / (double)o->gibbs_steps;
 }
@@ -393,8 +375,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const int64_t n0 = train.dim;
-    float *px_mean = xmalloc((size_t)n0 * sizeof *px_mean);
-    float *px_sd = xmalloc((size_t)n0 * sizeof *px_sd);
+    float *px_mean = cli_xmalloc(PROG, (size_t)n0 * sizeof *px_mean);
+    float *px_sd = cli_xmalloc(PROG, (size_t)n0 * sizeof *px_sd);
     fit_standardization(&o, &train, px_mean, px_sd);
     data_encoding enc = data_encoding_make(DATA_GREY, 0);
     enc.mean = px_mean;
@@ -405,15 +387,15 @@ int main(int argc, char **argv)
     ebm_model_t *m;
     rc = ebm_model_create(&m, 2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, err, sizeof err);
     if (rc != EBM_OK) {
-        fail("ebm_model_create", rc, err);
+        cli_die(PROG, "ebm_model_create", rc, err);
     }
     ebm_rng_t *rng;
     if ((rc = ebm_rng_create(&rng, o.seed, STREAM_TRAIN)) != EBM_OK) {
-        fail("ebm_rng_create", rc, "");
+        cli_die(PROG, "ebm_rng_create", rc, "");
     }
     rc = ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 1.0 / sqrt((double)(n0 + o.hidden)));
     if (rc != EBM_OK) {
-        fail("ebm_model_init", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_model_init", rc, ebm_model_errmsg(m));
     }
     const int64_t w = ebm_model_state_width(m), n_params = ebm_model_param_count(m);
 
@@ -421,7 +403,7 @@ int main(int argc, char **argv)
     const int so = EBM_ESTIMATOR_SAMPLER_OPTION;
     ebm_estimator_t *e;
     if ((rc = ebm_estimator_create(&e, m, EBM_ESTIMATOR_GRBM_CD)) != EBM_OK) {
-        fail("ebm_estimator_create", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_estimator_create", rc, ebm_model_errmsg(m));
     }
     if ((rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_K, o.gibbs_steps)) != EBM_OK ||
         (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER, EBM_SAMPLER_GIBBS_LANGEVIN)) ||
@@ -429,28 +411,28 @@ int main(int argc, char **argv)
         (rc = ebm_estimator_set_double(e, so + EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
         (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, 1)) ||
         (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
-        fail("estimator options", rc, ebm_estimator_errmsg(e));
+        cli_die(PROG, "estimator options", rc, ebm_estimator_errmsg(e));
     }
     sampler_pack sp;
     if ((rc = ebm_sampler_create(&sp.s, m, EBM_SAMPLER_GIBBS_LANGEVIN)) != EBM_OK) {
-        fail("ebm_sampler_create", rc, ebm_model_errmsg(m));
+        cli_die(PROG, "ebm_sampler_create", rc, ebm_model_errmsg(m));
     }
     if ((rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
         (rc = ebm_sampler_set_double(sp.s, EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
         (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_SCALE_BY_VARIANCE, 1)) ||
         (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
-        fail("sampler options", rc, ebm_sampler_errmsg(sp.s));
+        cli_die(PROG, "sampler options", rc, ebm_sampler_errmsg(sp.s));
     }
-    sp.x = xmalloc((size_t)(o.samples * w) * sizeof *sp.x);
-    sp.grey = xmalloc((size_t)(o.samples * n0) * sizeof *sp.grey);
-    sp.mean = xmalloc((size_t)(o.samples * n0) * sizeof *sp.mean);
+    sp.x = cli_xmalloc(PROG, (size_t)(o.samples * w) * sizeof *sp.x);
+    sp.grey = cli_xmalloc(PROG, (size_t)(o.samples * n0) * sizeof *sp.grey);
+    sp.mean = cli_xmalloc(PROG, (size_t)(o.samples * n0) * sizeof *sp.mean);
 
-    float *grad = xmalloc((size_t)n_params * sizeof *grad);
-    float *theta = xmalloc((size_t)n_params * sizeof *theta);
-    float *batch = xmalloc((size_t)(o.batch * n0) * sizeof *batch);
-    float *xrec = xmalloc((size_t)(o.batch * w) * sizeof *xrec);
-    float *rec = xmalloc((size_t)(o.batch * n0) * sizeof *rec);
-    int64_t *perm = xmalloc((size_t)train.n * sizeof *perm);
+    float *grad = cli_xmalloc(PROG, (size_t)n_params * sizeof *grad);
+    float *theta = cli_xmalloc(PROG, (size_t)n_params * sizeof *theta);
+    float *batch = cli_xmalloc(PROG, (size_t)(o.batch * n0) * sizeof *batch);
+    float *xrec = cli_xmalloc(PROG, (size_t)(o.batch * w) * sizeof *xrec);
+    float *rec = cli_xmalloc(PROG, (size_t)(o.batch * n0) * sizeof *rec);
+    int64_t *perm = cli_xmalloc(PROG, (size_t)train.n * sizeof *perm);
     const int64_t batches = train.n / o.batch; /* the last partial batch is dropped */
     const int64_t total = o.epochs * batches;
     const double budget = o.minutes > 0 ? 60.0 * o.minutes : INFINITY;
@@ -461,7 +443,7 @@ int main(int argc, char **argv)
     os.clip_norm = o.clip;
     optim opt;
     if ((rc = optim_init(&opt, &os, n_params)) != OPTIM_OK) {
-        fail("optim_init", EBM_EVALUE, optim_settings_check(&os));
+        cli_die(PROG, "optim_init", EBM_EVALUE, optim_settings_check(&os));
     }
     /* What a resumed run must share with the one that wrote the checkpoint. */
     char config[512];
@@ -534,7 +516,7 @@ int main(int argc, char **argv)
             ebm_rng_t *order;
             if ((rc = ebm_rng_create(&order, o.seed, STREAM_ORDER + (uint64_t)epoch)) != EBM_OK ||
                 (rc = data_shuffle(perm, train.n, order)) != DATA_OK) {
-                fail("data_shuffle", rc, data_strerror(rc));
+                cli_die(PROG, "data_shuffle", rc, data_strerror(rc));
             }
             ebm_rng_destroy(order);
             perm_epoch = epoch;
@@ -542,7 +524,7 @@ int main(int argc, char **argv)
         rc = data_batch(&train, &enc, NULL, perm + b * o.batch, o.batch, batch, n0, err,
                         sizeof err);
         if (rc != DATA_OK) {
-            fail("data_batch", rc, err);
+            cli_die(PROG, "data_batch", rc, err);
         }
         rc = ebm_estimator_gradient(e, rng, o.batch, batch, n0, grad);
         if (rc != EBM_OK) {

@@ -1,6 +1,8 @@
 /* Helpers shared by the example programs: see cli.h. */
 #include "cli.h"
 
+#include <ebm.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -128,4 +130,35 @@ void cli_set_error(char *buf, size_t size, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, size, fmt, ap);
     va_end(ap);
+}
+
+int cli_option(int argc, char **argv, int *i, size_t *len, const char **val, const char *prog,
+               void (*usage)(FILE *))
+{
+    const char *arg = argv[*i];
+    int rc = cli_next_option(argc, argv, i, len, val);
+    if (rc == 1) {
+        usage(stdout);
+        exit(0);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "%s: %s needs a value\n", prog, arg);
+        return -1;
+    }
+    return 0;
+}
+
+void cli_die(const char *prog, const char *what, int rc, const char *msg)
+{
+    fprintf(stderr, "%s: %s failed: %s (%s)\n", prog, what, ebm_error_name(rc), msg);
+    exit(1);
+}
+
+void *cli_xmalloc(const char *prog, size_t size)
+{
+    void *p = malloc(size > 0 ? size : 1);
+    if (p == NULL) {
+        cli_die(prog, "malloc", EBM_ENOMEM, "out of memory");
+    }
+    return p;
 }

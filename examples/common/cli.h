@@ -1,12 +1,14 @@
 /* Small helpers shared by the example programs: parsing option values, a
  * monotonic clock, durations for progress lines, and mkdir -p. Nothing here
- * prints or exits: the examples decide what to do with a failure.
+ * prints or exits, except the three program-level helpers at the end
+ * (cli_option, cli_die, cli_xmalloc), which say so.
  */
 #ifndef EXAMPLES_COMMON_CLI_H
 #define EXAMPLES_COMMON_CLI_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /**
  * Take the next option from argv, as "--name=value" or "--name value".
@@ -42,5 +44,20 @@ int cli_make_dirs(const char *path);
 __attribute__((format(printf, 3, 4)))
 #endif
 void cli_set_error(char *buf, size_t size, const char *fmt, ...);
+
+/* ---- program-level helpers: these print and may exit -------------------- */
+
+/**
+ * cli_next_option for a program's option loop: --help and -h print usage to
+ * stdout and exit(0); a missing value prints "<prog>: <option> needs a
+ * value" to stderr.
+ * @return 0, or -1 if the value is missing
+ */
+int cli_option(int argc, char **argv, int *i, size_t *len, const char **val, const char *prog,
+               void (*usage)(FILE *));
+/** Print "<prog>: <what> failed: <ERROR_NAME> (<msg>)" to stderr and exit(1). */
+void cli_die(const char *prog, const char *what, int rc, const char *msg);
+/** malloc that never returns NULL (cli_die on failure); size 0 gives a valid pointer. */
+void *cli_xmalloc(const char *prog, size_t size);
 
 #endif
