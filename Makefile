@@ -34,8 +34,14 @@ CHECK_LIBS   ?= $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 WARN = -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
        -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wvla -Wformat=2
 DEFS = -D_POSIX_C_SOURCE=200809L
-LIB_CFLAGS = $(WARN) $(DEFS) -fPIC -fvisibility=hidden -Iinclude -Isrc $(CBLAS_CFLAGS) $(CFLAGS)
-LIB_LIBS   = $(CBLAS_LIBS) -lpthread -lm
+# OpenMP runs the row loops of elementwise work (draws, means, local-search
+# updates, coupled rows) on several threads; every row's random numbers come
+# from its own stream, so results do not depend on the thread count
+# (OMP_NUM_THREADS). OPENMP= builds without it.
+OPENMP ?= -fopenmp
+LIB_CFLAGS = $(WARN) $(DEFS) -fPIC -fvisibility=hidden -Iinclude -Isrc $(CBLAS_CFLAGS) $(OPENMP) \
+             $(CFLAGS)
+LIB_LIBS   = $(CBLAS_LIBS) $(OPENMP) -lpthread -lm
 
 SRC  = $(wildcard src/*.c)
 OBJ  = $(SRC:src/%.c=build/%.o)
@@ -152,15 +158,15 @@ pkgconfig/ebm.pc: pkgconfig/ebm.pc.in include/ebm.h Makefile
 # Tests link the static library so that they may also reach internal symbols.
 $(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) | build/tests
 	$(CC) $(WARN) $(DEFS) -Wno-missing-prototypes -Iinclude -Isrc $(CBLAS_CFLAGS) \
-	  $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
+	  $(CHECK_CFLAGS) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
 
 # EBM_TEST_LEVEL=2 runs the long statistical versions; CK_FORK=no suits valgrind.
 check: $(TEST_BIN) $(SOFILE)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} ./$(TEST_BIN)
 
 # Benchmarks print figures (a human line and a JSON line each); they assert
-# nothing about time. Each runs twice: with OPENBLAS_NUM_THREADS=BENCH_THREADS
-# (default 2), then with 1. They link bench/common.c and the data helpers of
+# nothing about time. Each runs twice: with BENCH_THREADS threads (default 2;
+# OPENBLAS_NUM_THREADS and OMP_NUM_THREADS), then with 1. They link bench/common.c and the data helpers of
 # examples/common, and wrap the BLAS calls to count their FLOPs
 # (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas training runs.
 BENCH_THREADS ?= 2
@@ -174,7 +180,7 @@ bench: $(BENCHES)
 	  for t in $(BENCH_THREADS) $(filter-out $(BENCH_THREADS),1); do \
 	    case $$b in *ucd_bas) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
 	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t)"; \
-	    OPENBLAS_NUM_THREADS=$$t ./$$b $$args || exit 1; \
+	    OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t ./$$b $$args || exit 1; \
 	  done; \
 	done
 build/bench/common.o: bench/common.c bench/common.h include/ebm.h

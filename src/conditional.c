@@ -15,6 +15,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
                             int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
+    EBM__PARALLEL_ROWS(n * nl * 8)
     for (int64_t r = 0; r < n; r++) {
         float *o = xl + r * ldx;
         const float *ar = a + r * lda;

@@ -41,7 +41,7 @@ typedef struct couple {
     float *A1, *A2;    /* na x w: B1 inputs from X and from Y, at the layers' columns */
     float *P1, *P2;    /* na x w: their discrete units' probabilities of the upper value */
     double *lz;        /* [na]: sum over B1's discrete units of LZ(a2) - LZ(a1) */
-    float *tmp;        /* one row of proposals */
+    float *tmp;        /* one row of proposals per thread */
     int64_t *met;      /* [na]: 1 where B1 met */
     int64_t tries_sum, tries_max;
 } couple;
@@ -160,7 +160,7 @@ static void copy_b1(const couple *c, const float *src, float *dst)
  * again too; both propose from common uniforms Z2 in each try, x accepts iff
  * U2 > p2/p1, y iff U2' > p1/p2.
  */
-static void residual(couple *c, const ebm__stream *base, int64_t r)
+static int64_t residual(const couple *c, const ebm__stream *base, int64_t r, float *tmp)
 {
     int x_done = c->s->coupling == EBM_COUPLING_MAXIMAL, y_done = 0;
     float *xr = c->X + r * c->w, *yr = c->Y + r * c->w;
@@ -172,22 +172,21 @@ static void residual(couple *c, const ebm__stream *base, int64_t r)
         float u[2];
         ebm__stream_uniform(&accept, (uint32_t)c->id[r], 0, 2, u);
         if (!x_done) {
-            draw_b1(c, &proposal, r, 1, c->tmp);
-            if (log((double)u[0]) > log_ratio(c, r, c->tmp)) {
-                copy_b1(c, c->tmp, xr);
+            draw_b1(c, &proposal, r, 1, tmp);
+            if (log((double)u[0]) > log_ratio(c, r, tmp)) {
+                copy_b1(c, tmp, xr);
                 x_done = 1;
             }
         }
         if (!y_done) {
-            draw_b1(c, &proposal, r, 2, c->tmp);
-            if (log((double)u[1]) > -log_ratio(c, r, c->tmp)) {
-                copy_b1(c, c->tmp, yr);
+            draw_b1(c, &proposal, r, 2, tmp);
+            if (log((double)u[1]) > -log_ratio(c, r, tmp)) {
+                copy_b1(c, tmp, yr);
                 y_done = 1;
             }
         }
     }
-    c->tries_sum += (int64_t)k;
-    c->tries_max = (int64_t)k > c->tries_max ? (int64_t)k : c->tries_max;
+    return (int64_t)k;
 }
 
 /*
@@ -197,13 +196,14 @@ static void residual(couple *c, const ebm__stream *base, int64_t r)
  * phi(xi)), else y' = m2 + sigma (xi - 2 (e.xi) e), e = z/|z|. Exact, and
  * maximal for equal covariances (no rejection loop).
  */
-static void reflect(couple *c, const ebm__stream *first, const ebm__stream *meet, int64_t r)
+static void reflect(const couple *c, const ebm__stream *first, const ebm__stream *meet, int64_t r,
+                    float *tmp)
 {
     const ebm_model_t *m = c->m;
     const int64_t n0 = m->size[0];
     const float *m1 = c->A1 + r * c->w, *m2 = c->A2 + r * c->w;
     const float *logvar = m->params + m->logvar_off;
-    float *xi = c->tmp, *xr = c->X + r * c->w, *yr = c->Y + r * c->w;
+    float *xi = tmp, *xr = c->X + r * c->w, *yr = c->Y + r * c->w;
     ebm__stream_normal(first, (uint32_t)c->id[r], 0, n0, xi);
     double zz = 0.0, xz = 0.0;
     for (int64_t i = 0; i < n0; i++) {
@@ -256,10 +256,16 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
     /* B2 = the block B1 is drawn from: both chains move B1 first. */
     const int reflection = c->s->coupling == EBM_COUPLING_CRN && c->b1 == 1u &&
                            ebm__is_gaussian(m, 0);
+    int64_t tries_sum = 0, tries_max = 0;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : tries_sum) \
+    reduction(max : tries_max) if (na * w >= EBM__PARALLEL_MIN / 8)
+#endif
     for (int64_t r = 0; r < na; r++) {
+        float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
         c->met[r] = 0;
         if (reflection) {
-            reflect(c, &st[ST_FIRST], &st[ST_MEET], r);
+            reflect(c, &st[ST_FIRST], &st[ST_MEET], r, tmp);
             continue;
         }
         /* Qiu Alg. 4 line 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'). */
@@ -271,9 +277,13 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
             copy_b1(c, xr, c->Y + r * w);
             c->met[r] = 1;
         } else {
-            residual(c, &st[ST_RESIDUAL], r);
+            int64_t k = residual(c, &st[ST_RESIDUAL], r, tmp);
+            tries_sum += k;
+            tries_max = k > tries_max ? k : tries_max;
         }
     }
+    c->tries_sum = tries_sum;
+    c->tries_max = tries_max;
     /* B2 from the new B1, from common random numbers, except y's off the
      * meeting event under MAXIMAL (independent there). Each chain draws from
      * its own conditional, so chains whose clamped layers differ keep their
@@ -310,7 +320,8 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
 
     /* Scratch: the gathered states (apart rows first, then rows already
      * met), y's apart rows, both B1 inputs, one proposal row, layer inputs. */
-    float *f = ebm__sampler_floats(s, (size_t)(6 * n * w + w + n * m->max_size));
+    const int64_t threads = ebm__max_threads();
+    float *f = ebm__sampler_floats(s, (size_t)(6 * n * w + threads * w + n * m->max_size));
     int64_t *idx = ebm__sampler_indices(s, (size_t)(5 * n));
     double *lz = ebm__sampler_doubles(s, (size_t)n);
     if (f == NULL || idx == NULL || lz == NULL) {
@@ -333,8 +344,8 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.P1 = c.A2 + n * w;
     c.P2 = c.P1 + n * w;
     c.lz = lz;
-    c.tmp = c.P2 + n * w;
-    float *a = c.tmp + w;         /* n x max_size */
+    c.tmp = c.P2 + n * w;         /* one row per thread */
+    float *a = c.tmp + threads * w; /* n x max_size */
     c.X = G;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);

@@ -119,6 +119,24 @@ static inline double ebm__log2cosh(double a)
 /* log sigmoid(a) = -softplus(-a) */
 static inline double ebm__log_sigmoid(double a) { return -ebm__softplus(-a); }
 
+/* ---- threads ------------------------------------------------------------ */
+
+/* A loop over independent rows, on OpenMP threads when the library is built
+ * with OpenMP and the loop has at least EBM__PARALLEL_MIN units of work (a
+ * fork costs a few microseconds). Each row's draws come from its own
+ * stream row, so the results do not depend on the number of threads. */
+#define EBM__PARALLEL_MIN 32768
+#if defined(_OPENMP)
+#define EBM__PRAGMA(x) _Pragma(#x)
+#define EBM__PARALLEL_ROWS(work) \
+    EBM__PRAGMA(omp parallel for schedule(static) if ((work) >= EBM__PARALLEL_MIN))
+#else
+#define EBM__PARALLEL_ROWS(work)
+#endif
+/* The threads a parallel loop may use, and this thread's number in it. */
+int ebm__max_threads(void);
+int ebm__thread_num(void);
+
 /* ---- model (model.c) -------------------------------------------------- */
 
 /* Log-variances are kept in [-EBM__LOGVAR_MAX, EBM__LOGVAR_MAX] so that
@@ -211,6 +229,10 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
 /* In place: a -> E[x_l | a] (sigmoid, tanh, identity). */
 void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda);
 
+/* Tests only: 1 makes the estimator and its samplers take their plain
+ * paths (no reuse of a sampler's layer inputs, double MH energies). */
+void ebm__estimator_set_plain(ebm_estimator_t *e, int plain);
+
 /* Rows per chunk of the double-precision paths (bounds their scratch). */
 #define EBM__CHUNK 256
 
@@ -297,6 +319,10 @@ struct ebm_sampler {
      * path off; energy_rechecks counts the decisions it left to double. */
     int plain_energies;
     int64_t energy_rechecks;
+    /* Gibbs-Langevin: after a step in which every row took its proposal,
+     * the input of layer 1 at the new v of each row (n x n_1, stride n_1,
+     * in the scratch: valid until the next call), else NULL. */
+    const float *hidden_input;
     /* scratch kept between calls, grown on demand */
     float *fbuf;
     size_t fcap;

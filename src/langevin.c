@@ -250,18 +250,20 @@ static void proposal_coefficients(const ebm_model_t *m, int64_t K, const double 
 }
 
 /* v_i <- move[i] v_i + move[n0 + i] c_i + move[2 n0 + i] xi_i for the visible
- * block of every row of xs, with xi from row r of the stream (xi: n0 floats). */
+ * block of every row of xs, with xi from row r of the stream (xi: n0 floats
+ * per thread). */
 static void affine_gaussian_move(const int64_t *ids, int64_t n, int64_t n0, float *xs, int64_t w,
                                  const float *c, const double *move, const ebm__stream *noise,
                                  float *xi)
 {
+    EBM__PARALLEL_ROWS(n * n0 * 8)
     for (int64_t r = 0; r < n; r++) {
-        float *v = xs + r * w;
+        float *v = xs + r * w, *z = xi + (int64_t)ebm__thread_num() * n0;
         const float *cr = c + r * n0;
-        ebm__stream_normal(noise, ebm__row_id(ids, r), 0, n0, xi);
+        ebm__stream_normal(noise, ebm__row_id(ids, r), 0, n0, z);
         for (int64_t i = 0; i < n0; i++) {
             v[i] = (float)(move[i] * (double)v[i] + move[n0 + i] * (double)cr[i] +
-                           move[2 * n0 + i] * (double)xi[i]);
+                           move[2 * n0 + i] * (double)z[i]);
         }
     }
 }
@@ -292,12 +294,13 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     /* With v held the step is a Gibbs draw of h, which eq. 12 always accepts. */
     const int adjust = is_adjusted(s) && move_v;
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    s->hidden_input = NULL;
     if (!move_v && !move_h) {
         return EBM_OK;
     }
     /* Floats: the proposal (v', h') (n x width); c = mu + W h and c' = mu +
      * W h' (n x n0 each); the inputs of h at v' and at v (n x n1 each); the
-     * normals of one row (n0). Doubles: the step sizes; beta_0, shift and
+     * normals of one row (n0) per thread. Doubles: the step sizes; beta_0, shift and
      * var (n0 each); the coefficients of one move (3 n0); the log ratio and
      * log p(h' | v') (n each); E(x) and E(x') of a chunk; the free-energy
      * scratch. */
@@ -306,7 +309,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
         return ebm__fail(msg, EBM_ENOMEM, "%lld rows of Gibbs-Langevin scratch overflow",
                          (long long)n);
     }
-    nw += n0;
+    nw += ebm__max_threads() * n0;
     float *fs;
     double *ds;
     int rc = take_scratch(s, msg, "Gibbs-Langevin", n, nw, nd, &fs, &ds);
@@ -408,5 +411,6 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     }
     s->stat[EBM_STAT_ACCEPT_RATE] =
         decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
+    s->hidden_input = move_h && rejected == 0 ? ap : NULL;
     return EBM_OK;
 }

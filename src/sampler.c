@@ -453,6 +453,7 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->stat[EBM_STAT_MET_FRACTION] = met_fraction;
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
+    s->hidden_input = NULL;
     s->iteration++;
 }
 

@@ -59,6 +59,7 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
     const int64_t w = m->width, nl = m->size[l], off = m->offset[l];
     const int argmin = rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN;
     const float low = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+    EBM__PARALLEL_ROWS(active * nl)
     for (int64_t i = 0; i < active; i++) {
         const uint8_t *c = clamp_row(rx, rx->rows[i]);
         float *xl = rx->work + i * w + off;
@@ -118,6 +119,7 @@ static void propagate_flips(relax *rx, int64_t l, int64_t active)
         const int64_t nt = m->size[t];
         const float *wrows = t > l ? m->params + m->w_off[l + 1] : rx->wt + m->w_off[l];
         const float step = m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f;
+        EBM__PARALLEL_ROWS(total * nt)
         for (int64_t i = 0; i < active; i++) {
             const float *xl = rx->work + i * w + m->offset[l];
             const int32_t *flip = rx->flip + i * w + m->offset[l];

@@ -69,6 +69,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tests.h"
+#include "ebm_internal.h" /* ebm__estimator_set_plain */
 
 #include <ctype.h>
 #include <math.h>
@@ -1918,6 +1919,70 @@ END_TEST
 
 /* ------------------------------------------------------------------------ */
 
+/* Fast paths give the plain paths' bytes: GRBM modified CD with
+ * Gibbs-Langevin reuses the step's input of h for f (unadjusted: every row
+ * takes its proposal; adjusted: rejections send it back to the plain path),
+ * and UCD-LMI's MH steps use float energies with a certified bound. */
+START_TEST(test_fast_paths_equal_plain)
+{
+    char err[256];
+    for (int c = 0; c < 3; c++) {
+        ebm_model_t *m = NULL;
+        const int64_t grbm[2] = {20, 30}, dbm[3] = {12, 10, 8};
+        const int is_grbm = c < 2;
+        ck_assert_int_eq(is_grbm ? ebm_model_create(&m, 2, grbm, EBM_UNITS_GAUSSIAN,
+                                                    EBM_UNITS_BINARY, err, sizeof err)
+                                 : ebm_model_create(&m, 3, dbm, EBM_UNITS_SPIN, EBM_UNITS_SPIN,
+                                                    err, sizeof err),
+                         EBM_OK);
+        ebm_rng_t *rng = NULL;
+        ck_assert_int_eq(ebm_rng_create(&rng, 61 + (uint64_t)c, 0), EBM_OK);
+        ck_assert_int_eq(ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 0.3), EBM_OK);
+        const int64_t n = 300, n0 = is_grbm ? 20 : 12, np = ebm_model_param_count(m);
+        float *data = malloc((size_t)(n * n0) * sizeof *data);
+        float *g[2] = {malloc((size_t)np * sizeof(float)), malloc((size_t)np * sizeof(float))};
+        ck_assert_int_eq(ebm_rng_uniform(rng, n * n0, data), EBM_OK);
+        for (int64_t i = 0; i < n * n0; i++) {
+            data[i] = is_grbm ? 4.0f * data[i] - 2.0f : (data[i] < 0.5f ? -1.0f : 1.0f);
+        }
+        for (int plain = 0; plain < 2; plain++) {
+            ebm_estimator_t *e = NULL;
+            ck_assert_int_eq(ebm_estimator_create(&e, m, is_grbm ? EBM_ESTIMATOR_GRBM_CD
+                                                                 : EBM_ESTIMATOR_UCD_LMI),
+                             EBM_OK);
+            if (is_grbm) {
+                ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER,
+                                                       EBM_SAMPLER_GIBBS_LANGEVIN), EBM_OK);
+                ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER_OPTION +
+                                                              EBM_SAMPLER_ADJUST_AFTER,
+                                                       c == 1 ? 3 : -1), EBM_OK);
+            } else {
+                ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_MAX_STEPS, 50), EBM_OK);
+            }
+            ebm__estimator_set_plain(e, plain);
+            ebm_rng_t *r = NULL;
+            ck_assert_int_eq(ebm_rng_create(&r, 5, 5), EBM_OK);
+            for (int call = 0; call < 3; call++) {
+                ck_assert_int_eq(ebm_estimator_gradient(e, r, n, data, n0, g[plain]), EBM_OK);
+            }
+            if (c == 1) {
+                ck_assert_msg(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_ACCEPT_RATE) < 1.0,
+                              "adjusted case: no proposal was rejected");
+            }
+            ebm_rng_destroy(r);
+            ebm_estimator_destroy(e);
+        }
+        ck_assert_msg(memcmp(g[0], g[1], (size_t)np * sizeof(float)) == 0,
+                      "case %d: the fast path's gradient differs from the plain path's", c);
+        free(data);
+        free(g[0]);
+        free(g[1]);
+        ebm_rng_destroy(rng);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
 Suite *ebm_estimator_suite(void)
 {
     Suite *s = suite_create("estimator");
@@ -1971,6 +2036,7 @@ Suite *ebm_estimator_suite(void)
 
     tc = tcase_create("badinput");
     tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_fast_paths_equal_plain);
     tcase_add_test(tc, test_bad_create);
     tcase_add_test(tc, test_bad_options);
     tcase_add_test(tc, test_bad_gradient);
