@@ -109,8 +109,6 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
     }
 }
 
-/* ---- free energies (double precision) --------------------------------- */
-
 /* ---- energies of binary and spin states from float GEMMs --------------- */
 
 int ebm__energy_fast_ok(const ebm_model_t *m)
@@ -187,6 +185,8 @@ void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_
         }
     }
 }
+
+/* ---- free energies (double precision) --------------------------------- */
 
 int64_t ebm__free_energy_scratch(const ebm_model_t *m, int64_t rows)
 {

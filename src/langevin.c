@@ -300,10 +300,10 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     }
     /* Floats: the proposal (v', h') (n x width); c = mu + W h and c' = mu +
      * W h' (n x n0 each); the inputs of h at v' and at v (n x n1 each); the
-     * normals of one row (n0) per thread. Doubles: the step sizes; beta_0, shift and
-     * var (n0 each); the coefficients of one move (3 n0); the log ratio and
-     * log p(h' | v') (n each); E(x) and E(x') of a chunk; the free-energy
-     * scratch. */
+     * normals of one row (n0) per thread. Doubles: the step sizes; beta_0,
+     * shift and var (n0 each); the coefficients of one move (3 n0); the log
+     * ratio and log p(h' | v') (n each); E(x) and E(x') of a chunk; the
+     * free-energy scratch. */
     int64_t nw, nd = K + 6 * n0 + 2 * n + 2 * chunk + ebm__free_energy_scratch(m, chunk);
     if (ebm__mul_overflow(n, w + 2 * n0 + 2 * n1, &nw)) {
         return ebm__fail(msg, EBM_ENOMEM, "%lld rows of Gibbs-Langevin scratch overflow",
