@@ -205,6 +205,9 @@ Suite *ebm_threads_suite(void)
 {
     Suite *s = suite_create("threads");
     TCase *tc = tcase_create("independence");
+    /* Memcheck serialises threads and would take minutes here; it cannot see
+     * races anyway (make check-valgrind excludes this tag). */
+    tcase_set_tags(tc, "threads");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, thread_count_independence, 0, 2);
     tcase_add_test(tc, thread_count_independence_grbm);
