@@ -34,11 +34,13 @@ CHECK_LIBS   ?= $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 WARN = -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
        -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wvla -Wformat=2
 DEFS = -D_POSIX_C_SOURCE=200809L
-# OpenMP runs the row loops of elementwise work (draws, means, local-search
-# updates, coupled rows) on several threads; every row's random numbers come
-# from its own stream, so results do not depend on the thread count
-# (OMP_NUM_THREADS). OPENMP= builds without it.
-OPENMP ?= -fopenmp
+# OPENMP=-fopenmp runs the row loops of elementwise work (draws, means,
+# local-search updates, coupled rows) on OpenMP threads; every row's random
+# numbers come from its own stream, so results do not depend on the thread
+# count (OMP_NUM_THREADS). Off by default: beside OpenBLAS's own threads on 2
+# cores it gained at most 1.09x, and with libgomp's default active waiting it
+# made a PCD step 3.2x slower (docs/performance.md).
+OPENMP ?=
 LIB_CFLAGS = $(WARN) $(DEFS) -fPIC -fvisibility=hidden -Iinclude -Isrc $(CBLAS_CFLAGS) $(OPENMP) \
              $(CFLAGS)
 LIB_LIBS   = $(CBLAS_LIBS) $(OPENMP) -lpthread -lm

@@ -18,7 +18,7 @@ bas_iters=${BENCH_BAS_ITERS:-2000}
 dir=build/compare
 rev=$(git rev-parse --short "$base")
 
-make -s all examples
+make -s all
 git worktree prune
 if [ ! -d "$dir/base" ]; then
     mkdir -p "$dir"
@@ -42,8 +42,8 @@ for b in $benches; do
         OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads "build/bench/$b" $args | ms > "$dir/$b.new.$turn"
     done
     # Per result name: the better (smaller) of the two turns of each side.
-    cat "$dir/$b.base.1" "$dir/$b.base.2" | sort -k1,1 -k2,2g | sort -u -k1,1 > "$dir/$b.base.best"
-    cat "$dir/$b.new.1" "$dir/$b.new.2" | sort -k1,1 -k2,2g | sort -u -k1,1 > "$dir/$b.new.best"
+    cat "$dir/$b.base.1" "$dir/$b.base.2" | sort -k1,1 -k2,2g | sort -s -u -k1,1 > "$dir/$b.base.best"
+    cat "$dir/$b.new.1" "$dir/$b.new.2" | sort -k1,1 -k2,2g | sort -s -u -k1,1 > "$dir/$b.new.best"
     join "$dir/$b.base.best" "$dir/$b.new.best" |
         awk '{ printf "%-22s %12.3f %12.3f %7.2fx\n", $1, $2, $3, $2 / $3 }'
 done
