@@ -1,7 +1,7 @@
 #!/bin/sh
 # The long runs behind docs/results.md, one after another (make results).
-# Each run's summary goes to OUT/<name>/summary.txt and its log to
-# OUT/<name>.log. Usage: examples/results.sh [name ...] (default: all).
+# Each run's log goes to OUT/<name>.log and the end of it (the evaluation)
+# to OUT/<name>/run.txt. Usage: examples/results.sh [name ...] (default: all).
 # Variables: RESULTS_OUT (examples/out/results), RESULTS_THREADS (2),
 # DBM_MINUTES (15), DIGITS_MINUTES (10), GRBM_MINUTES (15).
 set -eu
@@ -23,10 +23,13 @@ run() {
     name=$1
     shift
     echo "== $name: $*"
-    "$@" --out "$OUT/$name" > "$OUT/$name.log" 2>&1 || { tail -5 "$OUT/$name.log"; exit 1; }
-    sed -n '/^== /,$p' "$OUT/$name.log" > "$OUT/$name/summary.txt"
-    [ -s "$OUT/$name/summary.txt" ] || tail -4 "$OUT/$name.log" > "$OUT/$name/summary.txt"
-    cat "$OUT/$name/summary.txt"
+    mkdir -p "$OUT/$name"
+    # A run that stops on an error keeps its pictures and is reported; the
+    # others still run.
+    "$@" --out "$OUT/$name" > "$OUT/$name.log" 2>&1 || echo "== $name stopped on an error:"
+    sed -n '/^== /,$p' "$OUT/$name.log" > "$OUT/$name/run.txt"
+    [ -s "$OUT/$name/run.txt" ] || tail -4 "$OUT/$name.log" > "$OUT/$name/run.txt"
+    cat "$OUT/$name/run.txt"
 }
 
 want() {
