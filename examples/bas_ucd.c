@@ -169,13 +169,10 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (cli_is_option(arg, len, "--out")) {
             o->out = val;
         } else {
-            fprintf(stderr, "bas_ucd: unknown option %s\n", arg);
-            usage(stderr);
-            return -1;
+            return cli_unknown_option(PROG, arg, usage);
         }
         if (bad) {
-            fprintf(stderr, "bas_ucd: bad value '%s' for %.*s\n", val, (int)len, arg);
-            return -1;
+            return cli_bad_value(PROG, arg, len, val);
         }
     }
     o->seed = (uint64_t)seed;

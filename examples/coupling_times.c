@@ -117,38 +117,29 @@ static int parse_options(int argc, char **argv, options *o)
     o->cap = DEFAULT_CAP;
     o->out = "examples/out";
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *eq = strchr(arg, '='), *val = NULL;
-        size_t len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        val = eq != NULL ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-        if (val == NULL) {
-            fprintf(stderr, "coupling_times: %s needs a value\n", arg);
+        const char *arg = argv[i], *val;
+        size_t len;
+        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
             return -1;
         }
         int bad = 0;
-        if (len == 6 && strncmp(arg, "--dims", len) == 0) {
+        if (cli_is_option(arg, len, "--dims")) {
             dims = val;
-        } else if (len == 9 && strncmp(arg, "--methods", len) == 0) {
+        } else if (cli_is_option(arg, len, "--methods")) {
             list = val;
-        } else if (len == 6 && strncmp(arg, "--reps", len) == 0) {
+        } else if (cli_is_option(arg, len, "--reps")) {
             bad = cli_parse_int(val, 1, 1 << 20, &o->reps);
-        } else if (len == 5 && strncmp(arg, "--cap", len) == 0) {
+        } else if (cli_is_option(arg, len, "--cap")) {
             bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->cap);
-        } else if (len == 6 && strncmp(arg, "--seed", len) == 0) {
+        } else if (cli_is_option(arg, len, "--seed")) {
             bad = cli_parse_int(val, 0, INT64_MAX, &seed);
-        } else if (len == 5 && strncmp(arg, "--out", len) == 0) {
+        } else if (cli_is_option(arg, len, "--out")) {
             o->out = val;
         } else {
-            fprintf(stderr, "coupling_times: unknown option %s\n", arg);
-            usage(stderr);
-            return -1;
+            return cli_unknown_option(PROG, arg, usage);
         }
         if (bad) {
-            fprintf(stderr, "coupling_times: bad value '%s' for %.*s\n", val, (int)len, arg);
-            return -1;
+            return cli_bad_value(PROG, arg, len, val);
         }
     }
     o->seed = (uint64_t)seed;

@@ -256,13 +256,10 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (cli_is_option(arg, len, "--out")) {
             o->out = val;
         } else {
-            fprintf(stderr, "grbm_gmm: unknown option %s\n", arg);
-            usage(stderr);
-            return -1;
+            return cli_unknown_option(PROG, arg, usage);
         }
         if (bad) {
-            fprintf(stderr, "grbm_gmm: bad value '%s' for %.*s\n", val, (int)len, arg);
-            return -1;
+            return cli_bad_value(PROG, arg, len, val);
         }
     }
     if (o->batch > o->data) {

@@ -137,8 +137,7 @@ int main(int argc, char **argv)
         } else if (cli_is_option(arg, len, "--title")) {
             title = val;
         } else {
-            fprintf(stderr, "%s: unknown option %s\n", PROG, arg);
-            usage(stderr);
+            cli_unknown_option(PROG, arg, usage);
             return 2;
         }
     }

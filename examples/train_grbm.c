@@ -188,13 +188,10 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
         } else if (cli_is_option(arg, len, "--resume")) {
             o->resume = val;
         } else {
-            fprintf(stderr, "train_grbm: unknown option %s\n", arg);
-            usage(stderr);
-            return -1;
+            return cli_unknown_option(PROG, arg, usage);
         }
         if (bad) {
-            fprintf(stderr, "train_grbm: bad value '%s' for %.*s\n", val, (int)len, arg);
-            return -1;
+            return cli_bad_value(PROG, arg, len, val);
         }
     }
     o->seed = (uint64_t)seed;

@@ -148,6 +148,19 @@ int cli_option(int argc, char **argv, int *i, size_t *len, const char **val, con
     return 0;
 }
 
+int cli_unknown_option(const char *prog, const char *arg, void (*usage)(FILE *))
+{
+    fprintf(stderr, "%s: unknown option %s\n", prog, arg);
+    usage(stderr);
+    return -1;
+}
+
+int cli_bad_value(const char *prog, const char *arg, size_t len, const char *val)
+{
+    fprintf(stderr, "%s: bad value '%s' for %.*s\n", prog, val, (int)len, arg);
+    return -1;
+}
+
 void cli_die(const char *prog, const char *what, int rc, const char *msg)
 {
     fprintf(stderr, "%s: %s failed: %s (%s)\n", prog, what, ebm_error_name(rc), msg);

@@ -1,7 +1,7 @@
 /* Small helpers shared by the example programs: parsing option values, a
  * monotonic clock, durations for progress lines, and mkdir -p. Nothing here
- * prints or exits, except the three program-level helpers at the end
- * (cli_option, cli_die, cli_xmalloc), which say so.
+ * prints or exits, except the program-level helpers at the end, which say
+ * so.
  */
 #ifndef EXAMPLES_COMMON_CLI_H
 #define EXAMPLES_COMMON_CLI_H
@@ -55,6 +55,12 @@ void cli_set_error(char *buf, size_t size, const char *fmt, ...);
  */
 int cli_option(int argc, char **argv, int *i, size_t *len, const char **val, const char *prog,
                void (*usage)(FILE *));
+/** The end of an option loop: "<prog>: unknown option <arg>" and the usage to
+ *  stderr. @return -1 */
+int cli_unknown_option(const char *prog, const char *arg, void (*usage)(FILE *));
+/** "<prog>: bad value '<val>' for <option>" (the first len characters of arg)
+ *  to stderr. @return -1 */
+int cli_bad_value(const char *prog, const char *arg, size_t len, const char *val);
 /** Print "<prog>: <what> failed: <ERROR_NAME> (<msg>)" to stderr and exit(1). */
 void cli_die(const char *prog, const char *what, int rc, const char *msg);
 /** malloc that never returns NULL (cli_die on failure); size 0 gives a valid pointer. */
