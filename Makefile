@@ -41,12 +41,23 @@ DEFS = -D_POSIX_C_SOURCE=200809L
 # cores it gained at most 1.09x, and with libgomp's default active waiting it
 # made a PCD step 3.2x slower (docs/performance.md).
 OPENMP ?=
-LIB_CFLAGS = $(WARN) $(DEFS) -fPIC -fvisibility=hidden -Iinclude -Isrc $(CBLAS_CFLAGS) $(OPENMP) \
-             $(CFLAGS)
+# -ffp-contract=off: the float kernels give the same bits in every build
+# (scalar, AVX2, AVX-512) only if no compiler fuses a * b + c into an FMA.
+LIB_CFLAGS = $(WARN) $(DEFS) $(SIMD_DEFS) -fPIC -fvisibility=hidden -Iinclude -Isrc \
+             $(CBLAS_CFLAGS) $(OPENMP) $(CFLAGS) -ffp-contract=off
 LIB_LIBS   = $(CBLAS_LIBS) $(OPENMP) -lpthread -lm
 
+# The elementwise kernels (src/simd/kernels.c) are compiled once per
+# instruction set; src/simd.c picks the best one the CPU runs at run time.
+SIMD_X86 := $(findstring x86_64,$(shell $(CC) -dumpmachine))
+SIMD_DEFS = $(if $(SIMD_X86),-DEBM_SIMD_X86)
+SIMD_OBJ  = build/simd_generic.o $(if $(SIMD_X86),build/simd_avx2.o build/simd_avx512.o)
+SIMD_FLAGS_generic =
+SIMD_FLAGS_avx2    = -mavx2
+SIMD_FLAGS_avx512  = -mavx512f -mavx512dq -mavx512vl -mavx512bw -mprefer-vector-width=512
+
 SRC  = $(wildcard src/*.c)
-OBJ  = $(SRC:src/%.c=build/%.o)
+OBJ  = $(SRC:src/%.c=build/%.o) $(SIMD_OBJ)
 SONAME   = libebm.so.$(ABI)
 SOFILE   = lib/libebm.so.$(VERSION)
 STATIC   = lib/libebm.a
@@ -139,6 +150,13 @@ deps:
 build/%.o: src/%.c src/ebm_internal.h include/ebm.h | build
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
+# -fno-trapping-math lets the compiler compute both sides of a select (the
+# kernels' branch-free clamps) and so vectorise; it changes no value, only
+# which floating-point exception flags may be raised.
+build/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h | build
+	$(CC) $(LIB_CFLAGS) -O3 -fno-trapping-math $(SIMD_FLAGS_$*) -DEBM_KERNELS=ebm__kernels_$* \
+	  -DEBM_KERNELS_LABEL=$* -c $< -o $@
+
 build build/tests lib:
 	mkdir -p $@
 
@@ -160,7 +178,7 @@ pkgconfig/ebm.pc: pkgconfig/ebm.pc.in include/ebm.h Makefile
 # Tests link the static library so that they may also reach internal symbols.
 $(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) | build/tests
 	$(CC) $(WARN) $(DEFS) -Wno-missing-prototypes -Iinclude -Isrc $(CBLAS_CFLAGS) \
-	  $(CHECK_CFLAGS) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
+	  $(CHECK_CFLAGS) $(OPENMP) $(CFLAGS) -ffp-contract=off $(LDFLAGS) -o $@ $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
 
 # EBM_TEST_LEVEL=2 runs the long statistical versions; CK_FORK=no suits valgrind.
 check: $(TEST_BIN) $(SOFILE)

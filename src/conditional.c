@@ -24,16 +24,12 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         case EBM_UNITS_BINARY:
             /* The output row holds the uniforms, then the draws. */
             ebm__stream_uniform(s, row, word, nl, o);
-            for (int64_t j = 0; j < nl; j++) {
-                o[j] = o[j] < ebm__sigmoidf(ar[j]) ? 1.0f : 0.0f;
-            }
+            ebm__kern()->bernoulli(nl, ar, 1.0f, 0.0f, o);
             break;
         case EBM_UNITS_SPIN:
             /* p(+1 | a) = e^a / (e^a + e^-a) = sigmoid(2a). */
             ebm__stream_uniform(s, row, word, nl, o);
-            for (int64_t j = 0; j < nl; j++) {
-                o[j] = o[j] < ebm__sigmoidf(2.0f * ar[j]) ? 1.0f : -1.0f;
-            }
+            ebm__kern()->bernoulli(nl, ar, 2.0f, -1.0f, o);
             break;
         default: {
             const float *logvar = m->params + m->logvar_off;

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define EBM__PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -100,13 +101,63 @@ static inline double ebm__sigmoid(double a)
     double e = exp(a);
     return e / (1.0 + e);
 }
+/*
+ * Float exp, sigmoid and tanh without branches or libm, so that a loop of
+ * them vectorises (src/simd/kernels.c) and every build of it, scalar, AVX2
+ * or AVX-512, gives the same bits: only IEEE +, -, *, / and exact integer
+ * steps, no contraction into FMA (the library is built with
+ * -ffp-contract=off).
+ *
+ * ebm__expf: Cody-Waite reduction x = k ln 2 + r, |r| <= ln 2 / 2, and
+ * Cephes' degree-6 polynomial for e^r (about 1 ulp), scaled by 2^k as
+ * 2^(k/2) 2^(k - k/2) so that results down to the smallest subnormal are
+ * rounded once. Below -103.97 e^x is 0 in float, above 88.72 it
+ * overflows (inf). NaN gives NaN.
+ */
+static inline float ebm__expf(float x)
+{
+    float xc = x > 88.7228394f ? 88.7228394f : x;
+    xc = xc < -103.972076f ? -103.972076f : xc;
+    float k = (xc * 1.44269504f + 0x1.8p23f) - 0x1.8p23f; /* round to nearest */
+    float r = xc - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * (r * r) + r + 1.0f;
+    int32_t n = (int32_t)k, n1 = n / 2, n2 = n - n1; /* |k| <= 150: 2^n1, 2^n2 normal */
+    uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    y = y * s1 * s2;
+    y = x < -103.972076f ? 0.0f : y;
+    return x > 88.7228394f ? INFINITY : y;
+}
+/* With e = e^-|a| in (0, 1]: 1 / (1 + e) for a >= 0, e / (1 + e) below,
+ * so that sigmoid(a) keeps its relative accuracy down to the subnormals
+ * (about 3 ulp); both sides are computed and one is selected. */
 static inline float ebm__sigmoidf(float a)
 {
-    if (a >= 0) {
-        return 1.0f / (1.0f + expf(-a));
-    }
-    float e = expf(a);
-    return e / (1.0f + e);
+    float e = ebm__expf(-fabsf(a)), r = 1.0f / (1.0f + e);
+    return a >= 0.0f ? r : e * r;
+}
+/* tanh: Cephes' odd polynomial below |a| = 0.625, (1 - e) / (1 + e) with
+ * e = e^-2|a| above (no cancellation there: e < 0.29). */
+static inline float ebm__tanhf(float a)
+{
+    float z = a * a, t = fabsf(a);
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float small = p * z * t + t;
+    float e = ebm__expf(-2.0f * t), large = (1.0f - e) / (1.0f + e);
+    return copysignf(t < 0.625f ? small : large, a); /* odd, -0 included */
 }
 /* log(1 + e^a) */
 static inline double ebm__softplus(double a) { return fmax(a, 0.0) + log1p(exp(-fabs(a))); }
@@ -118,6 +169,30 @@ static inline double ebm__log2cosh(double a)
 }
 /* log sigmoid(a) = -softplus(-a) */
 static inline double ebm__log_sigmoid(double a) { return -ebm__softplus(-a); }
+
+/* ---- vectorised kernels (simd.c, simd/kernels.c) ------------------------ */
+
+/* One build of the elementwise kernels. Every build gives the same bits. */
+typedef struct ebm__kernels {
+    const char *name; /* "generic", "avx2", "avx512" */
+    /* out[0 .. 4 nblocks) = uniforms in [0,1) from Philox blocks block,
+     * block + 1, ... of sequence seq (c0 = low word of the block, c1 = high). */
+    void (*uniform)(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t nblocks,
+                    float *out);
+    void (*sigmoid)(int64_t n, float *a); /* in place, ebm__sigmoidf */
+    void (*tanh)(int64_t n, float *a);    /* in place, ebm__tanhf */
+    /* o[j] = o[j] < sigmoid(scale a[j]) ? 1 : lo; o holds uniforms on entry. */
+    void (*bernoulli)(int64_t n, const float *a, float scale, float lo, float *o);
+} ebm__kernels;
+
+/* The kernels in use: the best build this CPU runs, or the one named by the
+ * environment variable EBM_SIMD (generic, avx2, avx512) if it runs here. */
+const ebm__kernels *ebm__kern(void);
+/* Build `level` (0 generic, 1 AVX2, 2 AVX-512), or NULL if it is not compiled
+ * in or this CPU lacks it (tests compare the builds). */
+const ebm__kernels *ebm__kernels_level(int level);
+/* Use k from now on (tests only: not safe while other threads draw). */
+void ebm__kernels_use(const ebm__kernels *k);
 
 /* ---- threads ------------------------------------------------------------ */
 

@@ -91,17 +91,13 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
     case EBM_UNITS_BINARY:
         EBM__PARALLEL_ROWS(n * nl * 4)
         for (int64_t r = 0; r < n; r++) {
-            for (int64_t j = 0; j < nl; j++) {
-                a[r * lda + j] = ebm__sigmoidf(a[r * lda + j]);
-            }
+            ebm__kern()->sigmoid(nl, a + r * lda);
         }
         break;
     case EBM_UNITS_SPIN:
         EBM__PARALLEL_ROWS(n * nl * 4)
         for (int64_t r = 0; r < n; r++) {
-            for (int64_t j = 0; j < nl; j++) {
-                a[r * lda + j] = tanhf(a[r * lda + j]);
-            }
+            ebm__kern()->tanh(nl, a + r * lda);
         }
         break;
     default: /* Gaussian: the input is the mean */

@@ -132,12 +132,11 @@ static void uniform_words(const uint32_t key[2], uint64_t seq, uint64_t block, u
             out[i++] = ebm__u32_to_float(w[k]);
         }
     }
-    for (; count - i >= 4; i += 4) {
-        sequence_block(key, seq, block++, w);
-        out[i] = ebm__u32_to_float(w[0]);
-        out[i + 1] = ebm__u32_to_float(w[1]);
-        out[i + 2] = ebm__u32_to_float(w[2]);
-        out[i + 3] = ebm__u32_to_float(w[3]);
+    if (count - i >= 4) {
+        int64_t nblocks = (count - i) / 4; /* whole blocks: the vectorised kernel */
+        ebm__kern()->uniform(key, seq, block, nblocks, out + i);
+        block += (uint64_t)nblocks;
+        i += 4 * nblocks;
     }
     if (i < count) {
         sequence_block(key, seq, block, w);

@@ -58,6 +58,7 @@ uint64_t t_checksum(const void *p, size_t n)
 int main(void)
 {
     SRunner *sr = srunner_create(ebm_rng_suite());
+    srunner_add_suite(sr, ebm_simd_suite());
     srunner_add_suite(sr, ebm_model_suite());
     srunner_add_suite(sr, ebm_exact_suite());
     srunner_add_suite(sr, ebm_io_suite());

@@ -1,0 +1,355 @@
+/*
+ * The vectorised kernels (src/simd/kernels.c): the float exp, sigmoid and
+ * tanh are accurate to a few ulp against double precision, and every build
+ * the CPU runs (AVX2, AVX-512) gives the same bits as the generic one, for
+ * the kernels alone and for whole library calls. Each comparison has a
+ * broken twin that must fail.
+ */
+#include "tests.h"
+
+#include "ebm_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- accuracy ------------------------------------------------------------ */
+
+/* Distance in representable floats between two finite floats of one sign. */
+static int64_t ulps(float a, float b)
+{
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    return llabs((long long)ia - (long long)ib);
+}
+
+typedef float (*float_fn)(float);
+typedef double (*double_fn)(double);
+
+/* The largest ulp error of f against the double reference g, rounded to
+ * float, on `count` points evenly spaced in [lo, hi] plus every float
+ * within 64 of each end; *where gets the worst x. */
+static int64_t max_ulps(float_fn f, double_fn g, float lo, float hi, int64_t count, float *where)
+{
+    int64_t worst = 0;
+    for (int64_t i = 0; i < count + 128; i++) {
+        float x;
+        if (i < count) {
+            x = (float)((double)lo + ((double)hi - (double)lo) * (double)i / (double)(count - 1));
+        } else {
+            int64_t k = i - count;
+            x = k < 64 ? nextafterf(lo, hi) : nextafterf(hi, lo);
+            for (int64_t j = 0; j < k % 64; j++) {
+                x = nextafterf(x, k < 64 ? hi : lo);
+            }
+        }
+        float want = (float)g((double)x), got = f(x);
+        int64_t e = signbit(want) == signbit(got) ? ulps(want, got) : INT64_MAX;
+        if (e > worst) {
+            worst = e;
+            *where = x;
+        }
+    }
+    return worst;
+}
+
+static float vexp(float x) { return ebm__expf(x); }
+static float vsigmoid(float x) { return ebm__sigmoidf(x); }
+static float vtanh(float x) { return ebm__tanhf(x); }
+static double dsigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* Broken twins: 3 ulp too large, and a sigmoid with its sign flipped
+ * below 0.5 ulp of 1 (1 - p instead of p for inputs near 20). */
+static float exp_biased(float x) { return ebm__expf(x) * (1.0f + 0x1.8p-23f); }
+static float tanh_linear_too_far(float x) { return fabsf(x) < 0.7f ? x - x * x * x / 3.0f : ebm__tanhf(x); }
+
+enum { POINTS = 2000003 };
+
+START_TEST(exp_accurate)
+{
+    float where = 0.0f;
+    /* e^x is subnormal below -87.3; the bound is in ulps there too. */
+    int64_t e = max_ulps(vexp, exp, -103.97f, 88.72f, POINTS, &where);
+    ck_assert_msg(e <= 2, "expf: %lld ulp at x = %.9g", (long long)e, (double)where);
+    ck_assert_msg(max_ulps(exp_biased, exp, -103.97f, 88.72f, POINTS, &where) > 2,
+                  "the twin 3 ulp off passed");
+    /* The ends: 0, inf and NaN, exactly 1 at 0. */
+    ck_assert(ebm__expf(-INFINITY) == 0.0f && ebm__expf(-200.0f) == 0.0f);
+    ck_assert(isinf(ebm__expf(INFINITY)) && isinf(ebm__expf(89.0f)));
+    ck_assert(isnan(ebm__expf(NAN)));
+    ck_assert(ebm__expf(0.0f) == 1.0f && ebm__expf(-0.0f) == 1.0f);
+}
+END_TEST
+
+START_TEST(sigmoid_tanh_accurate)
+{
+    float where = 0.0f;
+    int64_t e = max_ulps(vsigmoid, dsigmoid, -103.0f, 30.0f, POINTS, &where);
+    ck_assert_msg(e <= 4, "sigmoid: %lld ulp at a = %.9g", (long long)e, (double)where);
+    e = max_ulps(vtanh, tanh, -20.0f, 20.0f, POINTS, &where);
+    ck_assert_msg(e <= 4, "tanh: %lld ulp at a = %.9g", (long long)e, (double)where);
+    /* near 0 tanh is relative: */
+    e = max_ulps(vtanh, tanh, -1e-6f, 1e-6f, 200001, &where);
+    ck_assert_msg(e <= 2, "tanh near 0: %lld ulp at a = %.9g", (long long)e, (double)where);
+    ck_assert_msg(max_ulps(tanh_linear_too_far, tanh, -20.0f, 20.0f, POINTS, &where) > 4,
+                  "the twin with a short series passed");
+    /* The ends: saturation without overflow, NaN kept. */
+    ck_assert(ebm__sigmoidf(-INFINITY) == 0.0f && ebm__sigmoidf(INFINITY) == 1.0f);
+    ck_assert(ebm__sigmoidf(-200.0f) == 0.0f && ebm__sigmoidf(200.0f) == 1.0f);
+    ck_assert(ebm__sigmoidf(0.0f) == 0.5f);
+    ck_assert(ebm__tanhf(INFINITY) == 1.0f && ebm__tanhf(-INFINITY) == -1.0f);
+    ck_assert(ebm__tanhf(0.0f) == 0.0f && signbit(ebm__tanhf(-0.0f)));
+    ck_assert(isnan(ebm__sigmoidf(NAN)) && isnan(ebm__tanhf(NAN)));
+}
+END_TEST
+
+/* ---- every build against the generic one --------------------------------- */
+
+enum { MAXN = 300 };
+
+/* Inputs: special values first (0 with uniform 0.5: a tie of u and p;
+ * infinities, NaN, subnormals, the exp clamps), then random ones. */
+static void inputs(float *a, float *u, int64_t n, uint64_t seed)
+{
+    static const float special[] = {0.0f,      -0.0f,        INFINITY,   -INFINITY,
+                                    NAN,       1e-40f,       -1e-40f,    88.7228394f,
+                                    -88.7228394f, 103.972076f, -103.972076f, 0.625f,
+                                    -0.625f,   0.3125f,      20.0f,      -20.0f};
+    const int64_t ns = (int64_t)(sizeof special / sizeof special[0]);
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = i < ns ? special[i] : (float)(40.0 * t_uniform(&seed) - 20.0);
+        u[i] = i == 0 ? 0.5f : (float)t_uniform(&seed);
+    }
+}
+
+/* 0 if the tables agree on every kernel, else the first kernel that does not. */
+static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
+{
+    static float a[MAXN], u1[MAXN], u2[MAXN], o1[4 * MAXN], o2[4 * MAXN];
+    static const uint64_t blocks[] = {0, 5, (UINT64_C(7) << 32) + 3, UINT64_C(0xFFFFFFF0),
+                                      UINT64_C(0x1FFFFFFF5)};
+    static const uint64_t seqs[] = {0, UINT64_C(0x123456789abcdef)};
+    const uint32_t key[2] = {0xdeadbeefu, 0x01234567u};
+    for (int64_t n = 0; n < MAXN; n += n < 40 ? 1 : 37) {
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+            for (int sq = 0; sq < 2; sq++) {
+                memset(o1, 0xA5, sizeof o1);
+                memset(o2, 0xA5, sizeof o2);
+                k->uniform(key, seqs[sq], blocks[b], n, o1);
+                ref->uniform(key, seqs[sq], blocks[b], n, o2);
+                if (memcmp(o1, o2, sizeof o1) != 0) {
+                    return "uniform";
+                }
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            inputs(a, u1, n, (uint64_t)(17 + n));
+            memcpy(u2, u1, sizeof u1);
+            k->bernoulli(n, a, s ? 2.0f : 1.0f, s ? -1.0f : 0.0f, u1);
+            ref->bernoulli(n, a, s ? 2.0f : 1.0f, s ? -1.0f : 0.0f, u2);
+            if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
+                return "bernoulli";
+            }
+        }
+        inputs(u1, o1, n, (uint64_t)n);
+        memcpy(u2, u1, sizeof u1);
+        k->sigmoid(n, u1);
+        ref->sigmoid(n, u2);
+        if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
+            return "sigmoid";
+        }
+        inputs(u1, o1, n, (uint64_t)n);
+        memcpy(u2, u1, sizeof u1);
+        k->tanh(n, u1);
+        ref->tanh(n, u2);
+        if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
+            return "tanh";
+        }
+    }
+    return NULL;
+}
+
+/* The uniforms of every build against rng.c's block function. */
+static void check_uniform_reference(const ebm__kernels *k)
+{
+    const uint32_t key[2] = {0x9e3779b9u, 0x7f4a7c15u};
+    const uint64_t seq = UINT64_C(0xfedcba9876543210);
+    const uint64_t first = UINT64_C(0x2FFFFFFE0); /* crosses c0 = 2^32 - 1 */
+    float out[4 * 80];
+    k->uniform(key, seq, first, 80, out);
+    for (int64_t b = 0; b < 80; b++) {
+        uint64_t block = first + (uint64_t)b;
+        uint32_t ctr[4] = {(uint32_t)block, (uint32_t)(block >> 32), (uint32_t)seq,
+                           (uint32_t)(seq >> 32)};
+        uint32_t w[4];
+        ebm__philox4x32_10(ctr, key, w);
+        for (int j = 0; j < 4; j++) {
+            ck_assert_msg(out[4 * b + j] == ebm__u32_to_float(w[j]),
+                          "%s: block %lld word %d differs from the reference", k->name,
+                          (long long)b, j);
+        }
+    }
+}
+
+/* Broken twins of the generic table: one word u changed to 1 - u after 16
+ * blocks (where the vector paths begin), and Bernoulli draws that take
+ * u == p as a 1. */
+static void uniform_one_word_off(const uint32_t key[2], uint64_t seq, uint64_t block,
+                                 int64_t nblocks, float *out)
+{
+    ebm__kernels_level(0)->uniform(key, seq, block, nblocks, out);
+    if (nblocks > 16) {
+        out[4 * 16 + 1] = 1.0f - out[4 * 16 + 1];
+    }
+}
+
+static void bernoulli_ties_up(int64_t n, const float *a, float scale, float lo, float *o)
+{
+    for (int64_t j = 0; j < n; j++) {
+        o[j] = o[j] <= ebm__sigmoidf(scale * a[j]) ? 1.0f : lo;
+    }
+}
+
+START_TEST(builds_agree)
+{
+    const ebm__kernels *generic = ebm__kernels_level(0);
+    ck_assert_ptr_nonnull(generic);
+    check_uniform_reference(generic);
+    int compared = 0;
+    for (int level = 1; level <= 2; level++) {
+        const ebm__kernels *k = ebm__kernels_level(level);
+        if (k == NULL) {
+            continue;
+        }
+        check_uniform_reference(k);
+        const char *d = tables_differ(k, generic);
+        ck_assert_msg(d == NULL, "build %s differs from generic in %s", k->name, d);
+        compared++;
+    }
+    printf("simd: %d build(s) compared with generic; in use: %s\n", compared, ebm__kern()->name);
+    ebm__kernels twin = *generic;
+    twin.uniform = uniform_one_word_off;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin uniform passed");
+    twin = *generic;
+    twin.bernoulli = bernoulli_ties_up;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin Bernoulli passed");
+}
+END_TEST
+
+/* ---- whole calls --------------------------------------------------------- */
+
+enum { ROWS = 200 };
+
+/* Draws of every layer, means, a Gibbs sweep, a UCD-LMI gradient and a
+ * GRBM Gibbs-Langevin step, from seed, into out; returns the floats written. */
+static int64_t run_calls(int units, float *out)
+{
+    static const int64_t sizes[3] = {70, 50, 40};
+    ebm_model_t *m = t_model(3, sizes, units, units);
+    ebm_rng_t *rng = NULL;
+    ck_assert_int_eq(ebm_rng_create(&rng, 5, (uint64_t)units), EBM_OK);
+    ck_assert_int_eq(ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 0.3), EBM_OK);
+    const int64_t w = ebm_model_state_width(m), np = ebm_model_param_count(m);
+    float *x = out, *mean = x + ROWS * w, *g = mean + ROWS * sizes[1];
+    ck_assert_int_eq(ebm_model_random_state(m, rng, ROWS, x, w, NULL, 0), EBM_OK);
+    for (int64_t l = 0; l < 3; l++) {
+        ck_assert_int_eq(ebm_model_layer_sample(m, l, rng, ROWS, x, w), EBM_OK);
+    }
+    ck_assert_int_eq(ebm_model_layer_mean(m, 1, ROWS, x, w, mean, sizes[1]), EBM_OK);
+    ebm_sampler_t *s = NULL;
+    ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS), EBM_OK);
+    for (int t = 0; t < 3; t++) {
+        ck_assert_int_eq(ebm_sampler_step(s, rng, ROWS, x, w), EBM_OK);
+    }
+    ebm_sampler_destroy(s);
+    float *data = malloc((size_t)(ROWS * sizes[0]) * sizeof *data);
+    for (int64_t r = 0; r < ROWS; r++) {
+        memcpy(data + r * sizes[0], x + r * w, (size_t)sizes[0] * sizeof *data);
+    }
+    ebm_estimator_t *e = NULL;
+    ck_assert_int_eq(ebm_estimator_create(&e, m, EBM_ESTIMATOR_UCD_LMI), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_MAX_STEPS, 100), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_gradient(e, rng, ROWS, data, sizes[0], g), EBM_OK);
+    ebm_estimator_destroy(e);
+    free(data);
+    ebm_rng_destroy(rng);
+    ebm_model_destroy(m);
+    return ROWS * w + ROWS * sizes[1] + np;
+}
+
+static int64_t run_grbm(float *out)
+{
+    static const int64_t sizes[2] = {30, 60};
+    ebm_model_t *m = t_model(2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY);
+    t_random_params(m, 3, 0.2);
+    ebm_rng_t *rng = NULL;
+    ck_assert_int_eq(ebm_rng_create(&rng, 8, 1), EBM_OK);
+    const int64_t w = ebm_model_state_width(m);
+    ck_assert_int_eq(ebm_model_random_state(m, rng, ROWS, out, w, NULL, 0), EBM_OK);
+    ebm_sampler_t *s = NULL;
+    ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS_LANGEVIN), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_ADJUST_AFTER, 0), EBM_OK);
+    for (int t = 0; t < 4; t++) {
+        ck_assert_int_eq(ebm_sampler_step(s, rng, ROWS, out, w), EBM_OK);
+    }
+    ebm_sampler_destroy(s);
+    ebm_rng_destroy(rng);
+    ebm_model_destroy(m);
+    return ROWS * w;
+}
+
+/* Run everything with build k, then restore the build in use. */
+static int64_t run_with(const ebm__kernels *k, int what, float *out)
+{
+    const ebm__kernels *saved = ebm__kern();
+    ebm__kernels_use(k);
+    int64_t count = what == 2 ? run_grbm(out) : run_calls(what ? EBM_UNITS_SPIN : EBM_UNITS_BINARY, out);
+    ebm__kernels_use(saved);
+    return count;
+}
+
+START_TEST(calls_agree)
+{
+    const size_t cap = 200000;
+    float *ref = calloc(cap, sizeof *ref), *got = calloc(cap, sizeof *got);
+    const ebm__kernels *generic = ebm__kernels_level(0);
+    for (int level = 1; level <= 2; level++) {
+        const ebm__kernels *k = ebm__kernels_level(level);
+        if (k == NULL) {
+            continue;
+        }
+        for (int what = 0; what < 3; what++) {
+            int64_t n = run_with(generic, what, ref);
+            ck_assert(n <= (int64_t)cap && run_with(k, what, got) == n);
+            for (int64_t i = 0; i < n; i++) {
+                ck_assert_msg(memcmp(&ref[i], &got[i], sizeof *ref) == 0,
+                              "%s: %s call results differ from generic at float %lld (%g vs %g)",
+                              k->name, what == 0 ? "binary" : what == 1 ? "spin" : "GRBM",
+                              (long long)i, (double)ref[i], (double)got[i]);
+            }
+        }
+    }
+    /* The twin: generic with its uniforms one word off changes the results. */
+    ebm__kernels twin = *generic;
+    twin.uniform = uniform_one_word_off;
+    int64_t n = run_with(generic, 0, ref);
+    ck_assert(run_with(&twin, 0, got) == n);
+    ck_assert_msg(memcmp(ref, got, (size_t)n * sizeof *ref) != 0, "the twin build passed");
+    free(ref);
+    free(got);
+}
+END_TEST
+
+Suite *ebm_simd_suite(void)
+{
+    Suite *s = suite_create("simd");
+    TCase *tc = tcase_create("simd");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, exp_accurate);
+    tcase_add_test(tc, sigmoid_tanh_accurate);
+    tcase_add_test(tc, builds_agree);
+    tcase_add_test(tc, calls_agree);
+    suite_add_tcase(s, tc);
+    return s;
+}
