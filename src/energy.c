@@ -373,41 +373,70 @@ static void expected_state(const ebm_model_t *m, uint32_t sum_out, int64_t rows,
 
 int64_t ebm__energy_grad_scratch(const ebm_model_t *m, int64_t rows)
 {
-    return rows * (m->width + m->max_size + 1);
+    /* xh, the coefficient-scaled layer, the float coefficients; with
+     * Gaussian visible units also the n0 x n1 block of W_1's gradient. */
+    int64_t gauss = m->logvar_off >= 0 ? m->size[0] * m->size[1] : 0;
+    return rows * (m->width + m->max_size + 1) + gauss;
+}
+
+/*
+ * With Gaussian visible units kept (not summed out), W_1's gradient block
+ * P = sum_r c_r (v_r / sigma^2) x1_r^T also gives the log-variances' term
+ * sum_r c_r v_ri a_ri / sigma_i^2 (a = W_1 x_1) as sum_j W_ij P_ij: so a
+ * is never formed (no n x n0 x n1 GEMM). g_W -= P, g_s += that sum.
+ */
+static void add_gaussian_weight_grad(const ebm_model_t *m, const float *p, float *g)
+{
+    const int64_t n0 = m->size[0], n1 = m->size[1];
+    const float *w1 = m->params + m->w_off[1];
+    float *gw = g + m->w_off[1];
+    for (int64_t i = 0; i < n0; i++) {
+        const float *pi = p + i * n1, *wi = w1 + i * n1;
+        float *gi = gw + i * n1;
+        double trace = 0.0;
+        for (int64_t j = 0; j < n1; j++) {
+            gi[j] -= pi[j];
+            trace += (double)wi[j] * (double)pi[j];
+        }
+        g[m->logvar_off + i] += (float)trace;
+    }
 }
 
 void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
                            int64_t ldx, const double *coef, float *g, float *work)
 {
     const int64_t w = m->width, n0 = m->size[0];
-    float *xh = work, *cx = work + n * w, *cf = cx + n * m->max_size;
+    float *xh = work, *cx = work + n * w, *cf = cx + n * m->max_size, *p = cf + n;
+    const int gauss = m->logvar_off >= 0, summed = sum_out & 1u;
     expected_state(m, sum_out, n, x, ldx, xh);
     for (int64_t r = 0; r < n; r++) {
         cf[r] = (float)coef[r];
     }
-    if (m->logvar_off >= 0) {
+    if (gauss) {
         /* With s = log sigma^2, d = v - mu and a = W_1 x_1 (Liao eqs. 15-16):
-         * kept v:   dE/dmu = -d/sigma^2, dE/ds = -d^2/(2 sigma^2) + v a/sigma^2;
+         * kept v:   dE/dmu = -d/sigma^2, dE/ds = -d^2/(2 sigma^2) + v a/sigma^2
+         *           (the second term from W_1's gradient, below);
          * summed v: v ~ N(mu + a, sigma^2) gives E[d] = a,
          *           E[d^2] = a^2 + sigma^2, E[v] a = (mu + a) a. */
         const int64_t n1 = m->size[1];
         float *av = cx; /* n x n0 */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n0, (int)n1, 1.0f,
-                    xh + m->offset[1], (int)w, m->params + m->w_off[1], (int)n1, 0.0f, av,
-                    (int)n0);
+        if (summed) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n0, (int)n1, 1.0f,
+                        xh + m->offset[1], (int)w, m->params + m->w_off[1], (int)n1, 0.0f, av,
+                        (int)n0);
+        }
         const float *mu = m->params + m->b_off[0];
-        const int summed = sum_out & 1u;
         for (int64_t i = 0; i < n0; i++) {
             double gm = 0.0, gs = 0.0, inv = m->inv_var_d[i];
             for (int64_t r = 0; r < n; r++) {
-                double a = av[r * n0 + i];
                 if (summed) {
+                    double a = av[r * n0 + i];
                     gm -= coef[r] * a * inv;
                     gs += coef[r] * (-0.5 - 0.5 * a * a * inv + ((double)mu[i] + a) * a * inv);
                 } else {
-                    double v = xh[r * w + i], d = v - mu[i];
+                    double d = (double)xh[r * w + i] - mu[i];
                     gm -= coef[r] * d * inv;
-                    gs += coef[r] * (-0.5 * d * d * inv + v * a * inv);
+                    gs -= coef[r] * 0.5 * d * d * inv;
                 }
             }
             g[m->b_off[0] + i] += (float)gm;
@@ -438,8 +467,14 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
             }
         }
         int nb = (int)m->size[l - 1];
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f,
-                    xh + m->offset[l - 1], (int)w, cx, nl, 1.0f, g + m->w_off[l], nl);
+        if (l == 1 && gauss && !summed) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, 1.0f, xh, (int)w,
+                        cx, nl, 0.0f, p, nl);
+            add_gaussian_weight_grad(m, p, g);
+        } else {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f,
+                        xh + m->offset[l - 1], (int)w, cx, nl, 1.0f, g + m->w_off[l], nl);
+        }
     }
 }
 

@@ -37,6 +37,10 @@ struct ebm_estimator {
     size_t fcap;
     int64_t *ibuf;
     size_t icap;
+    float *gwork; /* ebm__energy_grad_rows' scratch, and its coefficients */
+    size_t gwcap;
+    double *gcoef;
+    size_t gccap;
     /* statistics of the last call */
     double stat[N_STATS];
     double accept_sum, accept_rows, searches;
@@ -126,6 +130,16 @@ static int f_terms(const ebm_estimator_t *e, uint32_t clamped, uint32_t mask[2],
     }
 }
 
+/* The scratch of ebm__energy_grad_rows for `rows` rows and as many
+ * coefficients, kept by the estimator (no allocation per call). */
+static int grad_scratch(ebm_estimator_t *e, int64_t rows, float **work, double **coef)
+{
+    *work = grow((void **)&e->gwork, &e->gwcap, (size_t)ebm__energy_grad_scratch(e->m, rows),
+                 sizeof **work);
+    *coef = grow((void **)&e->gcoef, &e->gccap, (size_t)rows, sizeof **coef);
+    return *work != NULL && *coef != NULL ? EBM_OK : EBM_ENOMEM;
+}
+
 /* g += sum over rows of coef * f(x), in chunks, for f with `clamped` layers. */
 static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x, int64_t ldx,
                  const double *coef, double scale)
@@ -135,11 +149,9 @@ static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x
     double weight[2];
     int terms = f_terms(e, clamped, mask, weight);
     const int64_t chunk = n < 1024 ? n : 1024;
-    double *c = malloc((size_t)(chunk > 0 ? chunk : 1) * sizeof *c);
-    float *work = malloc((size_t)ebm__energy_grad_scratch(m, chunk > 0 ? chunk : 1) * sizeof *work);
-    if (c == NULL || work == NULL) {
-        free(c);
-        free(work);
+    double *c;
+    float *work;
+    if (grad_scratch(e, chunk, &work, &c) != EBM_OK) {
         return EBM_ENOMEM;
     }
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
@@ -151,8 +163,6 @@ static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x
             ebm__energy_grad_rows(m, mask[t], rows, x + r0 * ldx, ldx, c, e->g, work);
         }
     }
-    free(c);
-    free(work);
     return EBM_OK;
 }
 
@@ -262,6 +272,8 @@ void ebm_estimator_destroy(ebm_estimator_t *e)
     free(e->neg.c);
     free(e->fbuf);
     free(e->ibuf);
+    free(e->gwork);
+    free(e->gcoef);
     free(e);
 }
 
@@ -724,19 +736,15 @@ static int positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
             memcpy(x + r * w, data + r * ldd, (size_t)m->size[0] * sizeof *x);
             memset(x + r * w + m->size[0], 0, (size_t)(w - m->size[0]) * sizeof *x);
         }
-        float *work = malloc((size_t)ebm__energy_grad_scratch(m, n) * sizeof *work);
-        double *coef = malloc((size_t)n * sizeof *coef);
-        if (work == NULL || coef == NULL) {
-            free(work);
-            free(coef);
+        float *work;
+        double *coef;
+        if (grad_scratch(e, n, &work, &coef) != EBM_OK) {
             return ebm__fail(msg, EBM_ENOMEM, "out of memory");
         }
         for (int64_t r = 0; r < n; r++) {
             coef[r] = c;
         }
         ebm__energy_grad_rows(m, ebm__all_layers(m) & ~1u, n, x, w, coef, e->g, work);
-        free(work);
-        free(coef);
         return EBM_OK;
     }
     case EBM_POSITIVE_SAMPLED:
