@@ -183,6 +183,9 @@ typedef struct ebm__kernels {
     void (*tanh)(int64_t n, float *a);    /* in place, ebm__tanhf */
     /* o[j] = o[j] < sigmoid(scale a[j]) ? 1 : lo; o holds uniforms on entry. */
     void (*bernoulli)(int64_t n, const float *a, float scale, float lo, float *o);
+    /* g[j] -= p[j] and return sum_j w[j] p[j], summed in double: lane
+     * j % 8 in order, then the lanes 0..7 and the tail in order. */
+    double (*sub_dot)(int64_t n, const float *w, const float *p, float *g);
 } ebm__kernels;
 
 /* The kernels in use: the best build this CPU runs, or the one named by the

@@ -374,8 +374,9 @@ static void expected_state(const ebm_model_t *m, uint32_t sum_out, int64_t rows,
 int64_t ebm__energy_grad_scratch(const ebm_model_t *m, int64_t rows)
 {
     /* xh, the coefficient-scaled layer, the float coefficients; with
-     * Gaussian visible units also the n0 x n1 block of W_1's gradient. */
-    int64_t gauss = m->logvar_off >= 0 ? m->size[0] * m->size[1] : 0;
+     * Gaussian visible units also v / sigma^2 and the n0 x n1 block of
+     * W_1's gradient. */
+    int64_t gauss = m->logvar_off >= 0 ? rows * m->size[0] + m->size[0] * m->size[1] : 0;
     return rows * (m->width + m->max_size + 1) + gauss;
 }
 
@@ -389,15 +390,8 @@ static void add_gaussian_weight_grad(const ebm_model_t *m, const float *p, float
 {
     const int64_t n0 = m->size[0], n1 = m->size[1];
     const float *w1 = m->params + m->w_off[1];
-    float *gw = g + m->w_off[1];
     for (int64_t i = 0; i < n0; i++) {
-        const float *pi = p + i * n1, *wi = w1 + i * n1;
-        float *gi = gw + i * n1;
-        double trace = 0.0;
-        for (int64_t j = 0; j < n1; j++) {
-            gi[j] -= pi[j];
-            trace += (double)wi[j] * (double)pi[j];
-        }
+        double trace = ebm__kern()->sub_dot(n1, w1 + i * n1, p + i * n1, g + m->w_off[1] + i * n1);
         g[m->logvar_off + i] += (float)trace;
     }
 }
@@ -405,10 +399,17 @@ static void add_gaussian_weight_grad(const ebm_model_t *m, const float *p, float
 void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
                            int64_t ldx, const double *coef, float *g, float *work)
 {
-    const int64_t w = m->width, n0 = m->size[0];
-    float *xh = work, *cx = work + n * w, *cf = cx + n * m->max_size, *p = cf + n;
+    const int64_t n0 = m->size[0];
+    float *cx = work + n * m->width, *cf = cx + n * m->max_size, *vs = cf + n, *p = vs + n * n0;
     const int gauss = m->logvar_off >= 0, summed = sum_out & 1u;
-    expected_state(m, sum_out, n, x, ldx, xh);
+    /* xh: x itself when no layer is summed out, else the expected state. */
+    const float *xh = x;
+    int64_t ldh = ldx;
+    if (sum_out != 0) {
+        expected_state(m, sum_out, n, x, ldx, work);
+        xh = work;
+        ldh = m->width;
+    }
     for (int64_t r = 0; r < n; r++) {
         cf[r] = (float)coef[r];
     }
@@ -422,7 +423,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         float *av = cx; /* n x n0 */
         if (summed) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n0, (int)n1, 1.0f,
-                        xh + m->offset[1], (int)w, m->params + m->w_off[1], (int)n1, 0.0f, av,
+                        xh + m->offset[1], (int)ldh, m->params + m->w_off[1], (int)n1, 0.0f, av,
                         (int)n0);
         }
         const float *mu = m->params + m->b_off[0];
@@ -434,7 +435,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
                     gm -= coef[r] * a * inv;
                     gs += coef[r] * (-0.5 - 0.5 * a * a * inv + ((double)mu[i] + a) * a * inv);
                 } else {
-                    double d = (double)xh[r * w + i] - mu[i];
+                    double d = (double)xh[r * ldh + i] - mu[i];
                     gm -= coef[r] * d * inv;
                     gs -= coef[r] * 0.5 * d * d * inv;
                 }
@@ -445,7 +446,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         /* v enters W_1's gradient as v / sigma^2. */
         for (int64_t r = 0; r < n; r++) {
             for (int64_t i = 0; i < n0; i++) {
-                xh[r * w + i] *= m->inv_var[i];
+                vs[r * n0 + i] = xh[r * ldh + i] * m->inv_var[i];
             }
         }
     }
@@ -454,7 +455,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         const float *xl = xh + m->offset[l];
         /* dE/db_l = -x_l (binary, spin): column sums weighted by coef. */
         if (!ebm__is_gaussian(m, l)) {
-            cblas_sgemv(CblasRowMajor, CblasTrans, (int)n, nl, -1.0f, xl, (int)w, cf, 1, 1.0f,
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)n, nl, -1.0f, xl, (int)ldh, cf, 1, 1.0f,
                         g + m->b_off[l], 1);
         }
         if (l == 0) {
@@ -463,17 +464,19 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         /* dE/dW_l = -x_{l-1} x_l^T: one GEMM over the rows. */
         for (int64_t r = 0; r < n; r++) {
             for (int j = 0; j < nl; j++) {
-                cx[r * nl + j] = cf[r] * xl[r * w + j];
+                cx[r * nl + j] = cf[r] * xl[r * ldh + j];
             }
         }
         int nb = (int)m->size[l - 1];
+        const float *below = l == 1 && gauss ? vs : xh + m->offset[l - 1];
+        int ldb = l == 1 && gauss ? (int)n0 : (int)ldh;
         if (l == 1 && gauss && !summed) {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, 1.0f, xh, (int)w,
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, 1.0f, below, ldb,
                         cx, nl, 0.0f, p, nl);
             add_gaussian_weight_grad(m, p, g);
         } else {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f,
-                        xh + m->offset[l - 1], (int)w, cx, nl, 1.0f, g + m->w_off[l], nl);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f, below,
+                        ldb, cx, nl, 1.0f, g + m->w_off[l], nl);
         }
     }
 }

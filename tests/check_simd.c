@@ -1,6 +1,7 @@
 /*
  * The vectorised kernels (src/simd/kernels.c): the float exp, sigmoid and
- * tanh are accurate to a few ulp against double precision, and every build
+ * tanh are accurate to a few ulp against double precision, the fused
+ * subtract-and-dot of the GRBM gradient matches a plain loop, and every build
  * the CPU runs (AVX2, AVX-512) gives the same bits as the generic one, for
  * the kernels alone and for whole library calls. Each comparison has a
  * broken twin that must fail.
@@ -159,6 +160,13 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
         if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
             return "sigmoid";
         }
+        inputs(a, u1, n, (uint64_t)(3 * n));
+        memcpy(u2, u1, sizeof u1);
+        inputs(o1, o2, n, (uint64_t)(5 * n + 1)); /* o1: w, o2: p */
+        double d1 = k->sub_dot(n, o1, o2, u1), d2 = ref->sub_dot(n, o1, o2, u2);
+        if (memcmp(&d1, &d2, sizeof d1) != 0 || memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
+            return "sub_dot";
+        }
         inputs(u1, o1, n, (uint64_t)n);
         memcpy(u2, u1, sizeof u1);
         k->tanh(n, u1);
@@ -210,6 +218,31 @@ static void bernoulli_ties_up(int64_t n, const float *a, float scale, float lo, 
         o[j] = o[j] <= ebm__sigmoidf(scale * a[j]) ? 1.0f : lo;
     }
 }
+
+/* sub_dot against the plain loop in double: the same g, a sum within
+ * rounding (the lanes change the order of the additions). */
+START_TEST(sub_dot_plain)
+{
+    float w[203], p[203], g1[203], g2[203];
+    uint64_t seed = 11;
+    for (int i = 0; i < 203; i++) {
+        w[i] = (float)(2.0 * t_uniform(&seed) - 1.0);
+        p[i] = (float)(2.0 * t_uniform(&seed) - 1.0);
+        g1[i] = g2[i] = (float)t_uniform(&seed);
+    }
+    for (int n = 0; n <= 203; n += 29) {
+        double want = 0.0, scale = 0.0;
+        for (int i = 0; i < n; i++) {
+            g2[i] -= p[i];
+            want += (double)w[i] * (double)p[i];
+            scale += fabs((double)w[i] * (double)p[i]);
+        }
+        double got = ebm__kern()->sub_dot(n, w, p, g1);
+        ck_assert_msg(fabs(got - want) <= 1e-14 * scale, "n %d: %.17g vs %.17g", n, got, want);
+        ck_assert(memcmp(g1, g2, sizeof g1) == 0);
+    }
+}
+END_TEST
 
 START_TEST(builds_agree)
 {
@@ -348,6 +381,7 @@ Suite *ebm_simd_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, exp_accurate);
     tcase_add_test(tc, sigmoid_tanh_accurate);
+    tcase_add_test(tc, sub_dot_plain);
     tcase_add_test(tc, builds_agree);
     tcase_add_test(tc, calls_agree);
     suite_add_tcase(s, tc);

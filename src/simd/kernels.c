@@ -1,6 +1,6 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms,
- * sigmoid, tanh and Bernoulli draws. This file is compiled once per
+ * sigmoid, tanh, Bernoulli draws and the GRBM gradient's fused pass. This file is compiled once per
  * instruction set (Makefile: build/simd_*.o), with EBM_KERNELS naming the
  * table it defines; src/simd.c picks the best table the CPU runs.
  *
@@ -199,7 +199,29 @@ static void bernoulli(int64_t n, const float *restrict a, float scale, float lo,
     }
 }
 
+static double sub_dot(int64_t n, const float *restrict w, const float *restrict p,
+                      float *restrict g)
+{
+    const int64_t n8 = n - n % 8;
+    double lane[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int64_t j = 0; j < n8; j += 8) {
+        for (int k = 0; k < 8; k++) {
+            g[j + k] -= p[j + k];
+            lane[k] += (double)w[j + k] * (double)p[j + k];
+        }
+    }
+    double sum = 0.0;
+    for (int k = 0; k < 8; k++) {
+        sum += lane[k];
+    }
+    for (int64_t j = n8; j < n; j++) {
+        g[j] -= p[j];
+        sum += (double)w[j] * (double)p[j];
+    }
+    return sum;
+}
+
 #define STR2(x) #x
 #define STR(x) STR2(x)
 const ebm__kernels EBM_KERNELS = {STR(EBM_KERNELS_LABEL), uniform_blocks, sigmoid, tanh_,
-                                  bernoulli};
+                                  bernoulli, sub_dot};
