@@ -151,10 +151,11 @@ build/%.o: src/%.c src/ebm_internal.h include/ebm.h | build
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 # -fno-trapping-math lets the compiler compute both sides of a select (the
-# kernels' branch-free clamps) and so vectorise; it changes no value, only
-# which floating-point exception flags may be raised.
+# kernels' branch-free clamps) and -fno-math-errno lets sqrt be one
+# instruction, so that the loops vectorise; neither changes a value, only
+# which floating-point flags or errno a call may set.
 build/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h | build
-	$(CC) $(LIB_CFLAGS) -O3 -fno-trapping-math $(SIMD_FLAGS_$*) -DEBM_KERNELS=ebm__kernels_$* \
+	$(CC) $(LIB_CFLAGS) -O3 -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) -DEBM_KERNELS=ebm__kernels_$* \
 	  -DEBM_KERNELS_LABEL=$* -c $< -o $@
 
 build build/tests lib:

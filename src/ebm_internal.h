@@ -159,6 +159,72 @@ static inline float ebm__tanhf(float a)
     float e = ebm__expf(-2.0f * t), large = (1.0f - e) / (1.0f + e);
     return copysignf(t < 0.625f ? small : large, a); /* odd, -0 included */
 }
+/*
+ * The Box-Muller pair of four Philox words, in double without libm, so that
+ * a loop of pairs vectorises and every build gives the same bits:
+ * u1 in (0, 1] from words 0 and 1 and u2 in [0, 1) from words 2 and 3 (53
+ * bits each), z0 = r cos(2 pi u2), z1 = r sin(2 pi u2), r = sqrt(-2 log u1).
+ * log is fdlibm's (e_log.c: m in [sqrt(2)/2, sqrt(2)), a degree-14 odd
+ * series in s = (m - 1) / (m + 1)); u1 is a normal double, so no special
+ * cases. The angle is reduced exactly: q = round(4 u2) and t = u2 - q/4 in
+ * [-1/8, 1/8] are exact, so theta = 2 pi t lies in [-pi/4, pi/4] where
+ * fdlibm's kernel sine and cosine polynomials hold (< 1 ulp), and the
+ * quadrant q rotates (cos, sin). All within an ulp or two of double, far
+ * below the float rounding of the results.
+ */
+static inline double ebm__log_unit(double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int32_t k = (int32_t)(bits >> 52) - 1023;
+    uint64_t mb = (bits & UINT64_C(0x000FFFFFFFFFFFFF)) | UINT64_C(0x3FF0000000000000);
+    double m;
+    memcpy(&m, &mb, sizeof m);
+    int big = m > 1.4142135623730951; /* sqrt(2): halve m */
+    m = big ? 0.5 * m : m;
+    k = big ? k + 1 : k;
+    double f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z, dk = (double)k;
+    double t1 = w * (3.999999999940941908e-01 +
+                     w * (2.222219843214978396e-01 + w * 1.531383769920937332e-01));
+    double t2 = z * (6.666666666666735130e-01 +
+                     w * (2.857142874366239149e-01 +
+                          w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+    double r = t2 + t1, hfsq = 0.5 * f * f;
+    return dk * 6.93147180369123816490e-01 -
+           ((hfsq - (s * (hfsq + r) + dk * 1.90821492927058770002e-10)) - f);
+}
+
+static inline void ebm__box_muller(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
+                                   float *z0, float *z1)
+{
+    /* (b + 1) 2^-53 and b 2^-53 for the 53-bit b = hi 2^26 + lo, as exact
+     * sums of two int32 conversions (which every vector unit has). */
+    double u1 = (double)(int32_t)(w0 >> 5) * 0x1.0p-27 + (double)(int32_t)((w1 >> 6) + 1) * 0x1.0p-53;
+    double u2 = (double)(int32_t)(w2 >> 5) * 0x1.0p-27 + (double)(int32_t)(w3 >> 6) * 0x1.0p-53;
+    double radius = sqrt(-2.0 * ebm__log_unit(u1));
+    double q = (u2 * 4.0 + 0x1.8p52) - 0x1.8p52; /* round(4 u2): 0..4 */
+    double x = 6.283185307179586476925286766559 * (u2 - 0.25 * q), z = x * x;
+    double sr = 8.33333333332248946124e-03 +
+                z * (-1.98412698298579493134e-04 +
+                     z * (2.75573137070700676789e-06 +
+                          z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)));
+    double sn = x + z * x * (-1.66666666666666324348e-01 + z * sr);
+    double cr = z * (4.16666666666666019037e-02 +
+                     z * (-1.38888888888741095749e-03 +
+                          z * (2.48015872894767294178e-05 +
+                               z * (-2.75573143513906633035e-07 +
+                                    z * (2.08757232129817482790e-09 +
+                                         z * -1.13596475577881948265e-11)))));
+    double hz = 0.5 * z, cw = 1.0 - hz;
+    double cs = cw + (((1.0 - cw) - hz) + z * cr);
+    /* (cos, sin)(theta + q pi/2) = (cs, sn), (-sn, cs), (-cs, -sn), (sn, -cs)
+     * for q = 0, 1, 2, 3 (4 is 0): swap on odd q, then the signs. */
+    int32_t quad = (int32_t)q & 3;
+    double a = (quad & 1) ? sn : cs, b = (quad & 1) ? cs : sn;
+    double c = ((quad + 1) & 2) ? -a : a, sv = (quad & 2) ? -b : b;
+    *z0 = (float)(radius * c);
+    *z1 = (float)(radius * sv);
+}
 /* log(1 + e^a) */
 static inline double ebm__softplus(double a) { return fmax(a, 0.0) + log1p(exp(-fabs(a))); }
 /* log(2 cosh a) = |a| + log1p(e^{-2|a|}) */
@@ -179,6 +245,10 @@ typedef struct ebm__kernels {
      * block + 1, ... of sequence seq (c0 = low word of the block, c1 = high). */
     void (*uniform)(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t nblocks,
                     float *out);
+    /* out[2j], out[2j + 1] = ebm__box_muller of the words of block block + j
+     * of sequence seq, for j < npairs. */
+    void (*normal)(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t npairs,
+                   float *out);
     void (*sigmoid)(int64_t n, float *a); /* in place, ebm__sigmoidf */
     void (*tanh)(int64_t n, float *a);    /* in place, ebm__tanhf */
     /* o[j] = o[j] < sigmoid(scale a[j]) ? 1 : lo; o holds uniforms on entry. */

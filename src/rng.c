@@ -146,58 +146,45 @@ static void uniform_words(const uint32_t key[2], uint64_t seq, uint64_t block, u
     }
 }
 
-/* A uniform in (0, 1] from 53 bits (27 of a, 26 of b): never 0, so log is finite. */
-static inline double open_closed_53(uint32_t a, uint32_t b)
-{
-    uint64_t bits = ((uint64_t)(a >> 5) << 26) | (b >> 6);
-    return (double)(bits + 1) * 0x1.0p-53;
-}
-
-/* A uniform in [0, 1) from 53 bits. */
-static inline double closed_open_53(uint32_t a, uint32_t b)
-{
-    uint64_t bits = ((uint64_t)(a >> 5) << 26) | (b >> 6);
-    return (double)bits * 0x1.0p-53;
-}
-
-static const double two_pi = 6.283185307179586476925286766559;
-
 /*
  * out[0..count) = standard normals from the words of sequence seq that start
  * at word `first` (0..3) of block `block`: Box-Muller pair j takes words
- * 4j .. 4j + 3 from there, u1 in (0,1] from the first two and u2 in [0,1)
- * from the last two; z0 = r cos(2 pi u2), z1 = r sin(2 pi u2), r = sqrt(-2 log u1).
- * If count is odd the last pair's sine is not stored but returned (the fills
- * keep it as their spare); otherwise 0 is returned.
+ * 4j .. 4j + 3 from there (ebm__box_muller: u1 in (0,1] from the first two,
+ * u2 in [0,1) from the last two, z0 = r cos(2 pi u2), z1 = r sin(2 pi u2),
+ * r = sqrt(-2 log u1)). If count is odd the last pair's sine is not stored
+ * but returned (the fills keep it as their spare); otherwise 0 is returned.
+ * Aligned pairs (first == 0) come from the vectorised kernel.
  */
 static double normal_words(const uint32_t key[2], uint64_t seq, uint64_t block, unsigned first,
                            int64_t count, float *out)
 {
-    uint32_t w[4], cur[4], next[4];
-    if (first != 0 && count > 0) {
-        sequence_block(key, seq, block, next);
+    float pair[2];
+    if (first == 0) {
+        int64_t whole = count / 2;
+        ebm__kern()->normal(key, seq, block, whole, out);
+        if (count % 2 == 0) {
+            return 0.0;
+        }
+        ebm__kern()->normal(key, seq, block + (uint64_t)whole, 1, pair);
+        out[count - 1] = pair[0];
+        return pair[1];
     }
+    /* An unaligned pair takes the tail of one block and the head of the
+     * next: each block is still generated once. */
+    uint32_t w[4], cur[4], next[4];
+    sequence_block(key, seq, block, next);
     for (int64_t i = 0; i < count; i += 2) {
-        if (first == 0) {
-            sequence_block(key, seq, block, w);
-        } else {
-            /* An unaligned pair takes the tail of one block and the head of
-             * the next: each block is still generated once. */
-            memcpy(cur, next, sizeof cur);
-            sequence_block(key, seq, block + 1, next);
-            for (unsigned k = 0; k < 4; k++) {
-                w[k] = (first + k < 4) ? cur[first + k] : next[first + k - 4];
-            }
+        memcpy(cur, next, sizeof cur);
+        sequence_block(key, seq, ++block, next);
+        for (unsigned k = 0; k < 4; k++) {
+            w[k] = (first + k < 4) ? cur[first + k] : next[first + k - 4];
         }
-        block++;
-        double radius = sqrt(-2.0 * log(open_closed_53(w[0], w[1])));
-        double angle = two_pi * closed_open_53(w[2], w[3]);
-        out[i] = (float)(radius * cos(angle));
-        double sine = radius * sin(angle);
+        ebm__box_muller(w[0], w[1], w[2], w[3], &pair[0], &pair[1]);
+        out[i] = pair[0];
         if (i + 1 == count) {
-            return sine;
+            return pair[1];
         }
-        out[i + 1] = (float)sine;
+        out[i + 1] = pair[1];
     }
     return 0.0;
 }

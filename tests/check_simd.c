@@ -1,6 +1,7 @@
 /*
  * The vectorised kernels (src/simd/kernels.c): the float exp, sigmoid and
- * tanh are accurate to a few ulp against double precision, the fused
+ * tanh are accurate to a few ulp against double precision, the Box-Muller
+ * normals match libm's, the fused
  * subtract-and-dot of the GRBM gradient matches a plain loop, and every build
  * the CPU runs (AVX2, AVX-512) gives the same bits as the generic one, for
  * the kernels alone and for whole library calls. Each comparison has a
@@ -105,6 +106,84 @@ START_TEST(sigmoid_tanh_accurate)
 }
 END_TEST
 
+/* Box-Muller in double with libm, as documented (the reference). */
+static void libm_pair(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, float *z0, float *z1)
+{
+    double u1 = (double)((((uint64_t)(w0 >> 5)) << 26 | (w1 >> 6)) + 1) * 0x1.0p-53;
+    double u2 = (double)(((uint64_t)(w2 >> 5)) << 26 | (w3 >> 6)) * 0x1.0p-53;
+    double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586476925286766559 * u2;
+    *z0 = (float)(r * cos(t));
+    *z1 = (float)(r * sin(t));
+}
+
+/* The broken twin: the same in float precision. */
+static void float_pair(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, float *z0, float *z1)
+{
+    float u1 = (float)(((w0 >> 8) + 1)) * 0x1.0p-24f, u2 = (float)(w2 >> 8) * 0x1.0p-24f;
+    (void)w1;
+    (void)w3;
+    float r = sqrtf(-2.0f * logf(u1)), t = 6.2831853f * u2;
+    *z0 = r * cosf(t);
+    *z1 = r * sinf(t);
+}
+
+typedef void (*pair_fn)(uint32_t, uint32_t, uint32_t, uint32_t, float *, float *);
+
+/* How many of `count` pairs of f differ from the libm reference, and the
+ * largest difference in ulps. */
+static int64_t pairs_off(pair_fn f, int64_t count, int64_t *worst)
+{
+    uint64_t seed = 2024;
+    int64_t off = 0;
+    *worst = 0;
+    for (int64_t i = 0; i < count; i++) {
+        uint32_t w[4];
+        for (int k = 0; k < 4; k++) {
+            w[k] = (uint32_t)(t_uniform(&seed) * 4294967296.0);
+        }
+        if (i < 4) { /* the ends: u1 = 1 and 2^-53, u2 = 0 and 1 - 2^-53 */
+            w[0] = w[1] = i % 2 ? 0xFFFFFFFFu : 0u;
+            w[2] = w[3] = i / 2 ? 0xFFFFFFFFu : 0u;
+        }
+        float a[2], b[2];
+        f(w[0], w[1], w[2], w[3], &a[0], &a[1]);
+        libm_pair(w[0], w[1], w[2], w[3], &b[0], &b[1]);
+        for (int k = 0; k < 2; k++) {
+            /* Near a zero of cos or sin (|z| < 1e-6) the reference's own
+             * angle error (2 pi rounded, ~1e-16 absolute) dominates: there
+             * an absolute 1e-12 counts as agreement. */
+            int64_t e = fmaxf(fabsf(a[k]), fabsf(b[k])) < 1e-6f
+                            ? (fabsf(a[k] - b[k]) > 1e-12f) * INT64_C(1000)
+                            : ulps(a[k], b[k]);
+            off += e != 0;
+            *worst = e > *worst ? e : *worst;
+        }
+    }
+    return off;
+}
+
+/* ebm__box_muller against libm: log within 1 ulp of double, and the float
+ * normals equal to libm's but for rare ties of the float rounding (at most
+ * 1 in 10^5, at most 1 ulp; libms differ from each other as much). */
+START_TEST(box_muller_accurate)
+{
+    uint64_t seed = 7;
+    for (int i = 0; i < 1000000; i++) {
+        double u = i < 2 ? (i ? 1.0 : 0x1.0p-53) : (double)((uint64_t)(t_uniform(&seed) * 0x1.0p53) + 1) * 0x1.0p-53;
+        double got = ebm__log_unit(u), want = log(u);
+        ck_assert_msg(fabs(got - want) <= 1.0 * fabs(want) * 0x1.0p-52 || got == want,
+                      "log(%a) = %a, libm %a", u, got, want);
+    }
+    const int64_t count = 1000000;
+    int64_t worst = 0, off = pairs_off(ebm__box_muller, count, &worst);
+    ck_assert_msg(off <= 2 * count / 100000 && worst <= 1,
+                  "%lld of %lld normals differ from libm's, by up to %lld ulp", (long long)off,
+                  (long long)(2 * count), (long long)worst);
+    off = pairs_off(float_pair, count, &worst);
+    ck_assert_msg(off > 2 * count / 100000, "the float-precision twin passed");
+}
+END_TEST
+
 /* ---- every build against the generic one --------------------------------- */
 
 enum { MAXN = 300 };
@@ -141,6 +220,11 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
                 ref->uniform(key, seqs[sq], blocks[b], n, o2);
                 if (memcmp(o1, o2, sizeof o1) != 0) {
                     return "uniform";
+                }
+                k->normal(key, seqs[sq], blocks[b], n, o1);
+                ref->normal(key, seqs[sq], blocks[b], n, o2);
+                if (memcmp(o1, o2, sizeof o1) != 0) {
+                    return "normal";
                 }
             }
         }
@@ -381,6 +465,7 @@ Suite *ebm_simd_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, exp_accurate);
     tcase_add_test(tc, sigmoid_tanh_accurate);
+    tcase_add_test(tc, box_muller_accurate);
     tcase_add_test(tc, sub_dot_plain);
     tcase_add_test(tc, builds_agree);
     tcase_add_test(tc, calls_agree);

@@ -1,6 +1,6 @@
 /*
- * The elementwise kernels of the library's hot loops: Philox uniforms,
- * sigmoid, tanh, Bernoulli draws and the GRBM gradient's fused pass. This file is compiled once per
+ * The elementwise kernels of the library's hot loops: Philox uniforms and
+ * normals, sigmoid, tanh, Bernoulli draws and the GRBM gradient's fused pass. This file is compiled once per
  * instruction set (Makefile: build/simd_*.o), with EBM_KERNELS naming the
  * table it defines; src/simd.c picks the best table the CPU runs.
  *
@@ -31,7 +31,7 @@
 #define U24 0x1.0p-24f
 
 /* One block, scalar: the same rounds as rng.c's philox_block. */
-static void block_scalar(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, float out[4])
+static void block_scalar(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, uint32_t out[4])
 {
     uint32_t c0 = (uint32_t)block, c1 = (uint32_t)(block >> 32);
     uint32_t c2 = (uint32_t)seq, c3 = (uint32_t)(seq >> 32);
@@ -47,14 +47,14 @@ static void block_scalar(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1,
         c0 = n0;
         c2 = n2;
     }
-    out[0] = ebm__u32_to_float(c0);
-    out[1] = ebm__u32_to_float(c1);
-    out[2] = ebm__u32_to_float(c2);
-    out[3] = ebm__u32_to_float(c3);
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
 }
 
 #if defined(__AVX512F__)
-/* Sixteen blocks at once; lanes whose c0 would wrap are left to the caller. */
+/* Sixteen blocks at once (a group); groups whose c0 would wrap go scalar. */
 #define LANES 16
 typedef __m512i vec;
 
@@ -64,8 +64,9 @@ static inline vec mulhi(vec c, vec m)
     return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
 }
 
-static inline void store_words(vec w0, vec w1, vec w2, vec w3, float *out)
+static inline void store_words(const vec c[4], float *out)
 {
+    const vec w0 = c[0], w1 = c[1], w2 = c[2], w3 = c[3];
     /* Transpose four 16-word vectors into blocks 0..15 of four words:
      * per 128-bit lane L the unpacks give u_k = block 4L + k; then two
      * rounds of 128-bit shuffles put the blocks in order. */
@@ -84,7 +85,8 @@ static inline void store_words(vec w0, vec w1, vec w2, vec w3, float *out)
     }
 }
 
-static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, float *out)
+/* The four words of blocks block .. block + 15 (c0 must not wrap). */
+static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
 {
     const vec m0 = _mm512_set1_epi32((int)M0), m1 = _mm512_set1_epi32((int)M1);
     vec c0 = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)block),
@@ -104,7 +106,17 @@ static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1
         c1 = lo1;
         c3 = lo0;
     }
-    store_words(c0, c1, c2, c3, out);
+    c[0] = c0;
+    c[1] = c1;
+    c[2] = c2;
+    c[3] = c3;
+}
+
+static inline void store_raw(const vec c[4], uint32_t w[4][LANES])
+{
+    for (int i = 0; i < 4; i++) {
+        _mm512_storeu_si512((void *)w[i], c[i]);
+    }
 }
 #elif defined(__AVX2__)
 /* Eight blocks at once. */
@@ -117,8 +129,9 @@ static inline vec mulhi(vec c, vec m)
     return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
-static inline void store_words(vec w0, vec w1, vec w2, vec w3, float *out)
+static inline void store_words(const vec c[4], float *out)
 {
+    const vec w0 = c[0], w1 = c[1], w2 = c[2], w3 = c[3];
     /* Per 128-bit lane L the unpacks give u_k = block 4L + k. */
     vec t0 = _mm256_unpacklo_epi32(w0, w1), t1 = _mm256_unpackhi_epi32(w0, w1);
     vec t2 = _mm256_unpacklo_epi32(w2, w3), t3 = _mm256_unpackhi_epi32(w2, w3);
@@ -133,7 +146,8 @@ static inline void store_words(vec w0, vec w1, vec w2, vec w3, float *out)
     }
 }
 
-static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, float *out)
+/* The four words of blocks block .. block + 7 (c0 must not wrap). */
+static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
 {
     const vec m0 = _mm256_set1_epi32((int)M0), m1 = _mm256_set1_epi32((int)M1);
     vec c0 = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)block),
@@ -152,28 +166,115 @@ static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1
         c1 = lo1;
         c3 = lo0;
     }
-    store_words(c0, c1, c2, c3, out);
+    c[0] = c0;
+    c[1] = c1;
+    c[2] = c2;
+    c[3] = c3;
 }
+
+static inline void store_raw(const vec c[4], uint32_t w[4][LANES])
+{
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_si256((void *)w[i], c[i]);
+    }
+}
+#else
+/* No vector Philox: groups of eight blocks one at a time, so that the
+ * Box-Muller loop over a group's lanes still vectorises. */
+#define LANES 8
 #endif
 
+/* The words of the LANES blocks from `first`: w[k][j] = word k of block first + j. */
+static inline void group_words(uint64_t first, uint64_t seq, const uint32_t key[2],
+                               uint32_t w[4][LANES])
+{
+#if defined(__AVX512F__) || defined(__AVX2__)
+    vec c[4];
+    blocks_vector(first, seq, key[0], key[1], c);
+    store_raw(c, w);
+#else
+    for (int j = 0; j < LANES; j++) {
+        uint32_t b[4];
+        block_scalar(first + (uint64_t)j, seq, key[0], key[1], b);
+        for (int k = 0; k < 4; k++) {
+            w[k][j] = b[k];
+        }
+    }
+#endif
+}
+
+/* The uniforms of the LANES blocks from `first`, in block order. */
+static inline void group_uniforms(uint64_t first, uint64_t seq, const uint32_t key[2], float *out)
+{
+#if defined(__AVX512F__) || defined(__AVX2__)
+    vec c[4];
+    blocks_vector(first, seq, key[0], key[1], c);
+    store_words(c, out);
+#else
+    uint32_t w[4][LANES];
+    group_words(first, seq, key, w);
+    for (int j = 0; j < LANES; j++) {
+        for (int k = 0; k < 4; k++) {
+            out[4 * j + k] = ebm__u32_to_float(w[k][j]);
+        }
+    }
+#endif
+}
+
+/* Whole groups of LANES blocks from block `first` on that the vector path
+ * can take (c0 must not wrap inside a group): how many blocks. */
+static int64_t vector_blocks(uint64_t first, int64_t nblocks)
+{
+    int64_t b = 0;
+    for (; nblocks - b >= LANES; b += LANES) {
+        if ((uint32_t)(first + (uint64_t)b) > UINT32_MAX - (LANES - 1)) {
+            break;
+        }
+    }
+    return b;
+}
+
 /* out[0 .. 4 nblocks) = the uniforms of blocks block, block + 1, ... of
- * sequence seq. A group of lanes runs vectorised unless its c0 words would
- * wrap (then c1 differs between lanes: the scalar path). */
+ * sequence seq. */
 static void uniform_blocks(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t nblocks,
                            float *out)
 {
-    int64_t b = 0;
-#ifdef LANES
-    for (; nblocks - b >= LANES; b += LANES) {
-        uint64_t first = block + (uint64_t)b;
-        if ((uint32_t)first > UINT32_MAX - (LANES - 1)) {
-            break;
-        }
-        blocks_vector(first, seq, key[0], key[1], out + 4 * b);
+    int64_t b = 0, nv = vector_blocks(block, nblocks);
+    for (; b < nv; b += LANES) {
+        group_uniforms(block + (uint64_t)b, seq, key, out + 4 * b);
     }
-#endif
     for (; b < nblocks; b++) {
-        block_scalar(block + (uint64_t)b, seq, key[0], key[1], out + 4 * b);
+        uint32_t w[4];
+        block_scalar(block + (uint64_t)b, seq, key[0], key[1], w);
+        for (int k = 0; k < 4; k++) {
+            out[4 * b + k] = ebm__u32_to_float(w[k]);
+        }
+    }
+}
+
+/* out[2j], out[2j + 1] = the Box-Muller pair of block block + j, j <
+ * npairs: the words come a group at a time, the pairs in a loop over the
+ * group's lanes (vectorised by the compiler). */
+static void normal_blocks(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t npairs,
+                          float *out)
+{
+    int64_t b = 0, nv = vector_blocks(block, npairs);
+    for (; b < nv; b += LANES) {
+        uint32_t w[4][LANES];
+        group_words(block + (uint64_t)b, seq, key, w);
+        float z0[LANES], z1[LANES];
+        for (int j = 0; j < LANES; j++) {
+            ebm__box_muller(w[0][j], w[1][j], w[2][j], w[3][j], &z0[j], &z1[j]);
+        }
+        for (int j = 0; j < LANES; j++) {
+            out[2 * (b + j)] = z0[j];
+            out[2 * (b + j) + 1] = z1[j];
+        }
+    }
+    for (; b < npairs; b++) {
+        uint32_t w[4];
+        block_scalar(block + (uint64_t)b, seq, key[0], key[1], w);
+        ebm__box_muller(w[0], w[1], w[2], w[3], &out[2 * b], &out[2 * b + 1]);
     }
 }
 
@@ -223,5 +324,5 @@ static double sub_dot(int64_t n, const float *restrict w, const float *restrict 
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
-const ebm__kernels EBM_KERNELS = {STR(EBM_KERNELS_LABEL), uniform_blocks, sigmoid, tanh_,
-                                  bernoulli, sub_dot};
+const ebm__kernels EBM_KERNELS = {STR(EBM_KERNELS_LABEL), uniform_blocks, normal_blocks, sigmoid,
+                                  tanh_, bernoulli, sub_dot};
