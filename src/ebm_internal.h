@@ -199,8 +199,10 @@ static inline void ebm__box_muller(uint32_t w0, uint32_t w1, uint32_t w2, uint32
 {
     /* (b + 1) 2^-53 and b 2^-53 for the 53-bit b = hi 2^26 + lo, as exact
      * sums of two int32 conversions (which every vector unit has). */
-    double u1 = (double)(int32_t)(w0 >> 5) * 0x1.0p-27 + (double)(int32_t)((w1 >> 6) + 1) * 0x1.0p-53;
-    double u2 = (double)(int32_t)(w2 >> 5) * 0x1.0p-27 + (double)(int32_t)(w3 >> 6) * 0x1.0p-53;
+    double u1 = (double)(int32_t)(w0 >> 5) * 0x1.0p-27 +
+                (double)(int32_t)((w1 >> 6) + 1) * 0x1.0p-53;
+    double u2 =
+        (double)(int32_t)(w2 >> 5) * 0x1.0p-27 + (double)(int32_t)(w3 >> 6) * 0x1.0p-53;
     double radius = sqrt(-2.0 * ebm__log_unit(u1));
     double q = (u2 * 4.0 + 0x1.8p52) - 0x1.8p52; /* round(4 u2): 0..4 */
     double x = 6.283185307179586476925286766559 * (u2 - 0.25 * q), z = x * x;

@@ -1,8 +1,9 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms and
- * normals, sigmoid, tanh, Bernoulli draws and the GRBM gradient's fused pass. This file is compiled once per
- * instruction set (Makefile: build/simd_*.o), with EBM_KERNELS naming the
- * table it defines; src/simd.c picks the best table the CPU runs.
+ * normals, sigmoid, tanh, Bernoulli draws and the GRBM gradient's fused
+ * pass. This file is compiled once per instruction set (Makefile:
+ * build/simd_*.o), with EBM_KERNELS naming the table it defines; src/simd.c
+ * picks the best table the CPU runs.
  *
  * Every build gives the same bits as the generic one (tests/check_simd.c):
  * the float functions are ebm_internal.h's branch-free ones, which use only
