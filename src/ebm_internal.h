@@ -258,6 +258,15 @@ typedef struct ebm__kernels {
     /* g[j] -= p[j] and return sum_j w[j] p[j], summed in double: lane
      * j % 8 in order, then the lanes 0..7 and the tail in order. */
     double (*sub_dot)(int64_t n, const float *w, const float *p, float *g);
+    /* Argmin of binary or spin units from their inputs a (ties go up:
+     * a >= 0 gives 1, else low), except where clamp (NULL: none) is set;
+     * x is updated and flip[0..count) gets the units that changed, in
+     * order. Returns count. */
+    int64_t (*argmin)(int64_t n, const float *a, float low, const uint8_t *clamp, float *x,
+                      int32_t *flip);
+    /* y += d x (d = +-1 or +-2 in the local search: the product is exact,
+     * so the sum is rounded once, as by an FMA). */
+    void (*axpy)(int64_t n, float d, const float *x, float *y);
 } ebm__kernels;
 
 /* The kernels in use: the best build this CPU runs, or the one named by the

@@ -28,12 +28,12 @@ typedef struct relax {
     float *a;             /* plain: active rows x max_size: layer inputs */
     float *change;        /* per active row: largest change in this sweep */
     int64_t *order;       /* the rows of each group, for the caller to fill */
+    int32_t *flip;        /* active rows x width: the units that flipped, per layer */
     /* incremental path only (in != NULL) */
     float *in;            /* active rows x width: every layer's input */
     uint32_t valid;       /* layers whose rows of `in` are current */
     float *wt;            /* W_l^T (n_l x n_{l-1}) at wt + w_off[l] */
-    int32_t *flip;        /* active rows x width: units that flipped, per layer */
-    int64_t *nflip;       /* active rows x n_layers: how many */
+    int64_t *nflip;       /* active rows x n_layers: how many units flipped */
 } relax;
 
 /* A sparse update costs one weight row per flip, a GEMM a row per unit but
@@ -63,21 +63,12 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
         const uint8_t *c = clamp_row(rx, rx->rows[i]);
         float *xl = rx->work + i * w + off;
         const float *ar = a + i * lda;
-        int32_t *flip = rx->in != NULL ? rx->flip + i * w + off : NULL;
+        int32_t *flip = rx->flip + i * w + off;
         int64_t k = 0;
         float change = rx->change[i];
         if (argmin) {
             /* Ties go up (Taniguchi eqs. 15-17 with 1_{a >= 0}). */
-            for (int64_t j = 0; j < nl; j++) {
-                const float v = ar[j] >= 0.0f ? 1.0f : low;
-                if (v != xl[j] && (c == NULL || !c[off + j])) {
-                    xl[j] = v;
-                    if (flip != NULL) {
-                        flip[k] = (int32_t)j;
-                    }
-                    k++;
-                }
-            }
+            k = ebm__kern()->argmin(nl, ar, low, c == NULL ? NULL : c + off, xl, flip);
             change = k > 0 ? 1.0f : change;
         } else {
             for (int64_t j = 0; j < nl; j++) {
@@ -89,7 +80,7 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
             }
         }
         rx->change[i] = change;
-        if (flip != NULL) {
+        if (rx->in != NULL) {
             rx->nflip[i * m->n_layers + l] = k;
         }
     }
@@ -126,7 +117,7 @@ static void propagate_flips(relax *rx, int64_t l, int64_t active)
             for (int64_t k = 0; k < rx->nflip[i * m->n_layers + l]; k++) {
                 const int64_t j = flip[k];
                 const float d = xl[j] > 0.0f ? step : -step; /* new - old */
-                cblas_saxpy((int)nt, d, wrows + j * nt, 1, at, 1);
+                ebm__kern()->axpy(nt, d, wrows + j * nt, at);
             }
         }
     }
@@ -229,9 +220,8 @@ static int incremental_setup(relax *rx, int64_t rows)
     const int64_t nw = m->b_off[0]; /* the weights come first in params */
     rx->in = malloc((size_t)(rows * m->width) * sizeof *rx->in);
     rx->wt = malloc((size_t)nw * sizeof *rx->wt);
-    rx->flip = malloc((size_t)(rows * m->width) * sizeof *rx->flip);
     rx->nflip = malloc((size_t)(rows * m->n_layers) * sizeof *rx->nflip);
-    if (rx->in == NULL || rx->wt == NULL || rx->flip == NULL || rx->nflip == NULL) {
+    if (rx->in == NULL || rx->wt == NULL || rx->nflip == NULL) {
         return EBM_ENOMEM;
     }
     for (int64_t l = 1; l < m->n_layers; l++) {
@@ -274,8 +264,9 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     rx->a = malloc((size_t)(rows * m->max_size) * sizeof *rx->a);
     rx->change = malloc((size_t)rows * sizeof *rx->change);
     rx->order = malloc((size_t)rows * sizeof *rx->order);
+    rx->flip = malloc((size_t)(rows * m->width) * sizeof *rx->flip);
     if (rx->work == NULL || rx->rows == NULL || rx->a == NULL || rx->change == NULL ||
-        rx->order == NULL) {
+        rx->order == NULL || rx->flip == NULL) {
         relax_free(rx);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of scratch", (long long)n);
     }

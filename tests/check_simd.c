@@ -1,8 +1,8 @@
 /*
  * The vectorised kernels (src/simd/kernels.c): the float exp, sigmoid and
  * tanh are accurate to a few ulp against double precision, the Box-Muller
- * normals match libm's, the fused
- * subtract-and-dot of the GRBM gradient matches a plain loop, and every build
+ * normals match libm's, the local search's argmin and the fused
+ * subtract-and-dot of the GRBM gradient match plain loops, and every build
  * the CPU runs (AVX2, AVX-512) gives the same bits as the generic one, for
  * the kernels alone and for whole library calls. Each comparison has a
  * broken twin that must fail.
@@ -255,6 +255,29 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
         if (memcmp(&d1, &d2, sizeof d1) != 0 || memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
             return "sub_dot";
         }
+        for (int cl = 0; cl < 2; cl++) {
+            int32_t f1[MAXN], f2[MAXN];
+            uint8_t clamp[MAXN];
+            inputs(a, u1, n, (uint64_t)(7 * n + cl));
+            for (int64_t i = 0; i < n; i++) {
+                u1[i] = u1[i] < 0.5f ? -1.0f : 1.0f;
+                clamp[i] = (uint8_t)(i % 3 == 0);
+            }
+            memcpy(u2, u1, sizeof u1);
+            int64_t c1 = k->argmin(n, a, -1.0f, cl ? clamp : NULL, u1, f1);
+            int64_t c2 = ref->argmin(n, a, -1.0f, cl ? clamp : NULL, u2, f2);
+            if (c1 != c2 || memcmp(u1, u2, (size_t)n * sizeof *u1) != 0 ||
+                memcmp(f1, f2, (size_t)c1 * sizeof *f1) != 0) {
+                return "argmin";
+            }
+        }
+        inputs(a, u1, n, (uint64_t)(11 * n));
+        memcpy(u2, u1, sizeof u1);
+        k->axpy(n, -2.0f, a, u1);
+        ref->axpy(n, -2.0f, a, u2);
+        if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
+            return "axpy";
+        }
         inputs(u1, o1, n, (uint64_t)n);
         memcpy(u2, u1, sizeof u1);
         k->tanh(n, u1);
@@ -329,6 +352,53 @@ START_TEST(sub_dot_plain)
         ck_assert_msg(fabs(got - want) <= 1e-14 * scale, "n %d: %.17g vs %.17g", n, got, want);
         ck_assert(memcmp(g1, g2, sizeof g1) == 0);
     }
+}
+END_TEST
+
+/* The argmin kernel against the plain loop it replaced (ties go up, NaN
+ * goes down, clamped units stay), and its twin with ties going down. */
+static int64_t argmin_plain(int64_t n, const float *a, float low, const uint8_t *clamp, float *x,
+                            int32_t *flip, int ties_up)
+{
+    int64_t k = 0;
+    for (int64_t j = 0; j < n; j++) {
+        const float v = (ties_up ? a[j] >= 0.0f : a[j] > 0.0f) ? 1.0f : low;
+        if (v != x[j] && (clamp == NULL || !clamp[j])) {
+            x[j] = v;
+            flip[k++] = (int32_t)j;
+        }
+    }
+    return k;
+}
+
+static int argmin_matches(int ties_up)
+{
+    float a[MAXN], x1[MAXN], x2[MAXN], u[MAXN];
+    int32_t f1[MAXN], f2[MAXN];
+    uint8_t clamp[MAXN];
+    for (int64_t n = 0; n < MAXN; n += 7) {
+        for (int cl = 0; cl < 2; cl++) {
+            inputs(a, u, n, (uint64_t)(n + 100 * cl));
+            for (int64_t i = 0; i < n; i++) {
+                /* sparse flips in places, dense in others */
+                x1[i] = x2[i] = (u[i] < 0.5f) == (a[i] >= 0.0f || i % 5 != 0) ? 1.0f : 0.0f;
+                clamp[i] = (uint8_t)(i % 4 == 1);
+            }
+            int64_t c1 = ebm__kern()->argmin(n, a, 0.0f, cl ? clamp : NULL, x1, f1);
+            int64_t c2 = argmin_plain(n, a, 0.0f, cl ? clamp : NULL, x2, f2, ties_up);
+            if (c1 != c2 || memcmp(x1, x2, (size_t)n * sizeof *x1) != 0 ||
+                memcmp(f1, f2, (size_t)c1 * sizeof *f1) != 0) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+START_TEST(argmin_plain_loop)
+{
+    ck_assert_msg(argmin_matches(1), "the argmin kernel differs from the plain loop");
+    ck_assert_msg(!argmin_matches(0), "the twin with ties going down passed");
 }
 END_TEST
 
@@ -472,6 +542,7 @@ Suite *ebm_simd_suite(void)
     tcase_add_test(tc, sigmoid_tanh_accurate);
     tcase_add_test(tc, box_muller_accurate);
     tcase_add_test(tc, sub_dot_plain);
+    tcase_add_test(tc, argmin_plain_loop);
     tcase_add_test(tc, builds_agree);
     tcase_add_test(tc, calls_agree);
     suite_add_tcase(s, tc);

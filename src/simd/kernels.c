@@ -1,7 +1,7 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms and
- * normals, sigmoid, tanh, Bernoulli draws and the GRBM gradient's fused
- * pass. This file is compiled once per instruction set (Makefile:
+ * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused
+ * pass, and the local search's argmins and input updates. This file is compiled once per instruction set (Makefile:
  * build/simd_*.o), with EBM_KERNELS naming the table it defines; src/simd.c
  * picks the best table the CPU runs.
  *
@@ -323,7 +323,56 @@ static double sub_dot(int64_t n, const float *restrict w, const float *restrict 
     return sum;
 }
 
+static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8_t *restrict clamp,
+                      float *restrict x, int32_t *restrict flip)
+{
+    /* Pass 1 (vectorised): the new units and a flag per unit in flip. */
+    if (clamp == NULL) {
+        for (int64_t j = 0; j < n; j++) {
+            const float v = a[j] >= 0.0f ? 1.0f : low;
+            const int32_t f = v != x[j];
+            x[j] = v;
+            flip[j] = f;
+        }
+    } else {
+        for (int64_t j = 0; j < n; j++) {
+            const float v = a[j] >= 0.0f ? 1.0f : low;
+            const int32_t f = (v != x[j]) & (clamp[j] == 0);
+            x[j] = f ? v : x[j];
+            flip[j] = f;
+        }
+    }
+    /* Pass 2: compact the flagged indices to the front, skipping blocks of
+     * eight without a flag (flips are few after the first sweeps). k <= j:
+     * each flag is read before its slot can be written. */
+    int64_t k = 0, j = 0;
+    for (; j + 8 <= n; j += 8) {
+        if ((flip[j] | flip[j + 1] | flip[j + 2] | flip[j + 3] | flip[j + 4] | flip[j + 5] |
+             flip[j + 6] | flip[j + 7]) == 0) {
+            continue;
+        }
+        for (int64_t t = j; t < j + 8; t++) {
+            const int32_t f = flip[t];
+            flip[k] = (int32_t)t;
+            k += f;
+        }
+    }
+    for (; j < n; j++) {
+        const int32_t f = flip[j];
+        flip[k] = (int32_t)j;
+        k += f;
+    }
+    return k;
+}
+
+static void axpy(int64_t n, float d, const float *restrict x, float *restrict y)
+{
+    for (int64_t j = 0; j < n; j++) {
+        y[j] += d * x[j];
+    }
+}
+
 #define STR2(x) #x
 #define STR(x) STR2(x)
 const ebm__kernels EBM_KERNELS = {STR(EBM_KERNELS_LABEL), uniform_blocks, normal_blocks, sigmoid,
-                                  tanh_, bernoulli, sub_dot};
+                                  tanh_, bernoulli, sub_dot, argmin, axpy};
