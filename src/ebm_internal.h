@@ -267,6 +267,11 @@ typedef struct ebm__kernels {
     /* y += d x (d = +-1 or +-2 in the local search: the product is exact,
      * so the sum is rounded once, as by an FMA). */
     void (*axpy)(int64_t n, float d, const float *x, float *y);
+    /* Nonzero if some g[i] or p[i] + alpha g[i] is not finite (the scan of
+     * ebm_model_axpy_params before it changes anything). */
+    int (*update_suspect)(int64_t n, float alpha, const float *g, const float *p);
+    /* p[i] += alpha g[i], pd[i] = p[i]. */
+    void (*update_apply)(int64_t n, float alpha, const float *g, float *p, double *pd);
 } ebm__kernels;
 
 /* The kernels in use: the best build this CPU runs, or the one named by the

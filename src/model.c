@@ -411,11 +411,8 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
     /* First pass checks every result, so that a failure changes nothing: a
      * quick scan (NaN fails every comparison), then the exact check with a
      * message only if it found something. */
-    int suspect = 0;
-    for (int64_t i = 0; i < m->n_params; i++) {
-        const float v = m->params[i] + alpha * g[i];
-        suspect |= !(fabsf(g[i]) <= FLT_MAX) | !(fabsf(v) <= FLT_MAX);
-    }
+    const ebm__kernels *k = ebm__kern();
+    const int suspect = k->update_suspect(m->n_params, alpha, g, m->params);
     for (int64_t i = suspect ? 0 : m->n_params; i < m->n_params; i++) {
         if (!isfinite(g[i])) {
             char where[64];
@@ -437,10 +434,7 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
             return ebm__model_set_error(m, rc, &msg);
         }
     }
-    for (int64_t i = 0; i < m->n_params; i++) {
-        m->params[i] += alpha * g[i];
-        m->params_d[i] = m->params[i];
-    }
+    k->update_apply(m->n_params, alpha, g, m->params, m->params_d);
     refresh_gaussian(m);
     return EBM_OK;
 }

@@ -278,6 +278,24 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
         if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
             return "axpy";
         }
+        /* the parameter update: with the special inputs (NaN, inf) and
+         * with finite ones only (from index 16) */
+        for (int64_t from = 0; from <= 16 && from <= n; from += 16) {
+            static double pd1[MAXN], pd2[MAXN];
+            inputs(a, u1, n, (uint64_t)(13 * n));
+            memcpy(u2, u1, sizeof u1);
+            const int64_t m = n - from;
+            if (k->update_suspect(m, 0.25f, a + from, u1) !=
+                ref->update_suspect(m, 0.25f, a + from, u2)) {
+                return "update_suspect";
+            }
+            k->update_apply(m, 0.25f, a + from, u1, pd1);
+            ref->update_apply(m, 0.25f, a + from, u2, pd2);
+            if (memcmp(u1, u2, (size_t)m * sizeof *u1) != 0 ||
+                memcmp(pd1, pd2, (size_t)m * sizeof *pd1) != 0) {
+                return "update_apply";
+            }
+        }
         inputs(u1, o1, n, (uint64_t)n);
         memcpy(u2, u1, sizeof u1);
         k->tanh(n, u1);

@@ -1,7 +1,8 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms and
  * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused
- * pass, and the local search's argmins and input updates. This file is compiled once per instruction set (Makefile:
+ * pass, the local search's argmins and input updates, and the parameter
+ * update. This file is compiled once per instruction set (Makefile:
  * build/simd_*.o), with EBM_KERNELS naming the table it defines; src/simd.c
  * picks the best table the CPU runs.
  *
@@ -13,6 +14,8 @@
  * SPDX-License-Identifier: MIT
  */
 #include "ebm_internal.h"
+
+#include <float.h>
 
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -372,7 +375,28 @@ static void axpy(int64_t n, float d, const float *restrict x, float *restrict y)
     }
 }
 
+static int update_suspect(int64_t n, float alpha, const float *restrict g,
+                          const float *restrict p)
+{
+    int suspect = 0; /* NaN fails both comparisons */
+    for (int64_t i = 0; i < n; i++) {
+        const float v = p[i] + alpha * g[i];
+        suspect |= !(fabsf(g[i]) <= FLT_MAX) | !(fabsf(v) <= FLT_MAX);
+    }
+    return suspect;
+}
+
+static void update_apply(int64_t n, float alpha, const float *restrict g, float *restrict p,
+                         double *restrict pd)
+{
+    for (int64_t i = 0; i < n; i++) {
+        p[i] += alpha * g[i];
+        pd[i] = p[i];
+    }
+}
+
 #define STR2(x) #x
 #define STR(x) STR2(x)
 const ebm__kernels EBM_KERNELS = {STR(EBM_KERNELS_LABEL), uniform_blocks, normal_blocks, sigmoid,
-                                  tanh_, bernoulli, sub_dot, argmin, axpy};
+                                  tanh_, bernoulli, sub_dot, argmin, axpy, update_suspect,
+                                  update_apply};
