@@ -52,38 +52,24 @@ typedef struct couple {
  * unit at input a (softplus(a) for 0/1 units, log(2 cosh a) for spins, so
  * that log p(x | a) = x a - LZ(a)), and the probabilities the draws compare
  * against (the same float expressions ebm__sample_from_input uses). Once per
- * step, so a try costs no transcendental function.
- * LZ(a) = lin(a) + log(1 + e^{-k|a|}) with lin = max(a, 0), k = 1 (binary)
- * or lin = |a|, k = 2 (spin); the log terms are gathered as a product of
- * factors in [1/2, 2], with one log per 512 units (no overflow).
+ * step, so a try costs no transcendental function; the kernel
+ * coupling_setup does one layer of a row (vectorised, no libm).
  */
 static void ratio_setup(couple *c)
 {
     const ebm_model_t *m = c->m;
+    const ebm__kernels *k = ebm__kern();
     for (int64_t r = 0; r < c->na; r++) {
-        double lin = 0.0, logs = 0.0, prod = 1.0;
-        int64_t factors = 0;
+        double lz = 0.0;
         for (int64_t l = 0; l < m->n_layers; l++) {
             if (!(c->b1 >> l & 1u) || ebm__is_gaussian(m, l)) {
                 continue;
             }
             const int64_t off = r * c->w + m->offset[l];
-            const int spin = m->units[l] == EBM_UNITS_SPIN;
-            const float scale = spin ? 2.0f : 1.0f;
-            for (int64_t j = 0; j < m->size[l]; j++) {
-                const double a1 = c->A1[off + j], a2 = c->A2[off + j];
-                lin += spin ? fabs(a2) - fabs(a1) : fmax(a2, 0.0) - fmax(a1, 0.0);
-                prod *= (1.0 + exp(-scale * fabs(a2))) / (1.0 + exp(-scale * fabs(a1)));
-                if (++factors == 512) {
-                    logs += log(prod);
-                    prod = 1.0;
-                    factors = 0;
-                }
-                c->P1[off + j] = ebm__sigmoidf(scale * (float)a1);
-                c->P2[off + j] = ebm__sigmoidf(scale * (float)a2);
-            }
+            lz += k->coupling_setup(m->size[l], m->units[l] == EBM_UNITS_SPIN, c->A1 + off,
+                                    c->A2 + off, c->P1 + off, c->P2 + off);
         }
-        c->lz[r] = lin + logs + log(prod);
+        c->lz[r] = lz;
     }
 }
 

@@ -172,7 +172,9 @@ static inline float ebm__tanhf(float a)
  * quadrant q rotates (cos, sin). All within an ulp or two of double, far
  * below the float rounding of the results.
  */
-static inline double ebm__log_unit(double x)
+/* log x for a positive normal double x (the u1 of Box-Muller, the products
+ * of the coupling's factors). */
+static inline double ebm__log_pos(double x)
 {
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
@@ -194,6 +196,28 @@ static inline double ebm__log_unit(double x)
            ((hfsq - (s * (hfsq + r) + dk * 1.90821492927058770002e-10)) - f);
 }
 
+/* e^x for x <= 0 (fdlibm's e_exp.c: x = k ln 2 + r, |r| <= ln 2 / 2, a
+ * rational approximation of e^r; under 1 ulp), clamped at -708 where e^x
+ * is still normal (about 3e-308: as good as 0 beside the 1 it is added to
+ * in the coupling's factors). */
+static inline double ebm__exp_neg(double x)
+{
+    double xc = x < -708.0 ? -708.0 : x;
+    double k = (xc * 1.44269504088896338700 + 0x1.8p52) - 0x1.8p52; /* round */
+    double hi = xc - k * 6.93147180369123816490e-01, lo = k * 1.90821492927058770002e-10;
+    double r = hi - lo, t = r * r;
+    double c = r - t * (1.66666666666666019037e-01 +
+                        t * (-2.77777777770155933842e-03 +
+                             t * (6.61375632143793436117e-05 +
+                                  t * (-1.65339022054652515390e-06 +
+                                       t * 4.13813679705723846039e-08))));
+    double y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
+    uint64_t bits = (uint64_t)(int64_t)((int32_t)k + 1023) << 52; /* 2^k, k in [-1022, 0] */
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return y * scale;
+}
+
 static inline void ebm__box_muller(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
                                    float *z0, float *z1)
 {
@@ -203,7 +227,7 @@ static inline void ebm__box_muller(uint32_t w0, uint32_t w1, uint32_t w2, uint32
                 (double)(int32_t)((w1 >> 6) + 1) * 0x1.0p-53;
     double u2 =
         (double)(int32_t)(w2 >> 5) * 0x1.0p-27 + (double)(int32_t)(w3 >> 6) * 0x1.0p-53;
-    double radius = sqrt(-2.0 * ebm__log_unit(u1));
+    double radius = sqrt(-2.0 * ebm__log_pos(u1));
     double q = (u2 * 4.0 + 0x1.8p52) - 0x1.8p52; /* round(4 u2): 0..4 */
     double x = 6.283185307179586476925286766559 * (u2 - 0.25 * q), z = x * x;
     double sr = 8.33333333332248946124e-03 +
@@ -264,6 +288,16 @@ typedef struct ebm__kernels {
      * order. Returns count. */
     int64_t (*argmin)(int64_t n, const float *a, float low, const uint8_t *clamp, float *x,
                       int32_t *flip);
+    /* The coupled Gibbs step's per-row setup for n units of one layer
+     * (binary: k = 1, spin: k = 2) at the inputs a1, a2 of the two chains:
+     * p1 = sigmoid(k a1), p2 = sigmoid(k a2) (as the draws use them), and
+     * the return value LZ(a2) - LZ(a1) summed over the units, with LZ(a) =
+     * lin(a) + log(1 + e^{-k|a|}), lin = max(a, 0) (binary) or |a| (spin):
+     * per block of 512 units, unit j's linear part and factor
+     * (1 + e^{-k|a2|}) / (1 + e^{-k|a1|}) in [1/2, 2] go to lane j % 8 (sum,
+     * product), the lanes' product to one log; then the logs and lanes. */
+    double (*coupling_setup)(int64_t n, int spin, const float *a1, const float *a2, float *p1,
+                             float *p2);
     /* y += d x (d = +-1 or +-2 in the local search: the product is exact,
      * so the sum is rounded once, as by an FMA). */
     void (*axpy)(int64_t n, float d, const float *x, float *y);

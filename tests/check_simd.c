@@ -1,7 +1,8 @@
 /*
  * The vectorised kernels (src/simd/kernels.c): the float exp, sigmoid and
  * tanh are accurate to a few ulp against double precision, the Box-Muller
- * normals match libm's, the local search's argmin and the fused
+ * normals match libm's, the coupled step's setup, the local search's
+ * argmin and the fused
  * subtract-and-dot of the GRBM gradient match plain loops, and every build
  * the CPU runs (AVX2, AVX-512) gives the same bits as the generic one, for
  * the kernels alone and for whole library calls. Each comparison has a
@@ -174,7 +175,7 @@ START_TEST(box_muller_accurate)
     for (int i = 0; i < 1000000; i++) {
         double u = (double)((uint64_t)(t_uniform(&seed) * 0x1.0p53) + 1) * 0x1.0p-53;
         u = i < 2 ? (i ? 1.0 : 0x1.0p-53) : u;
-        double got = ebm__log_unit(u), want = log(u);
+        double got = ebm__log_pos(u), want = log(u);
         ck_assert_msg(fabs(got - want) <= 1.0 * fabs(want) * 0x1.0p-52 || got == want,
                       "log(%a) = %a, libm %a", u, got, want);
     }
@@ -269,6 +270,20 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
             if (c1 != c2 || memcmp(u1, u2, (size_t)n * sizeof *u1) != 0 ||
                 memcmp(f1, f2, (size_t)c1 * sizeof *f1) != 0) {
                 return "argmin";
+            }
+        }
+        for (int spin = 0; spin < 2; spin++) {
+            float q1[MAXN], q2[MAXN], r1[MAXN], r2[MAXN];
+            inputs(a, u1, n, (uint64_t)(17 * n + spin));
+            for (int64_t i = 0; i < n; i++) { /* finite inputs, as the step checks */
+                a[i] = isfinite(a[i]) ? a[i] : 3.0f;
+                u1[i] = 30.0f * u1[i] - 15.0f;
+            }
+            double l1 = k->coupling_setup(n, spin, a, u1, q1, r1);
+            double l2 = ref->coupling_setup(n, spin, a, u1, q2, r2);
+            if (memcmp(&l1, &l2, sizeof l1) != 0 || memcmp(q1, q2, (size_t)n * sizeof *q1) != 0 ||
+                memcmp(r1, r2, (size_t)n * sizeof *r1) != 0) {
+                return "coupling_setup";
             }
         }
         inputs(a, u1, n, (uint64_t)(11 * n));
@@ -369,6 +384,76 @@ START_TEST(sub_dot_plain)
         double got = ebm__kern()->sub_dot(n, w, p, g1);
         ck_assert_msg(fabs(got - want) <= 1e-14 * scale, "n %d: %.17g vs %.17g", n, got, want);
         ck_assert(memcmp(g1, g2, sizeof g1) == 0);
+    }
+}
+END_TEST
+
+/* The coupled step's setup against libm in double: the probabilities are
+ * ebm__sigmoidf's, the log-partition difference within 1e-13 of the sum of
+ * |LZ| (the old per-unit formula), also over 1300 units (three log blocks);
+ * e^x for x <= 0 within 1 ulp. The twin forgets spin's factor 2. */
+static double lz_plain(int64_t n, int spin, const float *a1, const float *a2, double *scale)
+{
+    double sum = 0.0;
+    *scale = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        double z[2];
+        for (int c = 0; c < 2; c++) {
+            double a = c ? a2[j] : a1[j];
+            z[c] = spin ? fabs(a) + log1p(exp(-2.0 * fabs(a)))
+                        : fmax(a, 0.0) + log1p(exp(-fabs(a)));
+            *scale += fabs(z[c]);
+        }
+        sum += z[1] - z[0];
+    }
+    return sum;
+}
+
+static double coupling_twin(int64_t n, int spin, const float *a1, const float *a2, float *p1,
+                            float *p2)
+{
+    (void)spin;
+    return ebm__kern()->coupling_setup(n, 0, a1, a2, p1, p2);
+}
+
+typedef double (*setup_fn)(int64_t, int, const float *, const float *, float *, float *);
+
+static int setup_matches(setup_fn f)
+{
+    enum { N = 1300 };
+    static float a1[N], a2[N], p1[N], p2[N];
+    uint64_t seed = 99;
+    for (int spin = 0; spin < 2; spin++) {
+        for (int64_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 3) {
+            for (int64_t j = 0; j < n; j++) {
+                a1[j] = (float)(40.0 * t_uniform(&seed) - 20.0);
+                a2[j] = j % 7 == 0 ? a1[j] : (float)(4.0 * t_uniform(&seed) - 2.0);
+            }
+            double scale, want = lz_plain(n, spin, a1, a2, &scale);
+            double got = f(n, spin, a1, a2, p1, p2);
+            if (!(fabs(got - want) <= 1e-13 * scale)) {
+                return 0;
+            }
+            for (int64_t j = 0; j < n; j++) {
+                const float k = spin ? 2.0f : 1.0f;
+                if (p1[j] != ebm__sigmoidf(k * a1[j]) || p2[j] != ebm__sigmoidf(k * a2[j])) {
+                    return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+START_TEST(coupling_setup_plain)
+{
+    ck_assert_msg(setup_matches(ebm__kern()->coupling_setup), "coupling_setup differs");
+    ck_assert_msg(!setup_matches(coupling_twin), "the twin without spin's factor passed");
+    uint64_t seed = 5;
+    for (int i = 0; i < 1000000; i++) {
+        double x = i < 2 ? (i ? 0.0 : -708.0) : -708.0 * t_uniform(&seed) * t_uniform(&seed);
+        double got = ebm__exp_neg(x), want = exp(x);
+        ck_assert_msg(fabs(got - want) <= want * 0x1.0p-52, "exp(%a) = %a, libm %a", x, got, want);
     }
 }
 END_TEST
@@ -561,6 +646,7 @@ Suite *ebm_simd_suite(void)
     tcase_add_test(tc, box_muller_accurate);
     tcase_add_test(tc, sub_dot_plain);
     tcase_add_test(tc, argmin_plain_loop);
+    tcase_add_test(tc, coupling_setup_plain);
     tcase_add_test(tc, builds_agree);
     tcase_add_test(tc, calls_agree);
     suite_add_tcase(s, tc);

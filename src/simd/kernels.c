@@ -1,10 +1,10 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms and
- * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused
- * pass, the local search's argmins and input updates, and the parameter
- * update. This file is compiled once per instruction set (Makefile:
- * build/simd_*.o), with EBM_KERNELS naming the table it defines; src/simd.c
- * picks the best table the CPU runs.
+ * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused pass,
+ * the coupled Gibbs step's setup, the local search's argmins and input
+ * updates, and the parameter update. This file is compiled once per
+ * instruction set (Makefile: build/simd_*.o), with EBM_KERNELS naming the
+ * table it defines; src/simd.c picks the best table the CPU runs.
  *
  * Every build gives the same bits as the generic one (tests/check_simd.c):
  * the float functions are ebm_internal.h's branch-free ones, which use only
@@ -368,6 +368,48 @@ static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8
     return k;
 }
 
+static double coupling_setup(int64_t n, int spin, const float *restrict a1,
+                             const float *restrict a2, float *restrict p1, float *restrict p2)
+{
+    const float scale = spin ? 2.0f : 1.0f;
+    /* lin = s |a| + (1 - s) max(a, 0), exact for s = 0 or 1 (finite a):
+     * arithmetic, because a select on the flag stops the vectoriser. */
+    const double k = spin ? 2.0 : 1.0, s = spin ? 1.0 : 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        p1[j] = ebm__sigmoidf(scale * a1[j]);
+        p2[j] = ebm__sigmoidf(scale * a2[j]);
+    }
+    double lin[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, logs = 0.0;
+    for (int64_t c0 = 0; c0 < n; c0 += 512) {
+        const int64_t len = n - c0 < 512 ? n - c0 : 512;
+        /* Elementwise first (the vectorised loop), then the lanes. */
+        double f[512], d[512];
+        for (int64_t j = 0; j < len; j++) {
+            const double x1 = a1[c0 + j], x2 = a2[c0 + j];
+            const double t1 = fabs(x1), t2 = fabs(x2);
+            const double l1 = s * t1 + (1.0 - s) * (x1 > 0.0 ? x1 : 0.0);
+            const double l2 = s * t2 + (1.0 - s) * (x2 > 0.0 ? x2 : 0.0);
+            d[j] = l2 - l1;
+            f[j] = (1.0 + ebm__exp_neg(-k * t2)) / (1.0 + ebm__exp_neg(-k * t1));
+        }
+        double prod[8] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+        for (int64_t j = 0; j < len; j++) { /* lane j % 8, in order */
+            lin[j % 8] += d[j];
+            prod[j % 8] *= f[j];
+        }
+        double p = 1.0; /* at most 512 factors in [1/2, 2]: no overflow */
+        for (int l = 0; l < 8; l++) {
+            p *= prod[l];
+        }
+        logs += ebm__log_pos(p);
+    }
+    double sum = logs;
+    for (int l = 0; l < 8; l++) {
+        sum += lin[l];
+    }
+    return sum;
+}
+
 static void axpy(int64_t n, float d, const float *restrict x, float *restrict y)
 {
     for (int64_t j = 0; j < n; j++) {
@@ -397,6 +439,15 @@ static void update_apply(int64_t n, float alpha, const float *restrict g, float 
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
-const ebm__kernels EBM_KERNELS = {STR(EBM_KERNELS_LABEL), uniform_blocks, normal_blocks, sigmoid,
-                                  tanh_, bernoulli, sub_dot, argmin, axpy, update_suspect,
-                                  update_apply};
+const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
+                                  .uniform = uniform_blocks,
+                                  .normal = normal_blocks,
+                                  .sigmoid = sigmoid,
+                                  .tanh = tanh_,
+                                  .bernoulli = bernoulli,
+                                  .sub_dot = sub_dot,
+                                  .argmin = argmin,
+                                  .coupling_setup = coupling_setup,
+                                  .axpy = axpy,
+                                  .update_suspect = update_suspect,
+                                  .update_apply = update_apply};
