@@ -118,6 +118,7 @@ static inline float ebm__expf(float x)
 {
     float xc = x > 88.7228394f ? 88.7228394f : x;
     xc = xc < -103.972076f ? -103.972076f : xc;
+    xc = xc == xc ? xc : 0.0f; /* NaN: no float-to-int conversion of it */
     float k = (xc * 1.44269504f + 0x1.8p23f) - 0x1.8p23f; /* round to nearest */
     float r = xc - k * 0.693359375f;
     r = r - k * -2.12194440e-4f;
@@ -135,7 +136,8 @@ static inline float ebm__expf(float x)
     memcpy(&s2, &b2, sizeof s2);
     y = y * s1 * s2;
     y = x < -103.972076f ? 0.0f : y;
-    return x > 88.7228394f ? INFINITY : y;
+    y = x > 88.7228394f ? INFINITY : y;
+    return x == x ? y : x;
 }
 /* With e = e^-|a| in (0, 1]: 1 / (1 + e) for a >= 0, e / (1 + e) below,
  * so that sigmoid(a) keeps its relative accuracy down to the subnormals
@@ -203,6 +205,7 @@ static inline double ebm__log_pos(double x)
 static inline double ebm__exp_neg(double x)
 {
     double xc = x < -708.0 ? -708.0 : x;
+    xc = xc == xc ? xc : 0.0; /* NaN: no float-to-int conversion of it */
     double k = (xc * 1.44269504088896338700 + 0x1.8p52) - 0x1.8p52; /* round */
     double hi = xc - k * 6.93147180369123816490e-01, lo = k * 1.90821492927058770002e-10;
     double r = hi - lo, t = r * r;
@@ -215,7 +218,7 @@ static inline double ebm__exp_neg(double x)
     uint64_t bits = (uint64_t)(int64_t)((int32_t)k + 1023) << 52; /* 2^k, k in [-1022, 0] */
     double scale;
     memcpy(&scale, &bits, sizeof scale);
-    return y * scale;
+    return x == x ? y * scale : x;
 }
 
 static inline void ebm__box_muller(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
