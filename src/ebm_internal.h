@@ -278,7 +278,8 @@ typedef struct ebm__kernels {
      * of sequence seq, for j < npairs. */
     void (*normal)(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t npairs,
                    float *out);
-    void (*sigmoid)(int64_t n, float *a); /* in place, ebm__sigmoidf */
+    /* out[j] = ebm__sigmoidf(in[j]); in == out is allowed. */
+    void (*sigmoid)(int64_t n, const float *in, float *out);
     void (*tanh)(int64_t n, float *a);    /* in place, ebm__tanhf */
     /* o[j] = o[j] < sigmoid(scale a[j]) ? 1 : lo; o holds uniforms on entry. */
     void (*bernoulli)(int64_t n, const float *a, float scale, float lo, float *o);

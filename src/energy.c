@@ -91,7 +91,7 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
     case EBM_UNITS_BINARY:
         EBM__PARALLEL_ROWS(n * nl * 4)
         for (int64_t r = 0; r < n; r++) {
-            ebm__kern()->sigmoid(nl, a + r * lda);
+            ebm__kern()->sigmoid(nl, a + r * lda, a + r * lda);
         }
         break;
     case EBM_UNITS_SPIN:

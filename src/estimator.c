@@ -812,11 +812,18 @@ static int add_grbm_f(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t n, con
     if (e->plain || e->marginalize != EBM_MARGINALIZE_ODD || s->hidden_input == NULL) {
         return add_f(e, 0, n, chains, w, NULL, c);
     }
+    const int binary = m->units[1] == EBM_UNITS_BINARY;
     for (int64_t r = 0; r < n; r++) {
         memcpy(x + r * w, chains + r * w, (size_t)off1 * sizeof *x);
-        memcpy(x + r * w + off1, s->hidden_input + r * n1, (size_t)n1 * sizeof *x);
+        if (binary) { /* the mean straight from the input: one pass */
+            ebm__kern()->sigmoid(n1, s->hidden_input + r * n1, x + r * w + off1);
+        } else {
+            memcpy(x + r * w + off1, s->hidden_input + r * n1, (size_t)n1 * sizeof *x);
+        }
     }
-    ebm__mean_from_input(m, 1, n, x + off1, w);
+    if (!binary) {
+        ebm__mean_from_input(m, 1, n, x + off1, w);
+    }
     return add_f(e, ebm__all_layers(m), n, x, w, NULL, c);
 }
 

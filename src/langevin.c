@@ -324,8 +324,10 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     step_sizes(s, alpha);
     proposal_coefficients(m, K, alpha, beta0, shift, var);
 
+    /* xp starts as x: v always (the moves start from it), h only if it is
+     * held (else h' is drawn over it). */
     for (int64_t r = 0; r < n; r++) {
-        memcpy(xp + r * w, x + r * ldx, (size_t)w * sizeof *xp);
+        memcpy(xp + r * w, x + r * ldx, (size_t)(move_h ? off1 : w) * sizeof *xp);
     }
     if (move_v) {
         ebm__layer_input(m, 0, n, x, ldx, c, n0); /* c = mu + W h, once */

@@ -1921,17 +1921,19 @@ END_TEST
 
 /* Fast paths give the plain paths' bytes: GRBM modified CD with
  * Gibbs-Langevin reuses the step's input of h for f (unadjusted: every row
- * takes its proposal; adjusted: rejections send it back to the plain path),
+ * takes its proposal; adjusted: rejections send it back to the plain path;
+ * binary and spin hidden units),
  * and UCD-LMI's MH steps use float energies with a certified bound. */
 START_TEST(test_fast_paths_equal_plain)
 {
     char err[256];
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         ebm_model_t *m = NULL;
         const int64_t grbm[2] = {20, 30}, dbm[3] = {12, 10, 8};
-        const int is_grbm = c < 2;
+        const int is_grbm = c != 2; /* case 3: spin hidden units */
         ck_assert_int_eq(is_grbm ? ebm_model_create(&m, 2, grbm, EBM_UNITS_GAUSSIAN,
-                                                    EBM_UNITS_BINARY, err, sizeof err)
+                                                    c == 3 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY,
+                                                    err, sizeof err)
                                  : ebm_model_create(&m, 3, dbm, EBM_UNITS_SPIN, EBM_UNITS_SPIN,
                                                     err, sizeof err),
                          EBM_OK);

@@ -244,8 +244,8 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
         }
         inputs(u1, o1, n, (uint64_t)n);
         memcpy(u2, u1, sizeof u1);
-        k->sigmoid(n, u1);
-        ref->sigmoid(n, u2);
+        k->sigmoid(n, u1, u1);
+        ref->sigmoid(n, u2, u2);
         if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
             return "sigmoid";
         }

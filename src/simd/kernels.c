@@ -282,10 +282,10 @@ static void normal_blocks(const uint32_t key[2], uint64_t seq, uint64_t block, i
     }
 }
 
-static void sigmoid(int64_t n, float *a)
+static void sigmoid(int64_t n, const float *in, float *out)
 {
     for (int64_t j = 0; j < n; j++) {
-        a[j] = ebm__sigmoidf(a[j]);
+        out[j] = ebm__sigmoidf(in[j]);
     }
 }
 
