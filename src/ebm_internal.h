@@ -308,6 +308,9 @@ typedef struct ebm__kernels {
     /* Nonzero if some g[i] or p[i] + alpha g[i] is not finite (the scan of
      * ebm_model_axpy_params before it changes anything). */
     int (*update_suspect)(int64_t n, float alpha, const float *g, const float *p);
+    /* 1 if every x[j] is a value of `units` (EBM_UNITS_*): 0 or 1, -1 or
+     * +1, finite; else 0 (the callers then find and name the first bad one). */
+    int (*values_ok)(int64_t n, const float *x, int units);
     /* p[i] += alpha g[i], pd[i] = p[i]. */
     void (*update_apply)(int64_t n, float alpha, const float *g, float *p, double *pd);
 } ebm__kernels;

@@ -989,7 +989,9 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (rc == EBM_ENOMEM && msg.text[0] == '\0') {
         ebm__fail(&msg, rc, "out of memory");
     }
-    for (int64_t i = 0; rc == EBM_OK && i < m->n_params; i++) {
+    const int g_finite =
+        rc != EBM_OK || ebm__kern()->values_ok(m->n_params, e->g, EBM_UNITS_GAUSSIAN);
+    for (int64_t i = 0; rc == EBM_OK && !g_finite && i < m->n_params; i++) {
         if (!isfinite(e->g[i])) {
             rc = ebm__fail(&msg, EBM_EVALUE,
                            "the gradient estimate is not finite at parameter %lld (%g); grad, "

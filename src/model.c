@@ -681,6 +681,9 @@ int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uin
                 continue;
             }
             const float *xl = row + m->offset[l];
+            if (ebm__kern()->values_ok(m->size[l], xl, m->units[l])) {
+                continue;
+            }
             for (int64_t j = 0; j < m->size[l]; j++) {
                 int rc = check_value(m, msg, name, l, r, j, xl[j]);
                 if (rc != EBM_OK) {
@@ -697,6 +700,9 @@ int ebm__check_layer_values(const ebm_model_t *m, ebm__msg *msg, const char *nam
 {
     int rc = ebm__check_matrix(msg, name, n, xl, ld, m->size[l]);
     for (int64_t r = 0; r < n && rc == EBM_OK; r++) {
+        if (ebm__kern()->values_ok(m->size[l], xl + r * ld, m->units[l])) {
+            continue;
+        }
         for (int64_t j = 0; j < m->size[l] && rc == EBM_OK; j++) {
             rc = check_value(m, msg, name, l, r, j, xl[r * ld + j]);
         }

@@ -293,6 +293,27 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
         if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
             return "axpy";
         }
+        for (int units = 0; units < 3; units++) {
+            inputs(a, u1, n, (uint64_t)(19 * n + units));
+            for (int64_t i = 0; i < n; i++) { /* valid values, and one bad one */
+                float lo = units == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+                u1[i] = units == EBM_UNITS_GAUSSIAN ? (isfinite(a[i]) ? a[i] : 0.5f)
+                                                    : (u1[i] < 0.5f ? lo : 1.0f);
+            }
+            for (int64_t bad = -1; bad < n; bad += n / 3 + 1) {
+                float keep = bad >= 0 ? u1[bad] : 0.0f;
+                if (bad >= 0) {
+                    u1[bad] = units == EBM_UNITS_GAUSSIAN ? INFINITY : 0.5f;
+                }
+                if (k->values_ok(n, u1, units) != ref->values_ok(n, u1, units) ||
+                    ref->values_ok(n, u1, units) != (bad < 0)) {
+                    return "values_ok";
+                }
+                if (bad >= 0) {
+                    u1[bad] = keep;
+                }
+            }
+        }
         /* the parameter update: with the special inputs (NaN, inf) and
          * with finite ones only (from index 16) */
         for (int64_t from = 0; from <= 16 && from <= n; from += 16) {

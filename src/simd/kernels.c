@@ -428,6 +428,25 @@ static int update_suspect(int64_t n, float alpha, const float *restrict g,
     return suspect;
 }
 
+static int values_ok(int64_t n, const float *restrict x, int units)
+{
+    int bad = 0;
+    if (units == EBM_UNITS_BINARY) {
+        for (int64_t j = 0; j < n; j++) {
+            bad |= (x[j] != 0.0f) & (x[j] != 1.0f);
+        }
+    } else if (units == EBM_UNITS_SPIN) {
+        for (int64_t j = 0; j < n; j++) {
+            bad |= (x[j] != -1.0f) & (x[j] != 1.0f);
+        }
+    } else {
+        for (int64_t j = 0; j < n; j++) {
+            bad |= !(fabsf(x[j]) <= FLT_MAX);
+        }
+    }
+    return !bad;
+}
+
 static void update_apply(int64_t n, float alpha, const float *restrict g, float *restrict p,
                          double *restrict pd)
 {
@@ -449,5 +468,6 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .argmin = argmin,
                                   .coupling_setup = coupling_setup,
                                   .axpy = axpy,
+                                  .values_ok = values_ok,
                                   .update_suspect = update_suspect,
                                   .update_apply = update_apply};
