@@ -23,16 +23,29 @@ double optim_sgd_rate(const optim_sgd *o)
     return 0.5 * o->lr * (1.0 + cos(pi * t / (double)o->total_steps));
 }
 
+/* ||g||_2 in double, in four independent sums (a quarter of the latency
+ * of one running sum). */
+static double grad_norm(int64_t n, const float *g)
+{
+    double sq[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        for (int k = 0; k < 4; k++) {
+            sq[k] += (double)g[i + k] * (double)g[i + k];
+        }
+    }
+    for (; i < n; i++) {
+        sq[0] += (double)g[i] * (double)g[i];
+    }
+    return sqrt((sq[0] + sq[1]) + (sq[2] + sq[3]));
+}
+
 int optim_sgd_step(optim_sgd *o, ebm_model_t *m, const float *g)
 {
     double scale = 1.0;
     const int64_t n = ebm_model_param_count(m);
     if (g != NULL && n > 0) {
-        double sq = 0.0;
-        for (int64_t i = 0; i < n; i++) {
-            sq += (double)g[i] * (double)g[i];
-        }
-        o->last_norm = sqrt(sq);
+        o->last_norm = grad_norm(n, g);
         if (o->clip_norm > 0.0 && o->last_norm > o->clip_norm) {
             scale = o->clip_norm / o->last_norm;
         }
@@ -175,11 +188,7 @@ int optim_step(optim *o, ebm_model_t *m, const float *g)
         return EBM_ESHAPE;
     }
     const int64_t n = o->n;
-    double sq = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        sq += (double)g[i] * (double)g[i];
-    }
-    const double norm = sqrt(sq);
+    const double norm = grad_norm(n, g);
     const float scale = o->set.clip_norm > 0.0 && norm > o->set.clip_norm
                             ? (float)(o->set.clip_norm / norm)
                             : 1.0f;
