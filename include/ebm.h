@@ -92,9 +92,9 @@ EBM_API const char *ebm_error_name(int code);
 
 /**
  * A counter-based generator: Philox4x32-10 with a 64-bit key made from
- * (seed, stream) by splitmix64. Uniforms are bit-identical on every
- * platform; normals go through the C library's log and sincos, which may
- * differ in the last bit between math libraries.
+ * (seed, stream) by splitmix64. Uniforms and normals are bit-identical on
+ * every platform and instruction set: the normals' log, sine and cosine are
+ * the library's own (fdlibm's polynomials), not the C library's.
  * The state is EBM_RNG_STATE_WORDS words and can be saved and restored
  * exactly (checkpoints). Batched library calls draw row r's numbers from
  * counters that depend only on (key, call sequence number, r, unit), so

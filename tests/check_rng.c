@@ -118,10 +118,10 @@ END_TEST
  * Our own known answers (GSL style), computed once from this implementation
  * and confirmed by an independent Python transcription of the documented
  * derivation: any change of key derivation, counter layout or conversion
- * fails here. Uniforms are integer arithmetic and compared exactly; normals
- * pass through libm's log/cos/sin, whose last double bit may differ between
- * libms (and flip a float rounding), so they get 1e-6 of slack, far less than
- * any change of the stream would move them.
+ * fails here. Uniforms are integer arithmetic and compared exactly; the
+ * normal's reference comes from the transcription's libm log/cos/sin, which
+ * may differ from the library's own in a float rounding, so it gets 1e-6 of
+ * slack, far less than any change of the stream would move it.
  */
 START_TEST(test_own_known_answers)
 {
