@@ -57,10 +57,19 @@ static void block_scalar(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1,
     out[3] = c3;
 }
 
+/* Each instruction set names its vector of 32-bit lanes and the few
+ * operations Philox needs; one body below uses them. */
 #if defined(__AVX512F__)
 /* Sixteen blocks at once (a group); groups whose c0 would wrap go scalar. */
 #define LANES 16
+#define VECTOR_PHILOX 1
 typedef __m512i vec;
+#define V_SET1(x) _mm512_set1_epi32((int)(x))
+#define V_ADD(a, b) _mm512_add_epi32(a, b)
+#define V_XOR(a, b) _mm512_xor_si512(a, b)
+#define V_MULLO(a, b) _mm512_mullo_epi32(a, b)
+#define V_LANE_INDEX _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define V_STOREU(p, v) _mm512_storeu_si512((void *)(p), v)
 
 static inline vec mulhi(vec c, vec m)
 {
@@ -68,14 +77,13 @@ static inline vec mulhi(vec c, vec m)
     return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
 }
 
+/* Transpose four 16-word vectors into blocks 0..15 of four words, as
+ * uniforms: per 128-bit lane L the unpacks give u_k = block 4L + k; then two
+ * rounds of 128-bit shuffles put the blocks in order. */
 static inline void store_words(const vec c[4], float *out)
 {
-    const vec w0 = c[0], w1 = c[1], w2 = c[2], w3 = c[3];
-    /* Transpose four 16-word vectors into blocks 0..15 of four words:
-     * per 128-bit lane L the unpacks give u_k = block 4L + k; then two
-     * rounds of 128-bit shuffles put the blocks in order. */
-    vec t0 = _mm512_unpacklo_epi32(w0, w1), t1 = _mm512_unpackhi_epi32(w0, w1);
-    vec t2 = _mm512_unpacklo_epi32(w2, w3), t3 = _mm512_unpackhi_epi32(w2, w3);
+    vec t0 = _mm512_unpacklo_epi32(c[0], c[1]), t1 = _mm512_unpackhi_epi32(c[0], c[1]);
+    vec t2 = _mm512_unpacklo_epi32(c[2], c[3]), t3 = _mm512_unpackhi_epi32(c[2], c[3]);
     vec u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
     vec u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
     vec v0 = _mm512_shuffle_i32x4(u0, u1, 0x44), v1 = _mm512_shuffle_i32x4(u2, u3, 0x44);
@@ -88,44 +96,17 @@ static inline void store_words(const vec c[4], float *out)
         _mm512_storeu_ps(out + 16 * i, _mm512_mul_ps(f, scale));
     }
 }
-
-/* The four words of blocks block .. block + 15 (c0 must not wrap). */
-static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
-{
-    const vec m0 = _mm512_set1_epi32((int)M0), m1 = _mm512_set1_epi32((int)M1);
-    vec c0 = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)block),
-                              _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
-                                                14, 15));
-    vec c1 = _mm512_set1_epi32((int)(uint32_t)(block >> 32));
-    vec c2 = _mm512_set1_epi32((int)(uint32_t)seq), c3 = _mm512_set1_epi32((int)(seq >> 32));
-    for (int round = 0; round < 10; round++) {
-        if (round > 0) {
-            k0 += W0;
-            k1 += W1;
-        }
-        vec hi0 = mulhi(c0, m0), lo0 = _mm512_mullo_epi32(c0, m0);
-        vec hi1 = mulhi(c2, m1), lo1 = _mm512_mullo_epi32(c2, m1);
-        c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32((int)k0));
-        c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32((int)k1));
-        c1 = lo1;
-        c3 = lo0;
-    }
-    c[0] = c0;
-    c[1] = c1;
-    c[2] = c2;
-    c[3] = c3;
-}
-
-static inline void store_raw(const vec c[4], uint32_t w[4][LANES])
-{
-    for (int i = 0; i < 4; i++) {
-        _mm512_storeu_si512((void *)w[i], c[i]);
-    }
-}
 #elif defined(__AVX2__)
 /* Eight blocks at once. */
 #define LANES 8
+#define VECTOR_PHILOX 1
 typedef __m256i vec;
+#define V_SET1(x) _mm256_set1_epi32((int)(x))
+#define V_ADD(a, b) _mm256_add_epi32(a, b)
+#define V_XOR(a, b) _mm256_xor_si256(a, b)
+#define V_MULLO(a, b) _mm256_mullo_epi32(a, b)
+#define V_LANE_INDEX _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define V_STOREU(p, v) _mm256_storeu_si256((void *)(p), v)
 
 static inline vec mulhi(vec c, vec m)
 {
@@ -133,12 +114,11 @@ static inline vec mulhi(vec c, vec m)
     return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
+/* As above; per 128-bit lane L the unpacks give u_k = block 4L + k. */
 static inline void store_words(const vec c[4], float *out)
 {
-    const vec w0 = c[0], w1 = c[1], w2 = c[2], w3 = c[3];
-    /* Per 128-bit lane L the unpacks give u_k = block 4L + k. */
-    vec t0 = _mm256_unpacklo_epi32(w0, w1), t1 = _mm256_unpackhi_epi32(w0, w1);
-    vec t2 = _mm256_unpacklo_epi32(w2, w3), t3 = _mm256_unpackhi_epi32(w2, w3);
+    vec t0 = _mm256_unpacklo_epi32(c[0], c[1]), t1 = _mm256_unpackhi_epi32(c[0], c[1]);
+    vec t2 = _mm256_unpacklo_epi32(c[2], c[3]), t3 = _mm256_unpackhi_epi32(c[2], c[3]);
     vec u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
     vec u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
     vec o[4] = {_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u2, u3, 0x20),
@@ -149,24 +129,29 @@ static inline void store_words(const vec c[4], float *out)
         _mm256_storeu_ps(out + 8 * i, _mm256_mul_ps(f, scale));
     }
 }
+#else
+/* No vector Philox: groups of eight blocks one at a time, so that the
+ * Box-Muller loop over a group's lanes still vectorises. */
+#define LANES 8
+#endif
 
-/* The four words of blocks block .. block + 7 (c0 must not wrap). */
+#ifdef VECTOR_PHILOX
+/* The four words of blocks block .. block + LANES - 1 (c0 must not wrap):
+ * the rounds of block_scalar, a block per lane. */
 static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
 {
-    const vec m0 = _mm256_set1_epi32((int)M0), m1 = _mm256_set1_epi32((int)M1);
-    vec c0 = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)block),
-                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    vec c1 = _mm256_set1_epi32((int)(uint32_t)(block >> 32));
-    vec c2 = _mm256_set1_epi32((int)(uint32_t)seq), c3 = _mm256_set1_epi32((int)(seq >> 32));
+    const vec m0 = V_SET1(M0), m1 = V_SET1(M1);
+    vec c0 = V_ADD(V_SET1((uint32_t)block), V_LANE_INDEX), c1 = V_SET1((uint32_t)(block >> 32));
+    vec c2 = V_SET1((uint32_t)seq), c3 = V_SET1((uint32_t)(seq >> 32));
     for (int round = 0; round < 10; round++) {
         if (round > 0) {
             k0 += W0;
             k1 += W1;
         }
-        vec hi0 = mulhi(c0, m0), lo0 = _mm256_mullo_epi32(c0, m0);
-        vec hi1 = mulhi(c2, m1), lo1 = _mm256_mullo_epi32(c2, m1);
-        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)k0));
-        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)k1));
+        vec hi0 = mulhi(c0, m0), lo0 = V_MULLO(c0, m0);
+        vec hi1 = mulhi(c2, m1), lo1 = V_MULLO(c2, m1);
+        c0 = V_XOR(V_XOR(hi1, c1), V_SET1(k0));
+        c2 = V_XOR(V_XOR(hi0, c3), V_SET1(k1));
         c1 = lo1;
         c3 = lo0;
     }
@@ -175,27 +160,18 @@ static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1
     c[2] = c2;
     c[3] = c3;
 }
-
-static inline void store_raw(const vec c[4], uint32_t w[4][LANES])
-{
-    for (int i = 0; i < 4; i++) {
-        _mm256_storeu_si256((void *)w[i], c[i]);
-    }
-}
-#else
-/* No vector Philox: groups of eight blocks one at a time, so that the
- * Box-Muller loop over a group's lanes still vectorises. */
-#define LANES 8
 #endif
 
 /* The words of the LANES blocks from `first`: w[k][j] = word k of block first + j. */
 static inline void group_words(uint64_t first, uint64_t seq, const uint32_t key[2],
                                uint32_t w[4][LANES])
 {
-#if defined(__AVX512F__) || defined(__AVX2__)
+#ifdef VECTOR_PHILOX
     vec c[4];
     blocks_vector(first, seq, key[0], key[1], c);
-    store_raw(c, w);
+    for (int i = 0; i < 4; i++) {
+        V_STOREU(w[i], c[i]);
+    }
 #else
     for (int j = 0; j < LANES; j++) {
         uint32_t b[4];
@@ -210,7 +186,7 @@ static inline void group_words(uint64_t first, uint64_t seq, const uint32_t key[
 /* The uniforms of the LANES blocks from `first`, in block order. */
 static inline void group_uniforms(uint64_t first, uint64_t seq, const uint32_t key[2], float *out)
 {
-#if defined(__AVX512F__) || defined(__AVX2__)
+#ifdef VECTOR_PHILOX
     vec c[4];
     blocks_vector(first, seq, key[0], key[1], c);
     store_words(c, out);
