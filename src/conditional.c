@@ -15,6 +15,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
                             int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
+    const ebm__kernels *kern = ebm__kern();
     EBM__PARALLEL_ROWS(n * nl * 8)
     for (int64_t r = 0; r < n; r++) {
         float *o = xl + r * ldx;
@@ -24,12 +25,12 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         case EBM_UNITS_BINARY:
             /* The output row holds the uniforms, then the draws. */
             ebm__stream_uniform(s, row, word, nl, o);
-            ebm__kern()->bernoulli(nl, ar, 1.0f, 0.0f, o);
+            kern->bernoulli(nl, ar, 1.0f, 0.0f, o);
             break;
         case EBM_UNITS_SPIN:
             /* p(+1 | a) = e^a / (e^a + e^-a) = sigmoid(2a). */
             ebm__stream_uniform(s, row, word, nl, o);
-            ebm__kern()->bernoulli(nl, ar, 2.0f, -1.0f, o);
+            kern->bernoulli(nl, ar, 2.0f, -1.0f, o);
             break;
         default: {
             const float *logvar = m->params + m->logvar_off;

@@ -218,16 +218,13 @@ static void reflect(const couple *c, const ebm__stream *first, const ebm__stream
 /* Layer inputs that overflowed make every probability meaningless: refuse. */
 static int inputs_finite(const couple *c)
 {
+    const ebm__kernels *k = ebm__kern();
     for (int64_t r = 0; r < c->na; r++) {
         for (int64_t l = 0; l < c->m->n_layers; l++) {
-            if (!(c->b1 >> l & 1u)) {
-                continue;
-            }
-            const int64_t off = r * c->w + c->m->offset[l];
-            for (int64_t j = 0; j < c->m->size[l]; j++) {
-                if (!isfinite(c->A1[off + j]) || !isfinite(c->A2[off + j])) {
-                    return 0;
-                }
+            const int64_t off = r * c->w + c->m->offset[l], nl = c->m->size[l];
+            if ((c->b1 >> l & 1u) && (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
+                                      !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
+                return 0;
             }
         }
     }

@@ -86,18 +86,19 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
 
 void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda)
 {
-    int64_t nl = m->size[l];
+    const int64_t nl = m->size[l];
+    const ebm__kernels *kern = ebm__kern();
     switch (m->units[l]) {
     case EBM_UNITS_BINARY:
         EBM__PARALLEL_ROWS(n * nl * 4)
         for (int64_t r = 0; r < n; r++) {
-            ebm__kern()->sigmoid(nl, a + r * lda, a + r * lda);
+            kern->sigmoid(nl, a + r * lda, a + r * lda);
         }
         break;
     case EBM_UNITS_SPIN:
         EBM__PARALLEL_ROWS(n * nl * 4)
         for (int64_t r = 0; r < n; r++) {
-            ebm__kern()->tanh(nl, a + r * lda);
+            kern->tanh(nl, a + r * lda);
         }
         break;
     default: /* Gaussian: the input is the mean */
@@ -390,8 +391,9 @@ static void add_gaussian_weight_grad(const ebm_model_t *m, const float *p, float
 {
     const int64_t n0 = m->size[0], n1 = m->size[1];
     const float *w1 = m->params + m->w_off[1];
+    const ebm__kernels *kern = ebm__kern();
     for (int64_t i = 0; i < n0; i++) {
-        double trace = ebm__kern()->sub_dot(n1, w1 + i * n1, p + i * n1, g + m->w_off[1] + i * n1);
+        double trace = kern->sub_dot(n1, w1 + i * n1, p + i * n1, g + m->w_off[1] + i * n1);
         g[m->logvar_off + i] += (float)trace;
     }
 }

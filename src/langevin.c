@@ -55,14 +55,10 @@ static int metropolis_accept(double log_ratio, float u)
     return isfinite(log_ratio) && ((double)u == 0.0 || log((double)u) < log_ratio);
 }
 
+/* Every value finite (the kernels' screen of Gaussian values). */
 static int all_finite(const float *v, int64_t count)
 {
-    for (int64_t i = 0; i < count; i++) {
-        if (!isfinite(v[i])) {
-            return 0;
-        }
-    }
-    return 1;
+    return ebm__kern()->values_ok(count, v, EBM_UNITS_GAUSSIAN);
 }
 
 /* One allocation per buffer type: *f gets nf floats, *d gets nd doubles. */

@@ -60,6 +60,7 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
     const int64_t w = m->width, nl = m->size[l], off = m->offset[l];
     const int argmin = rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN;
     const float low = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+    const ebm__kernels *kern = ebm__kern();
     EBM__PARALLEL_ROWS(active * nl)
     for (int64_t i = 0; i < active; i++) {
         const uint8_t *c = clamp_row(rx, rx->rows[i]);
@@ -70,7 +71,7 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
         float change = rx->change[i];
         if (argmin) {
             /* Ties go up (Taniguchi eqs. 15-17 with 1_{a >= 0}). */
-            k = ebm__kern()->argmin(nl, ar, low, c == NULL ? NULL : c + off, xl, flip);
+            k = kern->argmin(nl, ar, low, c == NULL ? NULL : c + off, xl, flip);
             change = k > 0 ? 1.0f : change;
         } else {
             for (int64_t j = 0; j < nl; j++) {
@@ -93,6 +94,7 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
  * the others are marked stale and recomputed when next needed. */
 static void propagate_flips(relax *rx, int64_t l, int64_t active)
 {
+    const ebm__kernels *kern = ebm__kern();
     const ebm_model_t *m = rx->m;
     const int64_t w = m->width, nl = m->size[l];
     int64_t total = 0;
@@ -119,7 +121,7 @@ static void propagate_flips(relax *rx, int64_t l, int64_t active)
             for (int64_t k = 0; k < rx->nflip[i * m->n_layers + l]; k++) {
                 const int64_t j = flip[k];
                 const float d = xl[j] > 0.0f ? step : -step; /* new - old */
-                ebm__kern()->axpy(nt, d, wrows + j * nt, at);
+                kern->axpy(nt, d, wrows + j * nt, at);
             }
         }
     }
