@@ -25,6 +25,10 @@ int main(void)
     if (rc != EBM_OK) {
         bench_fail("ebm_estimator_set_int(CHAINS)", rc, ebm_estimator_errmsg(c.e));
     }
+    rc = ebm_estimator_set_int(c.e, EBM_ESTIMATOR_MARGINALIZE, EBM_MARGINALIZE_ODD);
+    if (rc != EBM_OK) {
+        bench_fail("ebm_estimator_set_int(MARGINALIZE)", rc, ebm_estimator_errmsg(c.e));
+    }
     const char *source = "fashion-mnist";
     if (!bench_fashion_mnist(POOL * BATCH, DATA_THRESHOLD, 0, data)) {
         source = "bernoulli-0.13";

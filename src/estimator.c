@@ -535,6 +535,7 @@ static int step(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *
 {
     int rc;
     s->iteration++; /* the kernels see the counter of the step they make */
+    s->hidden_input = NULL; /* set again by the kernels that leave it */
     switch (s->kind) {
     case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, msg, rng, ids, n, x, ldx); break;
     case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, msg, rng, ids, n, x, ldx); break;
@@ -798,18 +799,20 @@ static int positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
     }
 }
 
-/* GRBM_CD's f at the chains: with h summed out (EBM_MARGINALIZE_ODD), and
- * if the Gibbs-Langevin step left the input of h at every chain's new v,
- * the state (v, E[h | v]) is built from it and f = dE/dtheta there (E is
- * linear in h, so this is dF/dtheta; the mean is the one expected_state
- * would compute, from the same GEMM): one GEMM fewer per step. x: n rows
- * of scratch. */
-static int add_grbm_f(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t n, const float *chains,
-                      float *x, double c)
+/* g += c sum_r f(chain r), f with nothing clamped, right after a step of
+ * s. With h summed out (EBM_MARGINALIZE_ODD) of a two-layer model, and if
+ * the step left the input of h at every chain's new v (a Gibbs step, or a
+ * Gibbs-Langevin step that took every proposal), the state (v, E[h | v])
+ * is built from it and f = dE/dtheta there (E is linear in h, so this is
+ * dF/dtheta; the mean is the one expected_state would compute, from the
+ * same GEMM): one GEMM fewer per step. x: n rows of scratch. */
+static int add_chain_f(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t n, const float *chains,
+                       float *x, double c)
 {
     const ebm_model_t *m = e->m;
     const int64_t w = m->width, off1 = m->offset[1], n1 = m->size[1];
-    if (e->plain || e->marginalize != EBM_MARGINALIZE_ODD || s->hidden_input == NULL) {
+    if (e->plain || e->marginalize != EBM_MARGINALIZE_ODD || m->n_layers != 2 ||
+        s->hidden_input == NULL) {
         return add_f(e, 0, n, chains, w, NULL, c);
     }
     const int binary = m->units[1] == EBM_UNITS_BINARY;
@@ -853,7 +856,8 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
             rc = step(e, msg, e->gibbs, rng, NULL, n, x, w);
         }
-        if (rc == EBM_OK && (rc = add_f(e, 0, n, x, w, NULL, 1.0 / (double)n)) != EBM_OK) {
+        if (rc == EBM_OK &&
+            (rc = add_chain_f(e, e->gibbs, n, x, y, 1.0 / (double)n)) != EBM_OK) {
             rc = ebm__fail(msg, rc, "out of memory");
         }
         return rc;
@@ -861,8 +865,8 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
             rc = step(e, msg, e->gibbs, rng, NULL, n_chains, next_chains, w);
         }
-        if (rc == EBM_OK &&
-            (rc = add_f(e, 0, n_chains, next_chains, w, NULL, 1.0 / (double)n_chains)) != EBM_OK) {
+        if (rc == EBM_OK && (rc = add_chain_f(e, e->gibbs, n_chains, next_chains, x,
+                                              1.0 / (double)n_chains)) != EBM_OK) {
             rc = ebm__fail(msg, rc, "out of memory");
         }
         return rc;
@@ -885,7 +889,7 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
                 rc = step(e, msg, e->gibbs_post, rng, NULL, n_chains, next_chains, w);
             }
             if (rc == EBM_OK && t > e->burn_in &&
-                (rc = add_grbm_f(e, s, n_chains, next_chains, x, c)) != EBM_OK) {
+                (rc = add_chain_f(e, s, n_chains, next_chains, x, c)) != EBM_OK) {
                 rc = ebm__fail(msg, rc, "out of memory");
             }
         }

@@ -1922,20 +1922,24 @@ END_TEST
 /* Fast paths give the plain paths' bytes: GRBM modified CD with
  * Gibbs-Langevin reuses the step's input of h for f (unadjusted: every row
  * takes its proposal; adjusted: rejections send it back to the plain path;
- * binary and spin hidden units),
- * and UCD-LMI's MH steps use float energies with a certified bound. */
+ * binary and spin hidden units), so do PCD and CD-2 with h summed out after
+ * a Gibbs step (binary and spin RBMs), and UCD-LMI's MH steps use float
+ * energies with a certified bound. */
 START_TEST(test_fast_paths_equal_plain)
 {
     char err[256];
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 6; c++) {
         ebm_model_t *m = NULL;
-        const int64_t grbm[2] = {20, 30}, dbm[3] = {12, 10, 8};
-        const int is_grbm = c != 2; /* case 3: spin hidden units */
-        ck_assert_int_eq(is_grbm ? ebm_model_create(&m, 2, grbm, EBM_UNITS_GAUSSIAN,
-                                                    c == 3 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY,
-                                                    err, sizeof err)
-                                 : ebm_model_create(&m, 3, dbm, EBM_UNITS_SPIN, EBM_UNITS_SPIN,
-                                                    err, sizeof err),
+        const int64_t grbm[2] = {20, 30}, dbm[3] = {12, 10, 8}, rbm[2] = {12, 9};
+        const int is_grbm = c < 4 && c != 2; /* case 3: spin hidden units */
+        const int is_rbm = c >= 4;           /* 4: PCD, binary; 5: CD-2, spin */
+        const int units = c == 4 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN;
+        ck_assert_int_eq(is_grbm  ? ebm_model_create(&m, 2, grbm, EBM_UNITS_GAUSSIAN,
+                                                     c == 3 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY,
+                                                     err, sizeof err)
+                         : is_rbm ? ebm_model_create(&m, 2, rbm, units, units, err, sizeof err)
+                                  : ebm_model_create(&m, 3, dbm, EBM_UNITS_SPIN, EBM_UNITS_SPIN,
+                                                     err, sizeof err),
                          EBM_OK);
         ebm_rng_t *rng = NULL;
         ck_assert_int_eq(ebm_rng_create(&rng, 61 + (uint64_t)c, 0), EBM_OK);
@@ -1944,15 +1948,23 @@ START_TEST(test_fast_paths_equal_plain)
         float *data = malloc((size_t)(n * n0) * sizeof *data);
         float *g[2] = {malloc((size_t)np * sizeof(float)), malloc((size_t)np * sizeof(float))};
         ck_assert_int_eq(ebm_rng_uniform(rng, n * n0, data), EBM_OK);
+        const float lo = c == 4 ? 0.0f : -1.0f;
         for (int64_t i = 0; i < n * n0; i++) {
-            data[i] = is_grbm ? 4.0f * data[i] - 2.0f : (data[i] < 0.5f ? -1.0f : 1.0f);
+            data[i] = is_grbm ? 4.0f * data[i] - 2.0f : (data[i] < 0.5f ? lo : 1.0f);
         }
         for (int plain = 0; plain < 2; plain++) {
             ebm_estimator_t *e = NULL;
-            ck_assert_int_eq(ebm_estimator_create(&e, m, is_grbm ? EBM_ESTIMATOR_GRBM_CD
-                                                                 : EBM_ESTIMATOR_UCD_LMI),
-                             EBM_OK);
-            if (is_grbm) {
+            const int kind = is_grbm ? EBM_ESTIMATOR_GRBM_CD
+                             : c == 4 ? EBM_ESTIMATOR_PCD
+                             : c == 5 ? EBM_ESTIMATOR_CD
+                                      : EBM_ESTIMATOR_UCD_LMI;
+            ck_assert_int_eq(ebm_estimator_create(&e, m, kind), EBM_OK);
+            if (is_rbm) {
+                ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_MARGINALIZE,
+                                                       EBM_MARGINALIZE_ODD), EBM_OK);
+                ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_K, c == 5 ? 2 : 1),
+                                 EBM_OK);
+            } else if (is_grbm) {
                 ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER,
                                                        EBM_SAMPLER_GIBBS_LANGEVIN), EBM_OK);
                 ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER_OPTION +
