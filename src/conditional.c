@@ -16,6 +16,13 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
 {
     const int64_t nl = m->size[l];
     const ebm__kernels *kern = ebm__kern();
+    /* Discrete units: the output rows hold the uniforms, then the draws;
+     * short rows get their uniforms all at once. p(+1 | a) of a spin is
+     * e^a / (e^a + e^-a) = sigmoid(2a). */
+    const int spin = m->units[l] == EBM_UNITS_SPIN, short_rows = nl <= 64;
+    if (!ebm__is_gaussian(m, l) && short_rows) {
+        ebm__stream_uniform_rows(s, n, rows, word, nl, xl, ldx);
+    }
     EBM__PARALLEL_ROWS(n * nl * 8)
     for (int64_t r = 0; r < n; r++) {
         float *o = xl + r * ldx;
@@ -23,14 +30,11 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         uint32_t row = ebm__row_id(rows, r);
         switch (m->units[l]) {
         case EBM_UNITS_BINARY:
-            /* The output row holds the uniforms, then the draws. */
-            ebm__stream_uniform(s, row, word, nl, o);
-            kern->bernoulli(nl, ar, 1.0f, 0.0f, o);
-            break;
         case EBM_UNITS_SPIN:
-            /* p(+1 | a) = e^a / (e^a + e^-a) = sigmoid(2a). */
-            ebm__stream_uniform(s, row, word, nl, o);
-            kern->bernoulli(nl, ar, 2.0f, -1.0f, o);
+            if (!short_rows) {
+                ebm__stream_uniform(s, row, word, nl, o);
+            }
+            kern->bernoulli(nl, ar, spin ? 2.0f : 1.0f, spin ? -1.0f : 0.0f, o);
             break;
         default: {
             const float *logvar = m->params + m->logvar_off;

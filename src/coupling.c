@@ -41,7 +41,8 @@ typedef struct couple {
     float *A1, *A2;    /* na x w: B1 inputs from X and from Y, at the layers' columns */
     float *P1, *P2;    /* na x w: their discrete units' probabilities of the upper value */
     double *lz;        /* [na]: sum over B1's discrete units of LZ(a2) - LZ(a1) */
-    float *tmp;        /* one row of proposals per thread */
+    float *tmp;        /* two rows per thread: a try's uniforms and its proposal */
+    float *u;          /* [na]: the meeting uniforms */
     int64_t *met;      /* [na]: 1 where B1 met */
     int64_t tries_sum, tries_max;
 } couple;
@@ -100,11 +101,27 @@ static double log_ratio(const couple *c, int64_t r, const float *z)
     return s;
 }
 
+/* The uniforms of B1's discrete layers for n rows with stream rows id, at
+ * the layers' columns of u (stride ldu). Each layer starts at its own
+ * words. */
+static void b1_uniforms(const couple *c, const ebm__stream *st, int64_t n, const int64_t *id,
+                        float *u, int64_t ldu)
+{
+    const ebm_model_t *m = c->m;
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if ((c->b1 >> l & 1u) && !ebm__is_gaussian(m, l)) {
+            ebm__stream_uniform_rows(st, n, id, (uint64_t)m->offset[l], m->size[l],
+                                     u + m->offset[l], ldu);
+        }
+    }
+}
+
 /* Draw row r's B1 into the row dst, from chain 1's conditional (chain 1)
- * or chain 2's: discrete units compare uniforms with the precomputed
- * probabilities, exactly as ebm__sample_from_input would; a Gaussian layer
- * is drawn by ebm__sample_from_input. Each layer starts at its own words. */
-static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, int chain, float *dst)
+ * or chain 2's: discrete units compare the row u of b1_uniforms with the
+ * precomputed probabilities, exactly as ebm__sample_from_input would (u may
+ * be dst); a Gaussian layer is drawn by ebm__sample_from_input. */
+static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, int chain, const float *u,
+                    float *dst)
 {
     const ebm_model_t *m = c->m;
     const float *a = chain == 1 ? c->A1 : c->A2, *p = chain == 1 ? c->P1 : c->P2;
@@ -119,11 +136,10 @@ static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, int chain
             continue;
         }
         const float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
-        const float *pr = p + r * c->w + off;
+        const float *pr = p + r * c->w + off, *ul = u + off;
         float *d = dst + off;
-        ebm__stream_uniform(st, (uint32_t)c->id[r], (uint64_t)off, nl, d);
         for (int64_t j = 0; j < nl; j++) {
-            d[j] = d[j] < pr[j] ? 1.0f : lo;
+            d[j] = ul[j] < pr[j] ? 1.0f : lo;
         }
     }
 }
@@ -149,7 +165,7 @@ static void copy_b1(const couple *c, const float *src, float *dst)
 static int64_t residual(const couple *c, const ebm__stream *base, int64_t r, float *tmp)
 {
     int x_done = c->s->coupling == EBM_COUPLING_MAXIMAL, y_done = 0;
-    float *xr = c->X + r * c->w, *yr = c->Y + r * c->w;
+    float *xr = c->X + r * c->w, *yr = c->Y + r * c->w, *ut = tmp + c->w;
     uint64_t k = 0;
     while (!(x_done && y_done)) {
         k++;
@@ -157,15 +173,16 @@ static int64_t residual(const couple *c, const ebm__stream *base, int64_t r, flo
         ebm__stream accept = ebm__stream_for_try(base, 2 * k + 1);
         float u[2];
         ebm__stream_uniform(&accept, (uint32_t)c->id[r], 0, 2, u);
+        b1_uniforms(c, &proposal, 1, c->id + r, ut, c->w); /* both proposals' */
         if (!x_done) {
-            draw_b1(c, &proposal, r, 1, tmp);
+            draw_b1(c, &proposal, r, 1, ut, tmp);
             if (log((double)u[0]) > log_ratio(c, r, tmp)) {
                 copy_b1(c, tmp, xr);
                 x_done = 1;
             }
         }
         if (!y_done) {
-            draw_b1(c, &proposal, r, 2, tmp);
+            draw_b1(c, &proposal, r, 2, ut, tmp);
             if (log((double)u[1]) > -log_ratio(c, r, tmp)) {
                 copy_b1(c, tmp, yr);
                 y_done = 1;
@@ -240,12 +257,16 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
     const int reflection = c->s->coupling == EBM_COUPLING_CRN && c->b1 == 1u &&
                            ebm__is_gaussian(m, 0);
     int64_t tries_sum = 0, tries_max = 0;
+    if (!reflection) { /* the first draws' and the meeting uniforms, all rows at once */
+        b1_uniforms(c, &st[ST_FIRST], na, c->id, c->X, w);
+        ebm__stream_uniform_rows(&st[ST_MEET], na, c->id, 0, 1, c->u, 1);
+    }
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : tries_sum) \
     reduction(max : tries_max) if (na * w >= EBM__PARALLEL_MIN / 8)
 #endif
     for (int64_t r = 0; r < na; r++) {
-        float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
+        float *tmp = c->tmp + (int64_t)ebm__thread_num() * 2 * w;
         c->met[r] = 0;
         if (reflection) {
             reflect(c, &st[ST_FIRST], &st[ST_MEET], r, tmp);
@@ -253,10 +274,8 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
         }
         /* Qiu Alg. 4 line 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'). */
         float *xr = c->X + r * w;
-        draw_b1(c, &st[ST_FIRST], r, 1, xr);
-        float u;
-        ebm__stream_uniform(&st[ST_MEET], (uint32_t)c->id[r], 0, 1, &u);
-        if (log((double)u) <= log_ratio(c, r, xr)) {
+        draw_b1(c, &st[ST_FIRST], r, 1, xr, xr);
+        if (log((double)c->u[r]) <= log_ratio(c, r, xr)) {
             copy_b1(c, xr, c->Y + r * w);
             c->met[r] = 1;
         } else {
@@ -280,9 +299,12 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
         ebm__layer_input(m, l, na, c->X, w, a, nl);
         ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->X + off, w);
         ebm__layer_input(m, l, na, c->Y, w, a, nl);
+        if (c->s->coupling == EBM_COUPLING_CRN) {
+            ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->Y + off, w);
+            continue;
+        }
         for (int64_t r = 0; r < na; r++) {
-            int common = c->s->coupling == EBM_COUPLING_CRN || c->met[r];
-            const ebm__stream *sy = common ? &st[ST_B2 + l] : &st[ST_B2_Y + l];
+            const ebm__stream *sy = c->met[r] ? &st[ST_B2 + l] : &st[ST_B2_Y + l];
             ebm__sample_from_input(m, l, sy, c->id + r, 0, 1, a + r * nl, nl,
                                    c->Y + r * w + off, w);
         }
@@ -302,9 +324,11 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.b2 = ebm__free_layers(s, 0) != 0 ? ebm__free_layers(s, 1) : 0;
 
     /* Scratch: the gathered states (apart rows first, then rows already
-     * met), y's apart rows, both B1 inputs, one proposal row, layer inputs. */
+     * met), y's apart rows, both B1 inputs and probabilities, two rows per
+     * thread for the tries, layer inputs, the meeting uniforms. */
     const int64_t threads = ebm__max_threads();
-    float *f = ebm__sampler_floats(s, (size_t)(6 * n * w + threads * w + n * m->max_size));
+    float *f =
+        ebm__sampler_floats(s, (size_t)(6 * n * w + 2 * threads * w + n * m->max_size + n));
     int64_t *idx = ebm__sampler_indices(s, (size_t)(5 * n));
     double *lz = ebm__sampler_doubles(s, (size_t)n);
     if (f == NULL || idx == NULL || lz == NULL) {
@@ -327,8 +351,9 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.P1 = c.A2 + n * w;
     c.P2 = c.P1 + n * w;
     c.lz = lz;
-    c.tmp = c.P2 + n * w;         /* one row per thread */
-    float *a = c.tmp + threads * w; /* n x max_size */
+    c.tmp = c.P2 + n * w;         /* two rows per thread */
+    float *a = c.tmp + 2 * threads * w; /* n x max_size */
+    c.u = a + n * m->max_size;    /* [n] */
     c.X = G;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);

@@ -81,6 +81,10 @@ ebm__stream ebm__rng_take_stream(ebm_rng_t *r);
  * `word` of that row's part of the stream. */
 void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
                          float *out);
+/* The same for n rows: out + r ldo gets ebm__stream_uniform(s,
+ * ebm__row_id(rows, r), word, count) (short rows share vector work). */
+void ebm__stream_uniform_rows(const ebm__stream *s, int64_t n, const int64_t *rows,
+                              uint64_t word, int64_t count, float *out, int64_t ldo);
 /* out[0..count) = standard normals of row `row`, made in Box-Muller pairs:
  * pair j uses words word + 4j .. word + 4j + 3 (two 53-bit uniforms) and
  * gives normals 2j (cosine) and 2j + 1 (sine); an odd count drops the last
@@ -274,6 +278,11 @@ typedef struct ebm__kernels {
      * block + 1, ... of sequence seq (c0 = low word of the block, c1 = high). */
     void (*uniform)(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t nblocks,
                     float *out);
+    /* Short rows: out[r ldo + j] for j < count = uniform j of the row
+     * ebm__row_id(rows, r) from block `block` of that row on, for r < n
+     * (the words ebm__stream_uniform gives from word 4 block). */
+    void (*uniform_rows)(const uint32_t key[2], uint64_t seq, int64_t n, const int64_t *rows,
+                         uint64_t block, int64_t count, float *out, int64_t ldo);
     /* out[2j], out[2j + 1] = ebm__box_muller of the words of block block + j
      * of sequence seq, for j < npairs. */
     void (*normal)(const uint32_t key[2], uint64_t seq, uint64_t block, int64_t npairs,

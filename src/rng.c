@@ -224,6 +224,19 @@ void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int6
     uniform_words(s->key, s->seq, row_block(row, word), (unsigned)(word & 3u), count, out);
 }
 
+void ebm__stream_uniform_rows(const ebm__stream *s, int64_t n, const int64_t *rows,
+                              uint64_t word, int64_t count, float *out, int64_t ldo)
+{
+    /* Rows of up to 16 blocks share vectors; longer ones fill their own. */
+    if (word % 4 == 0 && count <= 64) {
+        ebm__kern()->uniform_rows(s->key, s->seq, n, rows, word >> 2, count, out, ldo);
+        return;
+    }
+    for (int64_t r = 0; r < n; r++) {
+        ebm__stream_uniform(s, ebm__row_id(rows, r), word, count, out + r * ldo);
+    }
+}
+
 void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
                         float *out)
 {

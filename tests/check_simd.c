@@ -365,6 +365,66 @@ static void check_uniform_reference(const ebm__kernels *k)
     }
 }
 
+/* uniform_rows of a table against the row layout's definition: row r's
+ * word j is word j % 4 of block (id << 32) + block + j / 4 (a 64-bit sum:
+ * c0 carries into c1), for every row id, and nothing past `count` in a row
+ * is written. 1 if it matches everywhere. */
+typedef void (*uniform_rows_fn)(const uint32_t key[2], uint64_t seq, int64_t n,
+                                const int64_t *rows, uint64_t block, int64_t count, float *out,
+                                int64_t ldo);
+static int uniform_rows_match(uniform_rows_fn f)
+{
+    const uint32_t key[2] = {0x01234567u, 0x89abcdefu};
+    const uint64_t seq = UINT64_C(0x0123456789abcdef);
+    static const int64_t ids[17] = {4, 0, 0xFFFFFFFF, 7, 7, 1, 99, 3, 2, 5, 6, 8, 10, 11, 12, 13, 9};
+    static const int64_t ns[] = {0, 1, 3, 5, 17}, counts[] = {0, 1, 3, 4, 5, 16, 17, 63, 64};
+    static const uint64_t blocks[] = {0, 3, UINT64_C(0xFFFFFFFE)};
+    static float out[17 * 70];
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+            for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+                for (int listed = 0; listed < 2; listed++) {
+                    const int64_t n = ns[i], count = counts[c], ldo = count + 3;
+                    for (size_t k = 0; k < sizeof out / sizeof out[0]; k++) {
+                        out[k] = -1.0f;
+                    }
+                    f(key, seq, n, listed ? ids : NULL, blocks[b], count, out, ldo);
+                    for (int64_t r = 0; r < n; r++) {
+                        const uint64_t id = listed ? (uint64_t)ids[r] : (uint64_t)r;
+                        for (int64_t j = 0; j < ldo; j++) {
+                            const float got = out[r * ldo + j];
+                            if (j >= count) {
+                                if (got != -1.0f) {
+                                    return 0;
+                                }
+                                continue;
+                            }
+                            const uint64_t blk = (id << 32) + blocks[b] + (uint64_t)(j / 4);
+                            uint32_t ctr[4] = {(uint32_t)blk, (uint32_t)(blk >> 32),
+                                               (uint32_t)seq, (uint32_t)(seq >> 32)};
+                            uint32_t w[4];
+                            ebm__philox4x32_10(ctr, key, w);
+                            if (got != ebm__u32_to_float(w[j % 4])) {
+                                return 0;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* Its broken twin: the rows' ids ignored (row r takes id r). */
+static void uniform_rows_by_position(const uint32_t key[2], uint64_t seq, int64_t n,
+                                     const int64_t *rows, uint64_t block, int64_t count,
+                                     float *out, int64_t ldo)
+{
+    (void)rows;
+    ebm__kernels_level(0)->uniform_rows(key, seq, n, NULL, block, count, out, ldo);
+}
+
 /* Broken twins of the generic table: one word u changed to 1 - u after 16
  * blocks (where the vector paths begin), and Bernoulli draws that take
  * u == p as a 1. */
@@ -531,6 +591,13 @@ START_TEST(builds_agree)
     const ebm__kernels *generic = ebm__kernels_level(0);
     ck_assert_ptr_nonnull(generic);
     check_uniform_reference(generic);
+    ck_assert_msg(!uniform_rows_match(uniform_rows_by_position),
+                  "the twin uniform_rows that ignores the row ids passed");
+    for (int level = 0; level <= 2; level++) {
+        const ebm__kernels *k = ebm__kernels_level(level);
+        ck_assert_msg(k == NULL || uniform_rows_match(k->uniform_rows),
+                      "%s: uniform_rows differs from the row layout", k ? k->name : "");
+    }
     int compared = 0;
     for (int level = 1; level <= 2; level++) {
         const ebm__kernels *k = ebm__kernels_level(level);

@@ -70,6 +70,7 @@ typedef __m512i vec;
 #define V_MULLO(a, b) _mm512_mullo_epi32(a, b)
 #define V_LANE_INDEX _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 #define V_STOREU(p, v) _mm512_storeu_si512((void *)(p), v)
+#define V_LOADU(p) _mm512_loadu_si512((const void *)(p))
 
 static inline vec mulhi(vec c, vec m)
 {
@@ -107,6 +108,7 @@ typedef __m256i vec;
 #define V_MULLO(a, b) _mm256_mullo_epi32(a, b)
 #define V_LANE_INDEX _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
 #define V_STOREU(p, v) _mm256_storeu_si256((void *)(p), v)
+#define V_LOADU(p) _mm256_loadu_si256((const void *)(p))
 
 static inline vec mulhi(vec c, vec m)
 {
@@ -136,12 +138,11 @@ static inline void store_words(const vec c[4], float *out)
 #endif
 
 #ifdef VECTOR_PHILOX
-/* The four words of blocks block .. block + LANES - 1 (c0 must not wrap):
- * the rounds of block_scalar, a block per lane. */
-static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
+/* The four words of the blocks with counters (c0, c1) lane by lane: the
+ * rounds of block_scalar, a block per lane. */
+static inline void blocks_at(vec c0, vec c1, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
 {
     const vec m0 = V_SET1(M0), m1 = V_SET1(M1);
-    vec c0 = V_ADD(V_SET1((uint32_t)block), V_LANE_INDEX), c1 = V_SET1((uint32_t)(block >> 32));
     vec c2 = V_SET1((uint32_t)seq), c3 = V_SET1((uint32_t)(seq >> 32));
     for (int round = 0; round < 10; round++) {
         if (round > 0) {
@@ -159,6 +160,13 @@ static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1
     c[1] = c1;
     c[2] = c2;
     c[3] = c3;
+}
+
+/* The four words of blocks block .. block + LANES - 1 (c0 must not wrap). */
+static void blocks_vector(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
+{
+    blocks_at(V_ADD(V_SET1((uint32_t)block), V_LANE_INDEX), V_SET1((uint32_t)(block >> 32)), seq,
+              k0, k1, c);
 }
 #endif
 
@@ -228,6 +236,54 @@ static void uniform_blocks(const uint32_t key[2], uint64_t seq, uint64_t block, 
         block_scalar(block + (uint64_t)b, seq, key[0], key[1], w);
         for (int k = 0; k < 4; k++) {
             out[4 * b + k] = ebm__u32_to_float(w[k]);
+        }
+    }
+}
+
+/* Short rows: row r's first `count` uniforms from block `block` on go to
+ * out + r ldo. Its blocks are (row << 32) + block + b, as rng.c's row
+ * layout names them; a vector takes the blocks of several rows at once
+ * (LANES (row, block) pairs in turn), so that rows of a few blocks do not
+ * leave most lanes empty. */
+static void uniform_rows(const uint32_t key[2], uint64_t seq, int64_t n, const int64_t *rows,
+                         uint64_t block, int64_t count, float *out, int64_t ldo)
+{
+    const int64_t nb = (count + 3) / 4, items = n * nb;
+    int64_t r = 0, b = 0;
+    for (int64_t i = 0; i < items; i += LANES) {
+        const int lanes = items - i < LANES ? (int)(items - i) : LANES;
+        uint32_t c0[LANES] = {0}, c1[LANES] = {0};
+        float *dst[LANES];
+        int len[LANES];
+        for (int j = 0; j < lanes; j++) {
+            uint64_t blk = ((uint64_t)ebm__row_id(rows, r) << 32) + block + (uint64_t)b;
+            c0[j] = (uint32_t)blk;
+            c1[j] = (uint32_t)(blk >> 32);
+            dst[j] = out + r * ldo + 4 * b;
+            len[j] = count - 4 * b < 4 ? (int)(count - 4 * b) : 4;
+            if (++b == nb) {
+                b = 0;
+                r++;
+            }
+        }
+        float u[4 * LANES];
+#ifdef VECTOR_PHILOX
+        vec c[4];
+        blocks_at(V_LOADU(c0), V_LOADU(c1), seq, key[0], key[1], c);
+        store_words(c, u);
+#else
+        for (int j = 0; j < lanes; j++) {
+            uint32_t w[4];
+            block_scalar((uint64_t)c1[j] << 32 | c0[j], seq, key[0], key[1], w);
+            for (int k = 0; k < 4; k++) {
+                u[4 * j + k] = ebm__u32_to_float(w[k]);
+            }
+        }
+#endif
+        for (int j = 0; j < lanes; j++) {
+            for (int k = 0; k < len[j]; k++) {
+                dst[j][k] = u[4 * j + k];
+            }
         }
     }
 }
@@ -436,6 +492,7 @@ static void update_apply(int64_t n, float alpha, const float *restrict g, float 
 #define STR(x) STR2(x)
 const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .uniform = uniform_blocks,
+                                  .uniform_rows = uniform_rows,
                                   .normal = normal_blocks,
                                   .sigmoid = sigmoid,
                                   .tanh = tanh_,
