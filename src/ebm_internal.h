@@ -533,10 +533,10 @@ struct ebm_sampler {
      * path off; energy_rechecks counts the decisions it left to double. */
     int plain_energies;
     int64_t energy_rechecks;
-    /* Two-layer models, after a Gibbs step that drew h, or a Gibbs-Langevin
-     * step in which every row took its proposal: the input of layer 1 at
-     * the new v of each row (n x n_1, stride n_1, in the scratch: valid
-     * until the next call), else NULL. */
+    /* After a Gibbs step that drew layer 1 last (models of two or three
+     * layers), or a Gibbs-Langevin step in which every row took its
+     * proposal: the input of layer 1 at each row's new state (n x n_1,
+     * stride n_1, in the scratch: valid until the next call), else NULL. */
     const float *hidden_input;
     /* scratch kept between calls, grown on demand */
     float *fbuf;

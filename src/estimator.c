@@ -140,9 +140,11 @@ static int grad_scratch(ebm_estimator_t *e, int64_t rows, float **work, double *
     return *work != NULL && *coef != NULL ? EBM_OK : EBM_ENOMEM;
 }
 
-/* g += sum over rows of coef * f(x), in chunks, for f with `clamped` layers. */
+/* g += sum over rows of coef * f(x), in chunks, for f with `clamped` layers.
+ * xm (NULL: none): the rows of x (stride w) with layer 1 at its mean given
+ * the rest, for the term that sums out layer 1 alone (see add_f_after). */
 static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x, int64_t ldx,
-                 const double *coef, double scale)
+                 const double *coef, double scale, const float *xm)
 {
     const ebm_model_t *m = e->m;
     uint32_t mask[2];
@@ -160,10 +162,51 @@ static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x
             for (int64_t r = 0; r < rows; r++) {
                 c[r] = scale * weight[t] * (coef == NULL ? 1.0 : coef[r0 + r]);
             }
-            ebm__energy_grad_rows(m, mask[t], rows, x + r0 * ldx, ldx, c, e->g, work);
+            if (xm != NULL && mask[t] == 2u) { /* E is linear in layer 1 */
+                ebm__energy_grad_rows(m, 0, rows, xm + r0 * m->width, m->width, c, e->g, work);
+            } else {
+                ebm__energy_grad_rows(m, mask[t], rows, x + r0 * ldx, ldx, c, e->g, work);
+            }
         }
     }
     return EBM_OK;
+}
+
+/*
+ * g += scale sum_r f(x_r), f with `clamped` layers, right after the step of
+ * s that made the rows x (stride w). If the step left the input of layer 1
+ * at every row (s->hidden_input: a Gibbs sweep that drew layer 1 last, or a
+ * Gibbs-Langevin step that took every proposal), the term of f that sums
+ * out layer 1 alone is dE/dtheta at the rows with x_1 = E[x_1 | rest], the
+ * mean from that input (E is linear in x_1; the mean is the one
+ * expected_state would compute, from the same GEMM): one layer input fewer.
+ * scratch: n rows of w.
+ */
+static int add_f_after(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clamped, int64_t n,
+                       const float *x, double scale, float *scratch)
+{
+    const ebm_model_t *m = e->m;
+    const int64_t w = m->width, off1 = m->offset[1], n1 = m->size[1];
+    uint32_t mask[2];
+    double weight[2];
+    const int terms = f_terms(e, clamped, mask, weight);
+    if (e->plain || s->hidden_input == NULL || (mask[0] != 2u && (terms < 2 || mask[1] != 2u))) {
+        return add_f(e, clamped, n, x, w, NULL, scale, NULL);
+    }
+    const int binary = m->units[1] == EBM_UNITS_BINARY;
+    for (int64_t r = 0; r < n; r++) {
+        float *row = scratch + r * w;
+        memcpy(row, x + r * w, (size_t)w * sizeof *row);
+        if (binary) { /* the mean straight from the input: one pass */
+            ebm__kern()->sigmoid(n1, s->hidden_input + r * n1, row + off1);
+        } else {
+            memcpy(row + off1, s->hidden_input + r * n1, (size_t)n1 * sizeof *row);
+        }
+    }
+    if (!binary) {
+        ebm__mean_from_input(m, 1, n, scratch + off1, w);
+    }
+    return add_f(e, clamped, n, x, w, NULL, scale, scratch);
 }
 
 /* ---- handle and options ----------------------------------------------- */
@@ -565,14 +608,15 @@ static int posterior_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, in
 
 /*
  * The telescoping estimate of one phase (Qiu et al. Alg. 2, Taniguchi Alg.
- * 2): from x_0 (n rows of x, stride w; overwritten), y_0 = x_0, x_1 = one
- * step of s, then coupled steps until x_t == y_{t-1} and t >= k; pushes
- * coef f(x_k) and coef (f(x_t) - f(y_{t-1})) for k < t < tau onto st.
- * Finished rows leave the batch; each keeps its stream row.
+ * 2): from x_0 (n rows of x, stride w; overwritten), made by a step of
+ * `start`, y_0 = x_0, x_1 = one step of s, then coupled steps until x_t ==
+ * y_{t-1} and t >= k; pushes coef f(x_k) and coef (f(x_t) - f(y_{t-1}))
+ * for k < t < tau onto st, except that k = 0 adds coef f(x_0) to g at once
+ * (add_f_after). Finished rows leave the batch; each keeps its stream row.
  */
-static int telescope(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *rng,
-                     int64_t n, float *x, float *y, double coef, stack *st, uint32_t clamped,
-                     int stat_mean, int stat_max)
+static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *start,
+                     ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, float *y, double coef,
+                     stack *st, uint32_t clamped, int stat_mean, int stat_max)
 {
     const int64_t w = e->m->width;
     int64_t *ids = grow((void **)&e->ibuf, &e->icap, (size_t)(3 * n), sizeof *ids);
@@ -587,10 +631,11 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rn
         ids[r] = r;
         tau[r] = 0;
     }
-    memcpy(y, x, (size_t)(n * w) * sizeof *x);
-    for (int64_t r = 0; r < n && e->k == 0; r++) {
-        rc = stack_push(st, x + r * w, w, coef);
+    if (e->k == 0 && add_f_after(e, start, clamped, n, x, coef, y) != EBM_OK) {
+        free(met);
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the telescoping sum");
     }
+    memcpy(y, x, (size_t)(n * w) * sizeof *x);
     if (rc == EBM_OK) {
         rc = step(e, msg, s, rng, ids, n, x, w);
     }
@@ -642,7 +687,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rn
         /* Meeting times are heavy-tailed: turn the terms into gradient as they
          * pile up, so memory stays bounded however long a chain runs. */
         if (st->rows >= STACK_FLUSH_ROWS) {
-            rc = add_f(e, clamped, st->rows, st->x, w, st->c, 1.0);
+            rc = add_f(e, clamped, st->rows, st->x, w, st->c, 1.0, NULL);
             st->rows = 0;
             if (rc != EBM_OK) {
                 rc = ebm__fail(msg, rc, "out of memory for the telescoping sum");
@@ -752,7 +797,7 @@ static int positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
         rc = posterior_start(e, msg, rng, n, data, ldd, x, draw);
         if (rc == EBM_OK) {
             /* all layers count as clamped: f = dE/dtheta */
-            rc = add_f(e, ebm__all_layers(m), n, x, w, NULL, c);
+            rc = add_f(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
         }
         return rc == EBM_OK || rc != EBM_ENOMEM ? rc : ebm__fail(msg, rc, "out of memory");
     case EBM_POSITIVE_MEAN_FIELD: {
@@ -777,7 +822,7 @@ static int positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
         e->stat[EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED] = missed;
         /* The energy is multilinear: its expectation under a factorised
          * posterior is dE/dtheta at the means (all layers as if clamped). */
-        rc = add_f(e, ebm__all_layers(m), n, x, w, NULL, c);
+        rc = add_f(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
         return rc == EBM_OK ? rc : ebm__fail(msg, rc, "out of memory");
     }
     default: /* COUPLED */
@@ -791,43 +836,12 @@ static int positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
         }
         if (rc == EBM_OK) {
             ebm_sampler_t *s = e->kind == EBM_ESTIMATOR_UCD_LMI ? e->mh_post : e->gibbs_post;
-            rc = telescope(e, msg, s, rng, n, x, y, c, &e->pos, 1u,
+            rc = telescope(e, msg, e->gibbs_post, s, rng, n, x, y, c, &e->pos, 1u,
                            EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN,
                            EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX);
         }
         return rc;
     }
-}
-
-/* g += c sum_r f(chain r), f with nothing clamped, right after a step of
- * s. With h summed out (EBM_MARGINALIZE_ODD) of a two-layer model, and if
- * the step left the input of h at every chain's new v (a Gibbs step, or a
- * Gibbs-Langevin step that took every proposal), the state (v, E[h | v])
- * is built from it and f = dE/dtheta there (E is linear in h, so this is
- * dF/dtheta; the mean is the one expected_state would compute, from the
- * same GEMM): one GEMM fewer per step. x: n rows of scratch. */
-static int add_chain_f(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t n, const float *chains,
-                       float *x, double c)
-{
-    const ebm_model_t *m = e->m;
-    const int64_t w = m->width, off1 = m->offset[1], n1 = m->size[1];
-    if (e->plain || e->marginalize != EBM_MARGINALIZE_ODD || m->n_layers != 2 ||
-        s->hidden_input == NULL) {
-        return add_f(e, 0, n, chains, w, NULL, c);
-    }
-    const int binary = m->units[1] == EBM_UNITS_BINARY;
-    for (int64_t r = 0; r < n; r++) {
-        memcpy(x + r * w, chains + r * w, (size_t)off1 * sizeof *x);
-        if (binary) { /* the mean straight from the input: one pass */
-            ebm__kern()->sigmoid(n1, s->hidden_input + r * n1, x + r * w + off1);
-        } else {
-            memcpy(x + r * w + off1, s->hidden_input + r * n1, (size_t)n1 * sizeof *x);
-        }
-    }
-    if (!binary) {
-        ebm__mean_from_input(m, 1, n, x + off1, w);
-    }
-    return add_f(e, ebm__all_layers(m), n, x, w, NULL, c);
 }
 
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
@@ -857,7 +871,7 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
             rc = step(e, msg, e->gibbs, rng, NULL, n, x, w);
         }
         if (rc == EBM_OK &&
-            (rc = add_chain_f(e, e->gibbs, n, x, y, 1.0 / (double)n)) != EBM_OK) {
+            (rc = add_f_after(e, e->gibbs, 0, n, x, 1.0 / (double)n, y)) != EBM_OK) {
             rc = ebm__fail(msg, rc, "out of memory");
         }
         return rc;
@@ -865,8 +879,8 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
             rc = step(e, msg, e->gibbs, rng, NULL, n_chains, next_chains, w);
         }
-        if (rc == EBM_OK && (rc = add_chain_f(e, e->gibbs, n_chains, next_chains, x,
-                                              1.0 / (double)n_chains)) != EBM_OK) {
+        if (rc == EBM_OK && (rc = add_f_after(e, e->gibbs, 0, n_chains, next_chains,
+                                              1.0 / (double)n_chains, x)) != EBM_OK) {
             rc = ebm__fail(msg, rc, "out of memory");
         }
         return rc;
@@ -889,7 +903,7 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
                 rc = step(e, msg, e->gibbs_post, rng, NULL, n_chains, next_chains, w);
             }
             if (rc == EBM_OK && t > e->burn_in &&
-                (rc = add_chain_f(e, s, n_chains, next_chains, x, c)) != EBM_OK) {
+                (rc = add_f_after(e, s, 0, n_chains, next_chains, c, x)) != EBM_OK) {
                 rc = ebm__fail(msg, rc, "out of memory");
             }
         }
@@ -898,14 +912,14 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
     case EBM_ESTIMATOR_UCD:
         rc = posterior_start(e, msg, rng, n, data, ldd, x, draw);
         if (rc == EBM_OK) {
-            rc = telescope(e, msg, e->gibbs, rng, n, x, y, 1.0 / (double)n, &e->neg, 0,
-                           EBM_ESTIMATOR_STAT_TAU_MEAN, EBM_ESTIMATOR_STAT_TAU_MAX);
+            rc = telescope(e, msg, e->gibbs_post, e->gibbs, rng, n, x, y, 1.0 / (double)n,
+                           &e->neg, 0, EBM_ESTIMATOR_STAT_TAU_MEAN, EBM_ESTIMATOR_STAT_TAU_MAX);
         }
         return rc;
     default: /* UCD_LMI */
         rc = local_mode_start(e, msg, rng, n, x, 0, draw);
         if (rc == EBM_OK) {
-            rc = telescope(e, msg, e->mh, rng, n, x, y, 1.0 / (double)n, &e->neg, 0,
+            rc = telescope(e, msg, e->gibbs, e->mh, rng, n, x, y, 1.0 / (double)n, &e->neg, 0,
                            EBM_ESTIMATOR_STAT_TAU_MEAN, EBM_ESTIMATOR_STAT_TAU_MAX);
         }
         return rc;
@@ -985,10 +999,10 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     }
     /* The telescoping sums: one energy_grad per f term over all their rows. */
     if (rc == EBM_OK && e->pos.rows > 0) {
-        rc = add_f(e, 1u, e->pos.rows, e->pos.x, w, e->pos.c, 1.0);
+        rc = add_f(e, 1u, e->pos.rows, e->pos.x, w, e->pos.c, 1.0, NULL);
     }
     if (rc == EBM_OK && e->neg.rows > 0) {
-        rc = add_f(e, 0, e->neg.rows, e->neg.x, w, e->neg.c, 1.0);
+        rc = add_f(e, 0, e->neg.rows, e->neg.x, w, e->neg.c, 1.0, NULL);
     }
     if (rc == EBM_ENOMEM && msg.text[0] == '\0') {
         ebm__fail(&msg, rc, "out of memory");

@@ -288,9 +288,9 @@ int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64
     ebm__take_streams(rng, (int)s->m->n_layers, streams);
     ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a);
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
-    /* In a two-layer model the sweep ends with h drawn from its input at
-     * the new v, left in a. */
-    s->hidden_input = s->m->n_layers == 2 && (ebm__free_layers(s, 1) & 2u) ? a : NULL;
+    /* With one odd layer (two or three layers) the sweep ends with layer 1
+     * drawn from its input at the new state, left in a. */
+    s->hidden_input = s->m->n_layers <= 3 && (ebm__free_layers(s, 1) & 2u) ? a : NULL;
     return EBM_OK;
 }
 

@@ -1923,7 +1923,8 @@ END_TEST
  * Gibbs-Langevin reuses the step's input of h for f (unadjusted: every row
  * takes its proposal; adjusted: rejections send it back to the plain path;
  * binary and spin hidden units), so do PCD and CD-2 with h summed out after
- * a Gibbs step (binary and spin RBMs), and UCD-LMI's MH steps use float
+ * a Gibbs step (binary and spin RBMs), and UCD-LMI (a spin DBM) for the
+ * term of f(x_0) that sums out layer 1, whose MH steps also use float
  * energies with a certified bound. */
 START_TEST(test_fast_paths_equal_plain)
 {
