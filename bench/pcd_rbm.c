@@ -3,8 +3,9 @@
  * (ebm_model_axpy_params). Data: 1-bit Fashion-MNIST (grey >= 0.5) as 0/1,
  * the first 6000 training images in 60 batches taken in turn, or, if it is
  * not installed, random Bernoulli(0.13) rows (about Fashion-MNIST's share of
- * ones). W starts N(0, 0.01^2), biases 0, as scikit-learn's BernoulliRBM.
- * The time is the median of 200 steps after 20 warm-up steps. Peer:
+ * ones). W starts N(0, 0.01^2), biases 0, as scikit-learn's BernoulliRBM;
+ * f sums out h (EBM_MARGINALIZE_ODD), as its gradient does (v_neg^T
+ * E[h | v_neg]). The time is the median of 200 steps after 20 warm-up steps. Peer:
  * scikit-learn's BernoulliRBM (float64), 8.6 ms per step; goal 2.15 ms. */
 #include "common.h"
 
