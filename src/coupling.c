@@ -41,8 +41,12 @@ typedef struct couple {
     float *A1, *A2;    /* na x w: B1 inputs from X and from Y, at the layers' columns */
     float *P1, *P2;    /* na x w: their discrete units' probabilities of the upper value */
     double *lz;        /* [na]: sum over B1's discrete units of LZ(a2) - LZ(a1) */
-    float *tmp;        /* two rows per thread: a try's uniforms and its proposal */
+    float *tmp;        /* one row of proposals per thread */
     float *u;          /* [na]: the meeting uniforms */
+    float *U, *UA;     /* na x w and na x 2: a try's uniforms (proposals, acceptances) */
+    int64_t *list;     /* [na]: rows that need tries */
+    int64_t *lid;      /* [na]: their stream rows */
+    int64_t *todo;     /* [na]: their chains still trying (1: x, 2: y) */
     int64_t *met;      /* [na]: 1 where B1 met */
     int64_t tries_sum, tries_max;
 } couple;
@@ -160,36 +164,59 @@ static void copy_b1(const couple *c, const float *src, float *dst)
  * MAXIMAL (Qiu Alg. 1 / Jacob et al.'s Alg. 4): x keeps its first draw; y
  * proposes from p2 and accepts iff U' > p1/p2. CRN (Qiu Alg. 3): x is drawn
  * again too; both propose from common uniforms Z2 in each try, x accepts iff
- * U2 > p2/p1, y iff U2' > p1/p2.
+ * U2 > p2/p1, y iff U2' > p1/p2. Try k of every row uses the streams of try
+ * k (rows differ by their stream rows), so the rows list[0..count) that
+ * need tries make try k together: its uniforms come for all of them at
+ * once. list is reordered.
  */
-static int64_t residual(const couple *c, const ebm__stream *base, int64_t r, float *tmp)
+static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t count)
 {
-    int x_done = c->s->coupling == EBM_COUPLING_MAXIMAL, y_done = 0;
-    float *xr = c->X + r * c->w, *yr = c->Y + r * c->w, *ut = tmp + c->w;
-    uint64_t k = 0;
-    while (!(x_done && y_done)) {
-        k++;
+    const int64_t w = c->w;
+    int64_t *todo = c->todo;
+    for (int64_t i = 0; i < count; i++) {
+        todo[i] = c->s->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
+    }
+    int64_t tries_sum = 0, tries_max = 0;
+    for (uint64_t k = 1; count > 0; k++) {
         ebm__stream proposal = ebm__stream_for_try(base, 2 * k);
         ebm__stream accept = ebm__stream_for_try(base, 2 * k + 1);
-        float u[2];
-        ebm__stream_uniform(&accept, (uint32_t)c->id[r], 0, 2, u);
-        b1_uniforms(c, &proposal, 1, c->id + r, ut, c->w); /* both proposals' */
-        if (!x_done) {
-            draw_b1(c, &proposal, r, 1, ut, tmp);
-            if (log((double)u[0]) > log_ratio(c, r, tmp)) {
-                copy_b1(c, tmp, xr);
-                x_done = 1;
+        for (int64_t i = 0; i < count; i++) {
+            c->lid[i] = c->id[list[i]];
+        }
+        b1_uniforms(c, &proposal, count, c->lid, c->U, w); /* both chains' proposals */
+        ebm__stream_uniform_rows(&accept, count, c->lid, 0, 2, c->UA, 2);
+        EBM__PARALLEL_ROWS(count * w * 4)
+        for (int64_t i = 0; i < count; i++) {
+            const int64_t r = list[i];
+            const float *ui = c->U + i * w, *ua = c->UA + 2 * i;
+            float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
+            if (todo[i] & 1) {
+                draw_b1(c, &proposal, r, 1, ui, tmp);
+                if (log((double)ua[0]) > log_ratio(c, r, tmp)) {
+                    copy_b1(c, tmp, c->X + r * w);
+                    todo[i] &= ~INT64_C(1);
+                }
+            }
+            if (todo[i] & 2) {
+                draw_b1(c, &proposal, r, 2, ui, tmp);
+                if (log((double)ua[1]) > -log_ratio(c, r, tmp)) {
+                    copy_b1(c, tmp, c->Y + r * w);
+                    todo[i] &= ~INT64_C(2);
+                }
             }
         }
-        if (!y_done) {
-            draw_b1(c, &proposal, r, 2, ut, tmp);
-            if (log((double)u[1]) > -log_ratio(c, r, tmp)) {
-                copy_b1(c, tmp, yr);
-                y_done = 1;
+        for (int64_t i = count - 1; i >= 0; i--) {
+            if (todo[i] == 0) { /* done after k tries: the last listed row moves here */
+                tries_sum += (int64_t)k;
+                tries_max = (int64_t)k > tries_max ? (int64_t)k : tries_max;
+                count--;
+                list[i] = list[count];
+                todo[i] = todo[count];
             }
         }
     }
-    return (int64_t)k;
+    c->tries_sum = tries_sum;
+    c->tries_max = tries_max;
 }
 
 /*
@@ -256,36 +283,35 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
     /* B2 = the block B1 is drawn from: both chains move B1 first. */
     const int reflection = c->s->coupling == EBM_COUPLING_CRN && c->b1 == 1u &&
                            ebm__is_gaussian(m, 0);
-    int64_t tries_sum = 0, tries_max = 0;
-    if (!reflection) { /* the first draws' and the meeting uniforms, all rows at once */
+    if (reflection) {
+        EBM__PARALLEL_ROWS(na * w * 4)
+        for (int64_t r = 0; r < na; r++) {
+            c->met[r] = 0;
+            reflect(c, &st[ST_FIRST], &st[ST_MEET], r, c->tmp + (int64_t)ebm__thread_num() * w);
+        }
+        c->tries_sum = c->tries_max = 0;
+    } else {
+        /* Qiu Alg. 4 lines 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'); the
+         * uniforms of all rows at once. */
         b1_uniforms(c, &st[ST_FIRST], na, c->id, c->X, w);
         ebm__stream_uniform_rows(&st[ST_MEET], na, c->id, 0, 1, c->u, 1);
-    }
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 16) reduction(+ : tries_sum) \
-    reduction(max : tries_max) if (na * w >= EBM__PARALLEL_MIN / 8)
-#endif
-    for (int64_t r = 0; r < na; r++) {
-        float *tmp = c->tmp + (int64_t)ebm__thread_num() * 2 * w;
-        c->met[r] = 0;
-        if (reflection) {
-            reflect(c, &st[ST_FIRST], &st[ST_MEET], r, tmp);
-            continue;
+        EBM__PARALLEL_ROWS(na * w * 4)
+        for (int64_t r = 0; r < na; r++) {
+            float *xr = c->X + r * w;
+            draw_b1(c, &st[ST_FIRST], r, 1, xr, xr);
+            c->met[r] = log((double)c->u[r]) <= log_ratio(c, r, xr);
+            if (c->met[r]) {
+                copy_b1(c, xr, c->Y + r * w);
+            }
         }
-        /* Qiu Alg. 4 line 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'). */
-        float *xr = c->X + r * w;
-        draw_b1(c, &st[ST_FIRST], r, 1, xr, xr);
-        if (log((double)c->u[r]) <= log_ratio(c, r, xr)) {
-            copy_b1(c, xr, c->Y + r * w);
-            c->met[r] = 1;
-        } else {
-            int64_t k = residual(c, &st[ST_RESIDUAL], r, tmp);
-            tries_sum += k;
-            tries_max = k > tries_max ? k : tries_max;
+        int64_t count = 0;
+        for (int64_t r = 0; r < na; r++) {
+            if (!c->met[r]) {
+                c->list[count++] = r;
+            }
         }
+        residuals(c, &st[ST_RESIDUAL], c->list, count);
     }
-    c->tries_sum = tries_sum;
-    c->tries_max = tries_max;
     /* B2 from the new B1, from common random numbers, except y's off the
      * meeting event under MAXIMAL (independent there). Each chain draws from
      * its own conditional, so chains whose clamped layers differ keep their
@@ -324,12 +350,13 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.b2 = ebm__free_layers(s, 0) != 0 ? ebm__free_layers(s, 1) : 0;
 
     /* Scratch: the gathered states (apart rows first, then rows already
-     * met), y's apart rows, both B1 inputs and probabilities, two rows per
-     * thread for the tries, layer inputs, the meeting uniforms. */
+     * met), y's apart rows, both B1 inputs and probabilities, a row per
+     * thread for the tries, layer inputs, the meeting uniforms, a try's
+     * uniforms; the rows that need tries. */
     const int64_t threads = ebm__max_threads();
-    float *f =
-        ebm__sampler_floats(s, (size_t)(6 * n * w + 2 * threads * w + n * m->max_size + n));
-    int64_t *idx = ebm__sampler_indices(s, (size_t)(5 * n));
+    float *f = ebm__sampler_floats(
+        s, (size_t)(7 * n * w + threads * w + n * m->max_size + 3 * n));
+    int64_t *idx = ebm__sampler_indices(s, (size_t)(8 * n));
     double *lz = ebm__sampler_doubles(s, (size_t)n);
     if (f == NULL || idx == NULL || lz == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
@@ -351,9 +378,14 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.P1 = c.A2 + n * w;
     c.P2 = c.P1 + n * w;
     c.lz = lz;
-    c.tmp = c.P2 + n * w;         /* two rows per thread */
-    float *a = c.tmp + 2 * threads * w; /* n x max_size */
+    c.tmp = c.P2 + n * w;         /* one row per thread */
+    float *a = c.tmp + threads * w; /* n x max_size */
     c.u = a + n * m->max_size;    /* [n] */
+    c.U = c.u + n;                /* n x w */
+    c.UA = c.U + n * w;           /* n x 2 */
+    c.list = idx + 5 * n;
+    c.lid = idx + 6 * n;
+    c.todo = idx + 7 * n;
     c.X = G;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);
