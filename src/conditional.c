@@ -19,7 +19,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
     /* Discrete units: the output rows hold the uniforms, then the draws;
      * short rows get their uniforms all at once. p(+1 | a) of a spin is
      * e^a / (e^a + e^-a) = sigmoid(2a). */
-    const int spin = m->units[l] == EBM_UNITS_SPIN, short_rows = nl <= 64;
+    const int spin = m->units[l] == EBM_UNITS_SPIN, short_rows = nl <= EBM__SHORT_ROW;
     if (!ebm__is_gaussian(m, l) && short_rows) {
         ebm__stream_uniform_rows(s, n, rows, word, nl, xl, ldx);
     }

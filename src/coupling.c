@@ -46,7 +46,7 @@ typedef struct couple {
     float *U, *UA;     /* na x w and na x 2: a try's uniforms (proposals, acceptances) */
     int64_t *list;     /* [na]: rows that need tries */
     int64_t *lid;      /* [na]: their stream rows */
-    int64_t *todo;     /* [na]: their chains still trying (1: x, 2: y) */
+    int64_t *trying;   /* [na]: their chains still trying (1: x, 2: y) */
     int64_t *met;      /* [na]: 1 where B1 met */
     int64_t tries_sum, tries_max;
 } couple;
@@ -172,9 +172,9 @@ static void copy_b1(const couple *c, const float *src, float *dst)
 static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t count)
 {
     const int64_t w = c->w;
-    int64_t *todo = c->todo;
+    int64_t *trying = c->trying;
     for (int64_t i = 0; i < count; i++) {
-        todo[i] = c->s->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
+        trying[i] = c->s->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
     }
     int64_t tries_sum = 0, tries_max = 0;
     for (uint64_t k = 1; count > 0; k++) {
@@ -190,28 +190,28 @@ static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t
             const int64_t r = list[i];
             const float *ui = c->U + i * w, *ua = c->UA + 2 * i;
             float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
-            if (todo[i] & 1) {
+            if (trying[i] & 1) {
                 draw_b1(c, &proposal, r, 1, ui, tmp);
                 if (log((double)ua[0]) > log_ratio(c, r, tmp)) {
                     copy_b1(c, tmp, c->X + r * w);
-                    todo[i] &= ~INT64_C(1);
+                    trying[i] &= ~INT64_C(1);
                 }
             }
-            if (todo[i] & 2) {
+            if (trying[i] & 2) {
                 draw_b1(c, &proposal, r, 2, ui, tmp);
                 if (log((double)ua[1]) > -log_ratio(c, r, tmp)) {
                     copy_b1(c, tmp, c->Y + r * w);
-                    todo[i] &= ~INT64_C(2);
+                    trying[i] &= ~INT64_C(2);
                 }
             }
         }
         for (int64_t i = count - 1; i >= 0; i--) {
-            if (todo[i] == 0) { /* done after k tries: the last listed row moves here */
+            if (trying[i] == 0) { /* done after k tries: the last listed row moves here */
                 tries_sum += (int64_t)k;
                 tries_max = (int64_t)k > tries_max ? (int64_t)k : tries_max;
                 count--;
                 list[i] = list[count];
-                todo[i] = todo[count];
+                trying[i] = trying[count];
             }
         }
     }
@@ -385,7 +385,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.UA = c.U + n * w;           /* n x 2 */
     c.list = idx + 5 * n;
     c.lid = idx + 6 * n;
-    c.todo = idx + 7 * n;
+    c.trying = idx + 7 * n;
     c.X = G;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);

@@ -82,7 +82,9 @@ ebm__stream ebm__rng_take_stream(ebm_rng_t *r);
 void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
                          float *out);
 /* The same for n rows: out + r ldo gets ebm__stream_uniform(s,
- * ebm__row_id(rows, r), word, count) (short rows share vector work). */
+ * ebm__row_id(rows, r), word, count). Rows of at most EBM__SHORT_ROW words
+ * share vector work; longer ones are filled one by one. */
+#define EBM__SHORT_ROW 64
 void ebm__stream_uniform_rows(const ebm__stream *s, int64_t n, const int64_t *rows,
                               uint64_t word, int64_t count, float *out, int64_t ldo);
 /* out[0..count) = standard normals of row `row`, made in Box-Muller pairs:

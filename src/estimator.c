@@ -190,7 +190,8 @@ static int add_f_after(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clam
     uint32_t mask[2];
     double weight[2];
     const int terms = f_terms(e, clamped, mask, weight);
-    if (e->plain || s->hidden_input == NULL || (mask[0] != 2u && (terms < 2 || mask[1] != 2u))) {
+    const int layer1_term = mask[0] == 2u || (terms == 2 && mask[1] == 2u);
+    if (e->plain || s->hidden_input == NULL || !layer1_term) {
         return add_f(e, clamped, n, x, w, NULL, scale, NULL);
     }
     const int binary = m->units[1] == EBM_UNITS_BINARY;

@@ -227,8 +227,7 @@ void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int6
 void ebm__stream_uniform_rows(const ebm__stream *s, int64_t n, const int64_t *rows,
                               uint64_t word, int64_t count, float *out, int64_t ldo)
 {
-    /* Rows of up to 16 blocks share vectors; longer ones fill their own. */
-    if (word % 4 == 0 && count <= 64) {
+    if (word % 4 == 0 && count <= EBM__SHORT_ROW) {
         ebm__kern()->uniform_rows(s->key, s->seq, n, rows, word >> 2, count, out, ldo);
         return;
     }
