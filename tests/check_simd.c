@@ -376,10 +376,13 @@ static int uniform_rows_match(uniform_rows_fn f)
 {
     const uint32_t key[2] = {0x01234567u, 0x89abcdefu};
     const uint64_t seq = UINT64_C(0x0123456789abcdef);
-    static const int64_t ids[17] = {4, 0, 0xFFFFFFFF, 7, 7, 1, 99, 3, 2, 5, 6, 8, 10, 11, 12, 13, 9};
-    static const int64_t ns[] = {0, 1, 3, 5, 17}, counts[] = {0, 1, 3, 4, 5, 16, 17, 63, 64};
+    static const int64_t ids[40] = {4,  0,  0xFFFFFFFF, 7,  7,  1,  99, 3,  2,  5,
+                                    6,  8,  10,         11, 12, 13, 9,  20, 21, 0xFFFFFFFE,
+                                    14, 15, 16,         17, 18, 19, 22, 23, 24, 25,
+                                    26, 27, 28,         29, 30, 31, 32, 33, 34, 35};
+    static const int64_t ns[] = {0, 1, 3, 5, 17, 40}, counts[] = {0, 1, 3, 4, 5, 16, 17, 63, 64};
     static const uint64_t blocks[] = {0, 3, UINT64_C(0xFFFFFFFE)};
-    static float out[17 * 70];
+    static float out[40 * 70];
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
             for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {

@@ -244,12 +244,52 @@ static void uniform_blocks(const uint32_t key[2], uint64_t seq, uint64_t block, 
  * out + r ldo. Its blocks are (row << 32) + block + b, as rng.c's row
  * layout names them; a vector takes the blocks of several rows at once
  * (LANES (row, block) pairs in turn), so that rows of a few blocks do not
- * leave most lanes empty. */
+ * leave most lanes empty. When a vector holds whole rows (nb divides LANES)
+ * and c0 cannot carry, lane j is block j % nb of row j / nb of the group
+ * (rows_whole); the other rows take the general loop. */
+#ifdef VECTOR_PHILOX
+static int64_t rows_whole(const uint32_t key[2], uint64_t seq, int64_t n, const int64_t *rows,
+                          uint64_t block, int64_t count, float *out, int64_t ldo)
+{
+    const int64_t nb = (count + 3) / 4;
+    if (nb == 0 || LANES % nb != 0 || block + (uint64_t)nb - 1 > UINT32_MAX) {
+        return 0;
+    }
+    const int64_t per = LANES / nb;
+    uint32_t lane_block[LANES];
+    for (int j = 0; j < LANES; j++) {
+        lane_block[j] = (uint32_t)(block + (uint64_t)(j % nb));
+    }
+    const vec c0 = V_LOADU(lane_block);
+    int64_t r = 0;
+    for (; n - r >= per; r += per) {
+        uint32_t id[LANES];
+        for (int j = 0; j < LANES; j++) {
+            id[j] = ebm__row_id(rows, r + j / nb);
+        }
+        vec c[4];
+        float u[4 * LANES];
+        blocks_at(c0, V_LOADU(id), seq, key[0], key[1], c);
+        store_words(c, u);
+        for (int64_t k = 0; k < per; k++) {
+            for (int64_t i = 0; i < count; i++) {
+                out[(r + k) * ldo + i] = u[4 * nb * k + i];
+            }
+        }
+    }
+    return r;
+}
+#endif
+
 static void uniform_rows(const uint32_t key[2], uint64_t seq, int64_t n, const int64_t *rows,
                          uint64_t block, int64_t count, float *out, int64_t ldo)
 {
-    const int64_t nb = (count + 3) / 4, items = n * nb;
-    int64_t r = 0, b = 0;
+    int64_t r = 0;
+#ifdef VECTOR_PHILOX
+    r = rows_whole(key, seq, n, rows, block, count, out, ldo);
+#endif
+    const int64_t nb = (count + 3) / 4, items = (n - r) * nb;
+    int64_t b = 0;
     for (int64_t i = 0; i < items; i += LANES) {
         const int lanes = items - i < LANES ? (int)(items - i) : LANES;
         uint32_t c0[LANES] = {0}, c1[LANES] = {0};
