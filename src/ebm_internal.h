@@ -204,29 +204,6 @@ static inline double ebm__log_pos(double x)
            ((hfsq - (s * (hfsq + r) + dk * 1.90821492927058770002e-10)) - f);
 }
 
-/* e^x for x <= 0 (fdlibm's e_exp.c: x = k ln 2 + r, |r| <= ln 2 / 2, a
- * rational approximation of e^r; under 1 ulp), clamped at -708 where e^x
- * is still normal (about 3e-308: as good as 0 beside the 1 it is added to
- * in the coupling's factors). */
-static inline double ebm__exp_neg(double x)
-{
-    double xc = x < -708.0 ? -708.0 : x;
-    xc = xc == xc ? xc : 0.0; /* NaN: no float-to-int conversion of it */
-    double k = (xc * 1.44269504088896338700 + 0x1.8p52) - 0x1.8p52; /* round */
-    double hi = xc - k * 6.93147180369123816490e-01, lo = k * 1.90821492927058770002e-10;
-    double r = hi - lo, t = r * r;
-    double c = r - t * (1.66666666666666019037e-01 +
-                        t * (-2.77777777770155933842e-03 +
-                             t * (6.61375632143793436117e-05 +
-                                  t * (-1.65339022054652515390e-06 +
-                                       t * 4.13813679705723846039e-08))));
-    double y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
-    uint64_t bits = (uint64_t)(int64_t)((int32_t)k + 1023) << 52; /* 2^k, k in [-1022, 0] */
-    double scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return x == x ? y * scale : x;
-}
-
 static inline void ebm__box_muller(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
                                    float *z0, float *z1)
 {
@@ -307,10 +284,13 @@ typedef struct ebm__kernels {
      * (binary: k = 1, spin: k = 2) at the inputs a1, a2 of the two chains:
      * p1 = sigmoid(k a1), p2 = sigmoid(k a2) (as the draws use them), and
      * the return value LZ(a2) - LZ(a1) summed over the units, with LZ(a) =
-     * lin(a) + log(1 + e^{-k|a|}), lin = max(a, 0) (binary) or |a| (spin):
-     * per block of 512 units, unit j's linear part and factor
-     * (1 + e^{-k|a2|}) / (1 + e^{-k|a1|}) in [1/2, 2] go to lane j % 8 (sum,
-     * product), the lanes' product to one log; then the logs and lanes. */
+     * lin(a) + log(1 + e^{-k|a|}) = lin(a) - log sigmoid(k|a|), lin =
+     * max(a, 0) (binary) or |a| (spin), and sigmoid(k|a|) = max(p, 1 - p)
+     * of the float probabilities (so the log ratios are as exact as the
+     * probabilities the draws use, about 1e-7 per unit): per block of 512
+     * units, unit j's linear part and factor sigmoid(k|a1|) / sigmoid(k|a2|)
+     * in [1/2, 2] go to lane j % 8 (sum, product), the lanes' product to one
+     * log; then the logs and lanes. */
     double (*coupling_setup)(int64_t n, int spin, const float *a1, const float *a2, float *p1,
                              float *p2);
     /* y += d x (d = +-1 or +-2 in the local search: the product is exact,

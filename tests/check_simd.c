@@ -473,9 +473,11 @@ START_TEST(sub_dot_plain)
 END_TEST
 
 /* The coupled step's setup against libm in double: the probabilities are
- * ebm__sigmoidf's, the log-partition difference within 1e-13 of the sum of
- * |LZ| (the old per-unit formula), also over 1300 units (three log blocks);
- * e^x for x <= 0 within 1 ulp. The twin forgets spin's factor 2. */
+ * ebm__sigmoidf's, the log-partition difference within 10 2^-24 per unit of
+ * the per-unit libm formula (sigmoid(k |a|) is max(p, 1 - p) of the float
+ * probabilities, each within 4 ulp, and 1 - p adds a rounding: log of each
+ * within 5 2^-24), plus 1e-13 of the sum of |LZ| for the double sums, also
+ * over 1300 units (three log blocks). The twin forgets spin's factor 2. */
 static double lz_plain(int64_t n, int spin, const float *a1, const float *a2, double *scale)
 {
     double sum = 0.0;
@@ -515,7 +517,7 @@ static int setup_matches(setup_fn f)
             }
             double scale, want = lz_plain(n, spin, a1, a2, &scale);
             double got = f(n, spin, a1, a2, p1, p2);
-            if (!(fabs(got - want) <= 1e-13 * scale)) {
+            if (!(fabs(got - want) <= (double)n * 10.0 * 0x1p-24 + 1e-13 * scale)) {
                 return 0;
             }
             for (int64_t j = 0; j < n; j++) {
@@ -533,12 +535,6 @@ START_TEST(coupling_setup_plain)
 {
     ck_assert_msg(setup_matches(ebm__kern()->coupling_setup), "coupling_setup differs");
     ck_assert_msg(!setup_matches(coupling_twin), "the twin without spin's factor passed");
-    uint64_t seed = 5;
-    for (int i = 0; i < 1000000; i++) {
-        double x = i < 2 ? (i ? 0.0 : -708.0) : -708.0 * t_uniform(&seed) * t_uniform(&seed);
-        double got = ebm__exp_neg(x), want = exp(x);
-        ck_assert_msg(fabs(got - want) <= want * 0x1.0p-52, "exp(%a) = %a, libm %a", x, got, want);
-    }
 }
 END_TEST
 

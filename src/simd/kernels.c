@@ -446,23 +446,26 @@ static double coupling_setup(int64_t n, int spin, const float *restrict a1,
     const float scale = spin ? 2.0f : 1.0f;
     /* lin = s |a| + (1 - s) max(a, 0), exact for s = 0 or 1 (finite a):
      * arithmetic, because a select on the flag stops the vectoriser. */
-    const double k = spin ? 2.0 : 1.0, s = spin ? 1.0 : 0.0;
-    for (int64_t j = 0; j < n; j++) {
-        p1[j] = ebm__sigmoidf(scale * a1[j]);
-        p2[j] = ebm__sigmoidf(scale * a2[j]);
-    }
+    const double s = spin ? 1.0 : 0.0;
     double lin[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, logs = 0.0;
     for (int64_t c0 = 0; c0 < n; c0 += 512) {
         const int64_t len = n - c0 < 512 ? n - c0 : 512;
-        /* Elementwise first (the vectorised loop), then the lanes. */
+        /* Elementwise first (the vectorised loop), then the lanes. The
+         * factor sigmoid(k |a1|) / sigmoid(k |a2|) takes sigmoid(k |a|) =
+         * max(p, 1 - p) from the probabilities the draws use. */
         double f[512], d[512];
         for (int64_t j = 0; j < len; j++) {
+            const float q1 = ebm__sigmoidf(scale * a1[c0 + j]);
+            const float q2 = ebm__sigmoidf(scale * a2[c0 + j]);
+            p1[c0 + j] = q1;
+            p2[c0 + j] = q2;
             const double x1 = a1[c0 + j], x2 = a2[c0 + j];
-            const double t1 = fabs(x1), t2 = fabs(x2);
-            const double l1 = s * t1 + (1.0 - s) * (x1 > 0.0 ? x1 : 0.0);
-            const double l2 = s * t2 + (1.0 - s) * (x2 > 0.0 ? x2 : 0.0);
+            const double l1 = s * fabs(x1) + (1.0 - s) * (x1 > 0.0 ? x1 : 0.0);
+            const double l2 = s * fabs(x2) + (1.0 - s) * (x2 > 0.0 ? x2 : 0.0);
             d[j] = l2 - l1;
-            f[j] = (1.0 + ebm__exp_neg(-k * t2)) / (1.0 + ebm__exp_neg(-k * t1));
+            const float m1 = q1 > 1.0f - q1 ? q1 : 1.0f - q1;
+            const float m2 = q2 > 1.0f - q2 ? q2 : 1.0f - q2;
+            f[j] = (double)m1 / (double)m2;
         }
         double prod[8] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
         for (int64_t j = 0; j < len; j++) { /* lane j % 8, in order */
