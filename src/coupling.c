@@ -43,6 +43,7 @@ typedef struct couple {
     double *lz;        /* [na]: sum over B1's discrete units of LZ(a2) - LZ(a1) */
     float *tmp;        /* one row of proposals per thread */
     float *u;          /* [na]: the meeting uniforms */
+    double *log_u;     /* [2 na]: logs of the meeting or a try's acceptance uniforms */
     float *U, *UA;     /* na x w and na x 2: a try's uniforms (proposals, acceptances) */
     int64_t *list;     /* [na]: rows that need tries */
     int64_t *lid;      /* [na]: their stream rows */
@@ -185,21 +186,23 @@ static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t
         }
         b1_uniforms(c, &proposal, count, c->lid, c->U, w); /* both chains' proposals */
         ebm__stream_uniform_rows(&accept, count, c->lid, 0, 2, c->UA, 2);
+        ebm__kern()->log_uniform(2 * count, c->UA, c->log_u);
         EBM__PARALLEL_ROWS(count * w * 4)
         for (int64_t i = 0; i < count; i++) {
             const int64_t r = list[i];
-            const float *ui = c->U + i * w, *ua = c->UA + 2 * i;
+            const float *ui = c->U + i * w;
+            const double *log_ua = c->log_u + 2 * i; /* -inf for 0: always accepts */
             float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
             if (trying[i] & 1) {
                 draw_b1(c, &proposal, r, 1, ui, tmp);
-                if (log((double)ua[0]) > log_ratio(c, r, tmp)) {
+                if (log_ua[0] > log_ratio(c, r, tmp)) {
                     copy_b1(c, tmp, c->X + r * w);
                     trying[i] &= ~INT64_C(1);
                 }
             }
             if (trying[i] & 2) {
                 draw_b1(c, &proposal, r, 2, ui, tmp);
-                if (log((double)ua[1]) > -log_ratio(c, r, tmp)) {
+                if (log_ua[1] > -log_ratio(c, r, tmp)) {
                     copy_b1(c, tmp, c->Y + r * w);
                     trying[i] &= ~INT64_C(2);
                 }
@@ -295,11 +298,12 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
          * uniforms of all rows at once. */
         b1_uniforms(c, &st[ST_FIRST], na, c->id, c->X, w);
         ebm__stream_uniform_rows(&st[ST_MEET], na, c->id, 0, 1, c->u, 1);
+        ebm__kern()->log_uniform(na, c->u, c->log_u);
         EBM__PARALLEL_ROWS(na * w * 4)
         for (int64_t r = 0; r < na; r++) {
             float *xr = c->X + r * w;
             draw_b1(c, &st[ST_FIRST], r, 1, xr, xr);
-            c->met[r] = log((double)c->u[r]) <= log_ratio(c, r, xr);
+            c->met[r] = c->log_u[r] <= log_ratio(c, r, xr);
             if (c->met[r]) {
                 copy_b1(c, xr, c->Y + r * w);
             }
@@ -357,7 +361,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     float *f = ebm__sampler_floats(
         s, (size_t)(7 * n * w + threads * w + n * m->max_size + 3 * n));
     int64_t *idx = ebm__sampler_indices(s, (size_t)(8 * n));
-    double *lz = ebm__sampler_doubles(s, (size_t)n);
+    double *lz = ebm__sampler_doubles(s, (size_t)(3 * n));
     if (f == NULL || idx == NULL || lz == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }
@@ -378,6 +382,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.P1 = c.A2 + n * w;
     c.P2 = c.P1 + n * w;
     c.lz = lz;
+    c.log_u = lz + n;
     c.tmp = c.P2 + n * w;         /* one row per thread */
     float *a = c.tmp + threads * w; /* n x max_size */
     c.u = a + n * m->max_size;    /* [n] */

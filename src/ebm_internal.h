@@ -293,6 +293,10 @@ typedef struct ebm__kernels {
      * log; then the logs and lanes. */
     double (*coupling_setup)(int64_t n, int spin, const float *a1, const float *a2, float *p1,
                              float *p2);
+    /* out[j] = log u[j] in double for uniforms u[j] in [0, 1) (ebm__log_pos,
+     * within an ulp of libm's), -inf for 0: the coupled step's
+     * acceptance thresholds. */
+    void (*log_uniform)(int64_t n, const float *u, double *out);
     /* y += d x (d = +-1 or +-2 in the local search: the product is exact,
      * so the sum is rounded once, as by an FMA). */
     void (*axpy)(int64_t n, float d, const float *x, float *y);

@@ -286,6 +286,18 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
                 return "coupling_setup";
             }
         }
+        {
+            static double g1[MAXN], g2[MAXN];
+            inputs(a, u1, n, (uint64_t)(23 * n));
+            for (int64_t i = 0; i < n; i++) { /* uniforms, zeros among them */
+                u1[i] = i % 5 == 0 ? 0.0f : fabsf(u1[i]) - floorf(fabsf(u1[i]));
+            }
+            k->log_uniform(n, u1, g1);
+            ref->log_uniform(n, u1, g2);
+            if (memcmp(g1, g2, (size_t)n * sizeof *g1) != 0) {
+                return "log_uniform";
+            }
+        }
         inputs(a, u1, n, (uint64_t)(11 * n));
         memcpy(u2, u1, sizeof u1);
         k->axpy(n, -2.0f, a, u1);
@@ -538,6 +550,43 @@ START_TEST(coupling_setup_plain)
 }
 END_TEST
 
+/* log_uniform on every uniform the generator makes (k 2^-24, k < 2^24)
+ * against libm: within an ulp, -inf at 0. Its twin takes the log in float. */
+static void log_uniform_float(int64_t n, const float *u, double *out)
+{
+    for (int64_t j = 0; j < n; j++) {
+        out[j] = (double)logf(u[j]);
+    }
+}
+
+static int log_uniform_matches(void (*f)(int64_t, const float *, double *))
+{
+    enum { CHUNK = 4096 };
+    static float u[CHUNK];
+    static double got[CHUNK];
+    for (int64_t k0 = 0; k0 < (INT64_C(1) << 24); k0 += CHUNK) {
+        for (int64_t i = 0; i < CHUNK; i++) {
+            u[i] = (float)(k0 + i) * 0x1p-24f;
+        }
+        f(CHUNK, u, got);
+        for (int64_t i = 0; i < CHUNK; i++) {
+            const double want = log((double)u[i]);
+            if (u[i] == 0.0f ? got[i] != -INFINITY
+                             : !(fabs(got[i] - want) <= nextafter(fabs(want), INFINITY) - fabs(want))) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+START_TEST(log_uniform_plain)
+{
+    ck_assert_msg(log_uniform_matches(ebm__kern()->log_uniform), "log_uniform differs from libm");
+    ck_assert_msg(!log_uniform_matches(log_uniform_float), "the twin in float passed");
+}
+END_TEST
+
 /* The argmin kernel against the plain loop it replaced (ties go up, NaN
  * goes down, clamped units stay), and its twin with ties going down. */
 static int64_t argmin_plain(int64_t n, const float *a, float low, const uint8_t *clamp, float *x,
@@ -734,6 +783,7 @@ Suite *ebm_simd_suite(void)
     tcase_add_test(tc, sub_dot_plain);
     tcase_add_test(tc, argmin_plain_loop);
     tcase_add_test(tc, coupling_setup_plain);
+    tcase_add_test(tc, log_uniform_plain);
     tcase_add_test(tc, builds_agree);
     tcase_add_test(tc, calls_agree);
     suite_add_tcase(s, tc);

@@ -468,7 +468,14 @@ static double coupling_setup(int64_t n, int spin, const float *restrict a1,
             f[j] = (double)m1 / (double)m2;
         }
         double prod[8] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
-        for (int64_t j = 0; j < len; j++) { /* lane j % 8, in order */
+        int64_t j = 0;
+        for (; j + 8 <= len; j += 8) { /* lane j % 8, in order: a vector op */
+            for (int l = 0; l < 8; l++) {
+                lin[l] += d[j + l];
+                prod[l] *= f[j + l];
+            }
+        }
+        for (; j < len; j++) {
             lin[j % 8] += d[j];
             prod[j % 8] *= f[j];
         }
@@ -483,6 +490,15 @@ static double coupling_setup(int64_t n, int spin, const float *restrict a1,
         sum += lin[l];
     }
     return sum;
+}
+
+static void log_uniform(int64_t n, const float *restrict u, double *restrict out)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const double x = u[j] > 0.0f ? (double)u[j] : 1.0; /* positive ones are >= 2^-24 */
+        const double l = ebm__log_pos(x);
+        out[j] = u[j] > 0.0f ? l : -INFINITY;
+    }
 }
 
 static void axpy(int64_t n, float d, const float *restrict x, float *restrict y)
@@ -543,6 +559,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .sub_dot = sub_dot,
                                   .argmin = argmin,
                                   .coupling_setup = coupling_setup,
+                                  .log_uniform = log_uniform,
                                   .axpy = axpy,
                                   .values_ok = values_ok,
                                   .update_suspect = update_suspect,
