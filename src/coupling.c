@@ -375,9 +375,12 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
             idx[na++] = r;
         }
     }
+    /* When no row has met and the chains are stored densely (as the
+     * telescoping sum keeps them), the apart rows are x and y themselves. */
+    const int in_place = nt == 0 && ldx == w && ldy == w;
     float *G = f;                 /* n x w: apart rows, then together rows */
-    c.Y = f + n * w;              /* na x w */
-    c.A1 = c.Y + n * w;
+    c.Y = in_place ? y : f + n * w; /* na x w */
+    c.A1 = f + 2 * n * w;
     c.A2 = c.A1 + n * w;
     c.P1 = c.A2 + n * w;
     c.P2 = c.P1 + n * w;
@@ -391,7 +394,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.list = idx + 5 * n;
     c.lid = idx + 6 * n;
     c.trying = idx + 7 * n;
-    c.X = G;
+    c.X = in_place ? x : G;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);
     }
@@ -401,7 +404,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.na = na;
     c.id = sid;
     c.met = flags;
-    for (int64_t i = 0; i < na; i++) {
+    for (int64_t i = 0; i < na && !in_place; i++) {
         memcpy(c.X + i * w, x + idx[i] * ldx, (size_t)w * sizeof *x);
         memcpy(c.Y + i * w, y + idx[i] * ldy, (size_t)w * sizeof *y);
     }
@@ -431,8 +434,10 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
 
     int64_t n_met = nt;
     for (int64_t i = 0; i < na; i++) {
-        memcpy(x + idx[i] * ldx, c.X + i * w, (size_t)w * sizeof *x);
-        memcpy(y + idx[i] * ldy, c.Y + i * w, (size_t)w * sizeof *y);
+        if (!in_place) {
+            memcpy(x + idx[i] * ldx, c.X + i * w, (size_t)w * sizeof *x);
+            memcpy(y + idx[i] * ldy, c.Y + i * w, (size_t)w * sizeof *y);
+        }
         int equal = ebm__rows_equal(c.X + i * w, c.Y + i * w, w);
         n_met += equal;
         if (met != NULL) {
