@@ -452,6 +452,15 @@ int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int6
  * ebm__free_energy_chunk(m, 0, ...). t: rows x max_size floats. */
 int ebm__energy_fast_ok(const ebm_model_t *m);
 double ebm__energy_fast_bound(const ebm_model_t *m);
+/* E(x_r) of such a model of two or three layers from a1, the float input
+ * of layer 1 at x_r (rows of n_1) as ebm__layer_input makes it: E =
+ * -sum_{l != 1} b_l.x_l - x_1.a_1 in double, no GEMM. */
+void ebm__energy_from_input(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx,
+                            const float *a1, double *e);
+/* *fast = ebm__energy_fast_bound(m); *from_input (unless NULL; two or three
+ * layers) bounds ebm__energy_from_input's error and the double path's
+ * alike. One pass over the weights. */
+void ebm__energy_bounds(const ebm_model_t *m, double *fast, double *from_input);
 void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx, double *e,
                       float *t);
 
@@ -524,6 +533,10 @@ struct ebm_sampler {
      * proposal: the input of layer 1 at each row's new state (n x n_1,
      * stride n_1, in the scratch: valid until the next call), else NULL. */
     const float *hidden_input;
+    /* Set by a caller for the next MH call only (which clears it): the
+     * hidden_input of the Gibbs step that made that call's x, so that E(x)
+     * needs no GEMM (ebm__energy_from_input). */
+    const float *entry_input;
     /* scratch kept between calls, grown on demand */
     float *fbuf;
     size_t fcap;

@@ -128,30 +128,95 @@ int ebm__energy_fast_ok(const ebm_model_t *m)
  * own rounding (gamma_K with u = 2^-53) is added, so that a decision
  * outside twice this bound is the decision of either path.
  */
-double ebm__energy_fast_bound(const ebm_model_t *m)
+static double weight_norm(const ebm_model_t *m, int64_t l) /* sum |W_l|, entrywise */
 {
-    double bound = 0.0;
+    const float *wl = m->params + m->w_off[l];
+    const int64_t count = m->size[l - 1] * m->size[l];
+    double sum = 0.0;
+    for (int64_t i = 0; i < count; i++) {
+        sum += fabsf(wl[i]);
+    }
+    return sum;
+}
+
+static double bias_norm(const ebm_model_t *m, int64_t l)
+{
+    const float *b = m->params + m->b_off[l];
+    double sum = 0.0;
+    for (int64_t j = 0; j < m->size[l]; j++) {
+        sum += fabsf(b[j]);
+    }
+    return sum;
+}
+
+static double gamma(double k, double unit)
+{
+    return k * unit / (1.0 - k * unit);
+}
+
+void ebm__energy_bounds(const ebm_model_t *m, double *fast, double *from_input)
+{
+    double wn[EBM_MAX_LAYERS] = {0.0}, bn = 0.0;
+    *fast = 0.0;
     for (int64_t l = 1; l < m->n_layers; l++) {
-        const float *wl = m->params + m->w_off[l];
-        const int64_t count = m->size[l - 1] * m->size[l];
-        double sum = 0.0;
-        for (int64_t i = 0; i < count; i++) {
-            sum += fabsf(wl[i]);
-        }
+        wn[l] = weight_norm(m, l);
         const double k = (double)m->size[l - 1], kd = k + (double)m->size[l] + 2.0;
-        const double gf = k * 0x1p-24 / (1.0 - k * 0x1p-24);
-        const double gd = kd * 0x1p-53 / (1.0 - kd * 0x1p-53);
-        bound += (gf + gd) * sum * (1.0 + 1e-6);
+        *fast += (gamma(k, 0x1p-24) + gamma(kd, 0x1p-53)) * wn[l] * (1.0 + 1e-6);
     }
     /* The bias sums, in double in both paths but in different orders. */
-    const double kb = (double)m->width + 2.0, gb = kb * 0x1p-53 / (1.0 - kb * 0x1p-53);
+    const double gb = gamma((double)m->width + 2.0, 0x1p-53);
     for (int64_t l = 0; l < m->n_layers; l++) {
-        const float *b = m->params + m->b_off[l];
-        for (int64_t j = 0; j < m->size[l]; j++) {
-            bound += 2.0 * gb * fabsf(b[j]);
-        }
+        bn += bias_norm(m, l);
     }
-    return bound;
+    *fast += 2.0 * gb * bn;
+    if (from_input == NULL) {
+        return;
+    }
+    /* a_1j is a float sum of the K = n_0 + n_2 + 1 exact terms b_1j, x_0i W_1ij
+     * and x_2k W_2jk, in whatever order the GEMMs add them: within gamma_K
+     * of their sums of magnitudes (Higham, as above), so x_1.a_1 with |x_1j|
+     * <= 1 is within gamma_K (||b_1||_1 + ||W_1||_1 + ||W_2||_1). Both
+     * paths' double sums are trees of at most 2 width + 2 additions over
+     * terms whose magnitudes sum to at most the norms of all parameters. */
+    const double k = (double)m->size[0] + (m->n_layers > 2 ? (double)m->size[2] : 0.0) + 1.0;
+    const double n1 = bias_norm(m, 1) + wn[1] + wn[2];
+    double all = bn;
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        all += wn[l];
+    }
+    *from_input = gamma(k, 0x1p-24) * n1 * (1.0 + 1e-6) +
+                  2.0 * gamma(2.0 * (double)m->width + 2.0, 0x1p-53) * all;
+}
+
+double ebm__energy_fast_bound(const ebm_model_t *m)
+{
+    double fast;
+    ebm__energy_bounds(m, &fast, NULL);
+    return fast;
+}
+
+void ebm__energy_from_input(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx,
+                            const float *a1, double *e)
+{
+    const int64_t n1 = m->size[1];
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            if (l == 1) {
+                continue;
+            }
+            const double *b = m->params_d + m->b_off[l];
+            const float *xl = x + r * ldx + m->offset[l];
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                s -= b[j] * (double)xl[j];
+            }
+        }
+        const float *x1 = x + r * ldx + m->offset[1], *ar = a1 + r * n1;
+        for (int64_t j = 0; j < n1; j++) {
+            s -= (double)x1[j] * (double)ar[j];
+        }
+        e[r] = s;
+    }
 }
 
 void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx, double *e,

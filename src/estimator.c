@@ -638,6 +638,9 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
     }
     memcpy(y, x, (size_t)(n * w) * sizeof *x);
     if (rc == EBM_OK) {
+        if (s->kind == EBM_SAMPLER_MH_UNIFORM) { /* E(x_0) from start's sweep */
+            s->entry_input = start->hidden_input;
+        }
         rc = step(e, msg, s, rng, ids, n, x, w);
     }
     for (int64_t r = 0; r < n; r++) {

@@ -313,16 +313,17 @@ static void mh_energies(const ebm_model_t *m, int64_t rows, const float *x, int6
     }
 }
 
-/* log u < E(a) - E(b), decided from the float-GEMM energies when they are
- * further than twice their error bound from the threshold (then the exact
- * and the double-precision decisions agree with it), else recomputed in
- * double for this row, as the plain path does. */
+/* log u < E(a) - E(b), decided from the float energies when they are
+ * further than the sum of their error bounds from the threshold (then the
+ * exact and the double-precision decisions agree with it), else recomputed
+ * in double for this row, as the plain path does. A bound < 0: the
+ * energies are the double path's. */
 static int mh_accepts(ebm_sampler_t *s, double log_u, const float *a, const float *b,
-                      double e_a, double e_b, double bound, double *work)
+                      double e_a, double e_b, double bound_a, double bound_b, double *work)
 {
     const ebm_model_t *m = s->m;
     double margin = e_a - e_b - log_u;
-    if (bound < 0.0 || fabs(margin) > 2.0 * bound) {
+    if (bound_a < 0.0 || fabs(margin) > bound_a + bound_b) {
         return log_u < e_a - e_b;
     }
     s->energy_rechecks++;
@@ -348,6 +349,9 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
     const ebm_model_t *m = s->m;
     const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
     const int fast = !s->plain_energies && ebm__energy_fast_ok(m);
+    /* E(x) from the input of layer 1 that the caller's Gibbs step left */
+    const float *entry = fast && m->n_layers <= 3 ? s->entry_input : NULL;
+    s->entry_input = NULL;
     float *xp = ebm__sampler_floats(s, (size_t)(2 * chunk * w + w + chunk * m->max_size));
     double *d = ebm__sampler_doubles(s, (size_t)(4 * chunk + ebm__free_energy_scratch(m, chunk)));
     if (xp == NULL || d == NULL) {
@@ -356,7 +360,11 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
     double *e_x = d, *e_y = d + chunk, *e_p = d + 2 * chunk, *e_yp = d + 3 * chunk;
     double *work = d + 4 * chunk;
     float *yp = xp + chunk * w, *draw = yp + chunk * w, *t = fast ? draw + w : NULL;
-    const double bound = fast ? ebm__energy_fast_bound(m) : -1.0;
+    double bound = -1.0, bound_input = -1.0;
+    if (fast) {
+        ebm__energy_bounds(m, &bound, entry != NULL ? &bound_input : NULL);
+    }
+    const double bound_x = entry != NULL ? bound_input : bound;
     ebm__stream streams[2];
     ebm__take_streams(rng, 2, streams); /* proposal, acceptance */
     uint32_t layers = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
@@ -369,7 +377,11 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
             memcpy(xp + r * w, xc + r * ldx, (size_t)w * sizeof *xp);
             ebm__random_units(m, &streams[0], &id, 1, xp + r * w, w, layers, NULL, 0, draw);
         }
-        mh_energies(m, rows, xc, ldx, e_x, t, work);
+        if (entry != NULL) {
+            ebm__energy_from_input(m, rows, xc, ldx, entry + r0 * m->size[1], e_x);
+        } else {
+            mh_energies(m, rows, xc, ldx, e_x, t, work);
+        }
         mh_energies(m, rows, xp, w, e_p, t, work);
         if (yc != NULL) {
             /* y's proposal: the common free units, y's own clamped units (the
@@ -399,7 +411,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
             double log_u = log((double)u); /* -inf for u = 0: always accepts */
             float *xr = xc + r * ldx, *yr = yc == NULL ? NULL : yc + r * ldy;
             int together = yr != NULL && ebm__rows_equal(xr, yr, w);
-            if (mh_accepts(s, log_u, xr, xp + r * w, e_x[r], e_p[r], bound, work)) {
+            if (mh_accepts(s, log_u, xr, xp + r * w, e_x[r], e_p[r], bound_x, bound, work)) {
                 memcpy(xr, xp + r * w, (size_t)w * sizeof *xr);
                 accepted++;
             }
@@ -411,7 +423,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
                 /* Met rows move together and stay equal. */
                 memcpy(yr, xr, (size_t)w * sizeof *yr);
             } else {
-                if (mh_accepts(s, log_u, yr, yp + r * w, e_y[r], e_yp[r], bound, work)) {
+                if (mh_accepts(s, log_u, yr, yp + r * w, e_y[r], e_yp[r], bound, bound, work)) {
                     memcpy(yr, yp + r * w, (size_t)w * sizeof *yr);
                     accepted++;
                 }

@@ -1925,7 +1925,8 @@ END_TEST
  * binary and spin hidden units), so do PCD and CD-2 with h summed out after
  * a Gibbs step (binary and spin RBMs), and UCD-LMI (a spin DBM) for the
  * term of f(x_0) that sums out layer 1, whose MH steps also use float
- * energies with a certified bound. */
+ * energies with a certified bound, the first one's E(x_0) from the input
+ * of layer 1 that the Gibbs sweep left. */
 START_TEST(test_fast_paths_equal_plain)
 {
     char err[256];

@@ -2679,6 +2679,124 @@ START_TEST(mh_energy_bound)
 }
 END_TEST
 
+/* E(x) from the input of layer 1 (ebm__energy_from_input, as UCD-LMI's
+ * first MH step takes it from the Gibbs sweep before it) against the double
+ * energies: within the from_input bound of ebm__energy_bounds for random
+ * and all-up states of wide models of two and three layers with biases;
+ * its twin, which forgets layer 0's bias term, is not. */
+START_TEST(mh_energy_from_input_bound)
+{
+    const int64_t sizes[3] = {300, 200, 100}, n = 200;
+    for (int c = 0; c < 4; c++) {
+        const int units = c % 2 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY, nl = c < 2 ? 3 : 2;
+        ebm_model_t *m = mh_model(units, 0, sizes, nl, 61 + (uint64_t)c);
+        const int64_t w = ebm_model_state_width(m), np = ebm_model_param_count(m);
+        float *p = malloc((size_t)np * sizeof *p);
+        ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+        for (int64_t l = 0; l < nl; l++) {
+            int64_t off, cols;
+            ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_BIAS, l, &off, NULL, &cols),
+                             EBM_OK);
+            for (int64_t j = 0; j < cols; j++) {
+                p[off + j] = 0.5f + 0.01f * (float)(j % 17);
+            }
+        }
+        ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
+        float *x = malloc((size_t)(n * w) * sizeof *x), *a = malloc((size_t)(n * 200) * sizeof *a);
+        double *ef = malloc((size_t)n * sizeof *ef), *ed = malloc((size_t)n * sizeof *ed);
+        ebm_rng_t *rng = NULL;
+        ck_assert_int_eq(ebm_rng_create(&rng, 5, 0), EBM_OK);
+        ck_assert_int_eq(ebm_model_random_state(m, rng, n, x, w, NULL, 0), EBM_OK);
+        for (int64_t k = 0; k < w; k++) {
+            x[k] = 1.0f; /* row 0: every unit up */
+        }
+        ebm__layer_input(m, 1, n, x, w, a, 200);
+        ebm__energy_from_input(m, n, x, w, a, ef);
+        ck_assert_int_eq(ebm_model_energy(m, n, x, w, ed), EBM_OK);
+        double fast, bound, worst = 0.0, worst_twin = 0.0;
+        ebm__energy_bounds(m, &fast, &bound);
+        for (int64_t r = 0; r < n; r++) {
+            double b0x0 = 0.0;
+            for (int64_t j = 0; j < 300; j++) {
+                b0x0 += (double)p[j] * (double)x[r * w + j]; /* layer 0's bias first */
+            }
+            worst = fmax(worst, fabs(ef[r] - ed[r]));
+            worst_twin = fmax(worst_twin, fabs(ef[r] + b0x0 - ed[r]));
+        }
+        ck_assert_msg(worst <= bound, "case %d: |from input - double| energy %g > bound %g", c,
+                      worst, bound);
+        ck_assert_msg(worst > 0.0 && bound < 10.0 && bound > fast,
+                      "case %d: error %g, bound %g (GEMM path's %g)", c, worst, bound, fast);
+        ck_assert_msg(worst_twin > bound, "case %d: the twin without b_0 passed", c);
+        free(p);
+        free(x);
+        free(a);
+        free(ef);
+        free(ed);
+        ebm_rng_destroy(rng);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
+/* An MH step that takes E(x) from the input of layer 1 (entry_input) moves
+ * the chains as the double path does: after Gibbs steps, with the input
+ * they leave, and (the tied model, whose Gibbs steps would leave no near
+ * ties) at the states the MH steps reach, with the input ebm__layer_input
+ * makes there, where the bound leaves decisions to double. Its twin, given
+ * the input of the row after each row, does not. */
+START_TEST(mh_entry_input_agrees)
+{
+    const int64_t sizes[3] = {12, 10, 8}, n = 2000, steps = 20;
+    const int units = _i % 2 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY, tied = _i / 2;
+    ebm_model_t *m = mh_model(units, tied, sizes, 3, 70 + (uint64_t)_i);
+    const int64_t w = ebm_model_state_width(m);
+    float *x[3], *a = malloc((size_t)(n * 10) * sizeof *a);
+    int64_t rechecks = 0;
+    for (int path = 0; path < 3; path++) { /* fast, plain, the twin */
+        ebm_sampler_t *s = NULL, *g = NULL;
+        ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_MH_UNIFORM), EBM_OK);
+        ck_assert_int_eq(ebm_sampler_create(&g, m, EBM_SAMPLER_GIBBS), EBM_OK);
+        s->plain_energies = path == 1;
+        ebm_rng_t *rng = NULL;
+        ck_assert_int_eq(ebm_rng_create(&rng, 9, 1), EBM_OK);
+        x[path] = malloc((size_t)(n * w) * sizeof *x[path]);
+        ck_assert_int_eq(ebm_model_random_state(m, rng, n, x[path], w, NULL, 0), EBM_OK);
+        for (int64_t t = 0; t < steps; t++) {
+            const float *input = a;
+            if (tied) {
+                ebm__layer_input(m, 1, n, x[path], w, a, 10);
+            } else {
+                ck_assert_int_eq(ebm_sampler_step(g, rng, n, x[path], w), EBM_OK);
+                ck_assert_ptr_nonnull(input = g->hidden_input);
+            }
+            s->entry_input = input + (path == 2 ? 10 : 0);
+            ck_assert_int_eq(ebm_sampler_step(s, rng, n - 1, x[path], w), EBM_OK);
+            ck_assert_ptr_null(s->entry_input);
+        }
+        if (path == 0) {
+            rechecks = s->energy_rechecks;
+        }
+        ebm_rng_destroy(rng);
+        ebm_sampler_destroy(s);
+        ebm_sampler_destroy(g);
+    }
+    const size_t bytes = (size_t)(n * w) * sizeof *x[0];
+    ck_assert_msg(memcmp(x[0], x[1], bytes) == 0,
+                  "case %d: E(x) from the Gibbs step's input moved the chains differently", _i);
+    ck_assert_msg(memcmp(x[2], x[1], bytes) != 0, "case %d: the twin passed", _i);
+    if (tied) {
+        ck_assert_msg(rechecks >= 10, "case %d: only %lld decisions went to double", _i,
+                      (long long)rechecks);
+    }
+    for (int path = 0; path < 3; path++) {
+        free(x[path]);
+    }
+    free(a);
+    ebm_model_destroy(m);
+}
+END_TEST
+
 /* The same generator gives the same states with the float path as with the
  * double path, single and coupled, including the decisions the float
  * path's bound leaves to double (the tied model makes many). */
@@ -2769,6 +2887,8 @@ Suite *ebm_sampler_suite(void)
     tcase_add_loop_test(tc, statistics, 0, N_SETUPS);
     tcase_add_test(tc, mh_energy_bound);
     tcase_add_loop_test(tc, mh_energy_paths_agree, 0, 4);
+    tcase_add_test(tc, mh_energy_from_input_bound);
+    tcase_add_loop_test(tc, mh_entry_input_agrees, 0, 4);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
