@@ -98,9 +98,28 @@ static double log_ratio(const couple *c, int64_t r, const float *z)
                 s += 0.5 * (d1 * d1 - d2 * d2) * m->inv_var_d[i];
             }
         } else {
-            for (int64_t j = 0; j < m->size[l]; j++) {
-                s += (double)zl[j] * ((double)a2[j] - (double)a1[j]);
+            /* Four running sums (unit j in sum j % 4), so that the additions
+             * do not wait on one another. */
+            double p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0;
+            const int64_t nl = m->size[l];
+            int64_t j = 0;
+            for (; j + 4 <= nl; j += 4) {
+                p0 += (double)zl[j] * ((double)a2[j] - (double)a1[j]);
+                p1 += (double)zl[j + 1] * ((double)a2[j + 1] - (double)a1[j + 1]);
+                p2 += (double)zl[j + 2] * ((double)a2[j + 2] - (double)a1[j + 2]);
+                p3 += (double)zl[j + 3] * ((double)a2[j + 3] - (double)a1[j + 3]);
             }
+            for (int q = 0; j < nl; j++, q++) { /* at most three left */
+                const double t = (double)zl[j] * ((double)a2[j] - (double)a1[j]);
+                if (q == 0) {
+                    p0 += t;
+                } else if (q == 1) {
+                    p1 += t;
+                } else {
+                    p2 += t;
+                }
+            }
+            s += (p0 + p1) + (p2 + p3);
         }
     }
     return s;
