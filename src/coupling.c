@@ -59,23 +59,20 @@ typedef struct couple {
  * that log p(x | a) = x a - LZ(a)), and the probabilities the draws compare
  * against (the same float expressions ebm__sample_from_input uses). Once per
  * step, so a try costs no transcendental function; the kernel
- * coupling_setup does one layer of a row (vectorised, no libm).
+ * coupling_setup does one layer of all rows (vectorised, no libm).
  */
 static void ratio_setup(couple *c)
 {
     const ebm_model_t *m = c->m;
-    const ebm__kernels *k = ebm__kern();
-    for (int64_t r = 0; r < c->na; r++) {
-        double lz = 0.0;
-        for (int64_t l = 0; l < m->n_layers; l++) {
-            if (!(c->b1 >> l & 1u) || ebm__is_gaussian(m, l)) {
-                continue;
-            }
-            const int64_t off = r * c->w + m->offset[l];
-            lz += k->coupling_setup(m->size[l], m->units[l] == EBM_UNITS_SPIN, c->A1 + off,
-                                    c->A2 + off, c->P1 + off, c->P2 + off);
+    memset(c->lz, 0, (size_t)c->na * sizeof *c->lz);
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (!(c->b1 >> l & 1u) || ebm__is_gaussian(m, l)) {
+            continue;
         }
-        c->lz[r] = lz;
+        const int64_t off = m->offset[l];
+        ebm__kern()->coupling_setup(c->na, m->size[l], m->units[l] == EBM_UNITS_SPIN,
+                                    c->A1 + off, c->A2 + off, c->w, c->P1 + off, c->P2 + off,
+                                    c->lz);
     }
 }
 

@@ -280,19 +280,19 @@ typedef struct ebm__kernels {
      * order. Returns count. */
     int64_t (*argmin)(int64_t n, const float *a, float low, const uint8_t *clamp, float *x,
                       int32_t *flip);
-    /* The coupled Gibbs step's per-row setup for n units of one layer
-     * (binary: k = 1, spin: k = 2) at the inputs a1, a2 of the two chains:
-     * p1 = sigmoid(k a1), p2 = sigmoid(k a2) (as the draws use them), and
-     * the return value LZ(a2) - LZ(a1) summed over the units, with LZ(a) =
-     * lin(a) + log(1 + e^{-k|a|}) = lin(a) - log sigmoid(k|a|), lin =
-     * max(a, 0) (binary) or |a| (spin), and sigmoid(k|a|) = max(p, 1 - p)
-     * of the float probabilities (so the log ratios are as exact as the
-     * probabilities the draws use, about 1e-7 per unit): per block of 512
-     * units, unit j's linear part and factor sigmoid(k|a1|) / sigmoid(k|a2|)
-     * in [1/2, 2] go to lane j % 8 (sum, product), the lanes' product to one
-     * log; then the logs and lanes. */
-    double (*coupling_setup)(int64_t n, int spin, const float *a1, const float *a2, float *p1,
-                             float *p2);
+    /* The coupled Gibbs step's setup for n units of one layer (binary: k =
+     * 1, spin: k = 2) of `rows` rows (stride ld) at the inputs a1, a2 of
+     * the two chains: p1 = sigmoid(k a1), p2 = sigmoid(k a2) (as the draws
+     * use them), and lz[r] += LZ(a2) - LZ(a1) summed over row r's units,
+     * with LZ(a) = lin(a) + log(1 + e^{-k|a|}) = lin(a) - log sigmoid(k|a|),
+     * lin = max(a, 0) (binary) or |a| (spin), and sigmoid(k|a|) = max(p,
+     * 1 - p) of the float probabilities (so the log ratios are as exact as
+     * the probabilities the draws use, about 1e-7 per unit): per block of
+     * 512 units, unit j's linear part and factor sigmoid(k|a1|) /
+     * sigmoid(k|a2|) in [1/2, 2] go to lane j % 8 (sum, product), the lanes'
+     * product to one log; the row's sum is its logs, then its lanes. */
+    void (*coupling_setup)(int64_t rows, int64_t n, int spin, const float *a1, const float *a2,
+                           int64_t ld, float *p1, float *p2, double *lz);
     /* out[j] = log u[j] in double for uniforms u[j] in [0, 1) (ebm__log_pos,
      * within an ulp of libm's), -inf for 0: the coupled step's
      * acceptance thresholds. */

@@ -279,11 +279,17 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
                 a[i] = isfinite(a[i]) ? a[i] : 3.0f;
                 u1[i] = 30.0f * u1[i] - 15.0f;
             }
-            double l1 = k->coupling_setup(n, spin, a, u1, q1, r1);
-            double l2 = ref->coupling_setup(n, spin, a, u1, q2, r2);
-            if (memcmp(&l1, &l2, sizeof l1) != 0 || memcmp(q1, q2, (size_t)n * sizeof *q1) != 0 ||
-                memcmp(r1, r2, (size_t)n * sizeof *r1) != 0) {
-                return "coupling_setup";
+            /* one row of n, and (n >= 3) three rows of n / 3 */
+            for (int64_t rows = 1; rows <= 3 && rows <= (n > 0 ? n : 1); rows += 2) {
+                const int64_t nl = n / rows;
+                double l1[3] = {0.0, 0.0, 0.0}, l2[3] = {0.0, 0.0, 0.0};
+                k->coupling_setup(rows, nl, spin, a, u1, nl, q1, r1, l1);
+                ref->coupling_setup(rows, nl, spin, a, u1, nl, q2, r2, l2);
+                if (memcmp(l1, l2, sizeof l1) != 0 ||
+                    memcmp(q1, q2, (size_t)(rows * nl) * sizeof *q1) != 0 ||
+                    memcmp(r1, r2, (size_t)(rows * nl) * sizeof *r1) != 0) {
+                    return "coupling_setup";
+                }
             }
         }
         {
@@ -507,14 +513,15 @@ static double lz_plain(int64_t n, int spin, const float *a1, const float *a2, do
     return sum;
 }
 
-static double coupling_twin(int64_t n, int spin, const float *a1, const float *a2, float *p1,
-                            float *p2)
+static void coupling_twin(int64_t rows, int64_t n, int spin, const float *a1, const float *a2,
+                          int64_t ld, float *p1, float *p2, double *lz)
 {
     (void)spin;
-    return ebm__kern()->coupling_setup(n, 0, a1, a2, p1, p2);
+    ebm__kern()->coupling_setup(rows, n, 0, a1, a2, ld, p1, p2, lz);
 }
 
-typedef double (*setup_fn)(int64_t, int, const float *, const float *, float *, float *);
+typedef void (*setup_fn)(int64_t, int64_t, int, const float *, const float *, int64_t, float *,
+                         float *, double *);
 
 static int setup_matches(setup_fn f)
 {
@@ -528,7 +535,8 @@ static int setup_matches(setup_fn f)
                 a2[j] = j % 7 == 0 ? a1[j] : (float)(4.0 * t_uniform(&seed) - 2.0);
             }
             double scale, want = lz_plain(n, spin, a1, a2, &scale);
-            double got = f(n, spin, a1, a2, p1, p2);
+            double got = 0.0;
+            f(1, n, spin, a1, a2, n, p1, p2, &got);
             if (!(fabs(got - want) <= (double)n * 10.0 * 0x1p-24 + 1e-13 * scale)) {
                 return 0;
             }
@@ -543,10 +551,43 @@ static int setup_matches(setup_fn f)
     return 1;
 }
 
+/* Rows at a stride (70: past a group of 64) give each row's single-row
+ * result, added to lz. */
+static int setup_rows_match(void)
+{
+    enum { ROWS = 70, N = 1300, LD = N + 5 };
+    static float a1[ROWS * LD], a2[ROWS * LD], p1[ROWS * LD], p2[ROWS * LD], q1[N], q2[N];
+    static const int64_t sizes[] = {1, 16, 100, 512, 513, 1300};
+    uint64_t seed = 7;
+    const ebm__kernels *k = ebm__kern();
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        const int64_t n = sizes[c];
+        for (int64_t i = 0; i < ROWS * LD; i++) {
+            a1[i] = (float)(40.0 * t_uniform(&seed) - 20.0);
+            a2[i] = (float)(4.0 * t_uniform(&seed) - 2.0);
+        }
+        double lz[ROWS];
+        for (int64_t r = 0; r < ROWS; r++) {
+            lz[r] = (double)r;
+        }
+        k->coupling_setup(ROWS, n, (int)(c % 2), a1, a2, LD, p1, p2, lz);
+        for (int64_t r = 0; r < ROWS; r++) {
+            double one = 0.0;
+            k->coupling_setup(1, n, (int)(c % 2), a1 + r * LD, a2 + r * LD, n, q1, q2, &one);
+            if (lz[r] != (double)r + one || memcmp(q1, p1 + r * LD, (size_t)n * sizeof *q1) != 0 ||
+                memcmp(q2, p2 + r * LD, (size_t)n * sizeof *q2) != 0) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 START_TEST(coupling_setup_plain)
 {
     ck_assert_msg(setup_matches(ebm__kern()->coupling_setup), "coupling_setup differs");
     ck_assert_msg(!setup_matches(coupling_twin), "the twin without spin's factor passed");
+    ck_assert_msg(setup_rows_match(), "coupling_setup over rows differs from row by row");
 }
 END_TEST
 

@@ -440,56 +440,91 @@ static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8
     return k;
 }
 
-static double coupling_setup(int64_t n, int spin, const float *restrict a1,
-                             const float *restrict a2, float *restrict p1, float *restrict p2)
+/* One block of at most 512 units of a row: p1, p2, the linear parts added
+ * to lin[j % 8], and the product of the factors (returned). */
+static double setup_block(int64_t len, int spin, const float *restrict a1,
+                          const float *restrict a2, float *restrict p1, float *restrict p2,
+                          double lin[8])
 {
     const float scale = spin ? 2.0f : 1.0f;
     /* lin = s |a| + (1 - s) max(a, 0), exact for s = 0 or 1 (finite a):
      * arithmetic, because a select on the flag stops the vectoriser. */
     const double s = spin ? 1.0 : 0.0;
-    double lin[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, logs = 0.0;
-    for (int64_t c0 = 0; c0 < n; c0 += 512) {
-        const int64_t len = n - c0 < 512 ? n - c0 : 512;
-        /* Elementwise first (the vectorised loop), then the lanes. The
-         * factor sigmoid(k |a1|) / sigmoid(k |a2|) takes sigmoid(k |a|) =
-         * max(p, 1 - p) from the probabilities the draws use. */
-        double f[512], d[512];
-        for (int64_t j = 0; j < len; j++) {
-            const float q1 = ebm__sigmoidf(scale * a1[c0 + j]);
-            const float q2 = ebm__sigmoidf(scale * a2[c0 + j]);
-            p1[c0 + j] = q1;
-            p2[c0 + j] = q2;
-            const double x1 = a1[c0 + j], x2 = a2[c0 + j];
-            const double l1 = s * fabs(x1) + (1.0 - s) * (x1 > 0.0 ? x1 : 0.0);
-            const double l2 = s * fabs(x2) + (1.0 - s) * (x2 > 0.0 ? x2 : 0.0);
-            d[j] = l2 - l1;
-            const float m1 = q1 > 1.0f - q1 ? q1 : 1.0f - q1;
-            const float m2 = q2 > 1.0f - q2 ? q2 : 1.0f - q2;
-            f[j] = (double)m1 / (double)m2;
+    /* Elementwise first (the vectorised loop), then the lanes. The factor
+     * sigmoid(k |a1|) / sigmoid(k |a2|) takes sigmoid(k |a|) = max(p, 1 - p)
+     * from the probabilities the draws use. */
+    double f[512], d[512];
+    for (int64_t j = 0; j < len; j++) {
+        const float q1 = ebm__sigmoidf(scale * a1[j]);
+        const float q2 = ebm__sigmoidf(scale * a2[j]);
+        p1[j] = q1;
+        p2[j] = q2;
+        const double x1 = a1[j], x2 = a2[j];
+        const double l1 = s * fabs(x1) + (1.0 - s) * (x1 > 0.0 ? x1 : 0.0);
+        const double l2 = s * fabs(x2) + (1.0 - s) * (x2 > 0.0 ? x2 : 0.0);
+        d[j] = l2 - l1;
+        const float m1 = q1 > 1.0f - q1 ? q1 : 1.0f - q1;
+        const float m2 = q2 > 1.0f - q2 ? q2 : 1.0f - q2;
+        f[j] = (double)m1 / (double)m2;
+    }
+    double prod[8] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+    int64_t j = 0;
+    for (; j + 8 <= len; j += 8) { /* lane j % 8, in order: a vector op */
+        for (int l = 0; l < 8; l++) {
+            lin[l] += d[j + l];
+            prod[l] *= f[j + l];
         }
-        double prod[8] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
-        int64_t j = 0;
-        for (; j + 8 <= len; j += 8) { /* lane j % 8, in order: a vector op */
+    }
+    for (; j < len; j++) {
+        lin[j % 8] += d[j];
+        prod[j % 8] *= f[j];
+    }
+    double p = 1.0; /* at most 512 factors in [1/2, 2]: no overflow */
+    for (int l = 0; l < 8; l++) {
+        p *= prod[l];
+    }
+    return p;
+}
+
+/* Rows of one block each (n <= 512, the usual case) take their logs
+ * together, 64 rows at a time (a vectorised loop); longer rows one per
+ * block. */
+static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restrict a1,
+                           const float *restrict a2, int64_t ld, float *restrict p1,
+                           float *restrict p2, double *restrict lz)
+{
+    for (int64_t r0 = 0; r0 < rows; r0 += 64) {
+        const int64_t g = rows - r0 < 64 ? rows - r0 : 64;
+        double logs[64], lin[64][8];
+        for (int64_t i = 0; i < g; i++) {
+            const int64_t o = (r0 + i) * ld;
             for (int l = 0; l < 8; l++) {
-                lin[l] += d[j + l];
-                prod[l] *= f[j + l];
+                lin[i][l] = 0.0;
+            }
+            if (n <= 512) {
+                logs[i] = setup_block(n, spin, a1 + o, a2 + o, p1 + o, p2 + o, lin[i]);
+                continue;
+            }
+            logs[i] = 0.0;
+            for (int64_t c0 = 0; c0 < n; c0 += 512) {
+                const int64_t len = n - c0 < 512 ? n - c0 : 512;
+                logs[i] += ebm__log_pos(setup_block(len, spin, a1 + o + c0, a2 + o + c0,
+                                                    p1 + o + c0, p2 + o + c0, lin[i]));
             }
         }
-        for (; j < len; j++) {
-            lin[j % 8] += d[j];
-            prod[j % 8] *= f[j];
+        if (n <= 512) {
+            for (int64_t i = 0; i < g; i++) {
+                logs[i] = ebm__log_pos(logs[i]);
+            }
         }
-        double p = 1.0; /* at most 512 factors in [1/2, 2]: no overflow */
-        for (int l = 0; l < 8; l++) {
-            p *= prod[l];
+        for (int64_t i = 0; i < g; i++) {
+            double sum = logs[i];
+            for (int l = 0; l < 8; l++) {
+                sum += lin[i][l];
+            }
+            lz[r0 + i] += sum;
         }
-        logs += ebm__log_pos(p);
     }
-    double sum = logs;
-    for (int l = 0; l < 8; l++) {
-        sum += lin[l];
-    }
-    return sum;
 }
 
 static void log_uniform(int64_t n, const float *restrict u, double *restrict out)
