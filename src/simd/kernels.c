@@ -257,15 +257,17 @@ static int64_t rows_whole(const uint32_t key[2], uint64_t seq, int64_t n, const 
     }
     const int64_t per = LANES / nb;
     uint32_t lane_block[LANES];
+    int64_t lane_row[LANES];
     for (int j = 0; j < LANES; j++) {
         lane_block[j] = (uint32_t)(block + (uint64_t)(j % nb));
+        lane_row[j] = j / nb;
     }
     const vec c0 = V_LOADU(lane_block);
     int64_t r = 0;
     for (; n - r >= per; r += per) {
         uint32_t id[LANES];
         for (int j = 0; j < LANES; j++) {
-            id[j] = ebm__row_id(rows, r + j / nb);
+            id[j] = ebm__row_id(rows, r + lane_row[j]);
         }
         vec c[4];
         float u[4 * LANES];
