@@ -543,9 +543,10 @@ struct ebm_sampler {
      * proposal: the input of layer 1 at each row's new state (n x n_1,
      * stride n_1, in the scratch: valid until the next call), else NULL. */
     const float *hidden_input;
-    /* Set by a caller for the next MH call only (which clears it): the
-     * hidden_input of the Gibbs step that made that call's x, so that E(x)
-     * needs no GEMM (ebm__energy_from_input). */
+    /* Set by an internal caller right before an MH call that will run
+     * (mh_run clears it first thing): the hidden_input of the Gibbs step
+     * that made that call's x, so that E(x) needs no GEMM
+     * (ebm__energy_from_input). */
     const float *entry_input;
     /* scratch kept between calls, grown on demand */
     float *fbuf;

@@ -149,7 +149,7 @@ static double bias_norm(const ebm_model_t *m, int64_t l)
     return sum;
 }
 
-static double gamma(double k, double unit)
+static double gamma_k(double k, double unit)
 {
     return k * unit / (1.0 - k * unit);
 }
@@ -161,10 +161,10 @@ void ebm__energy_bounds(const ebm_model_t *m, double *fast, double *from_input)
     for (int64_t l = 1; l < m->n_layers; l++) {
         wn[l] = weight_norm(m, l);
         const double k = (double)m->size[l - 1], kd = k + (double)m->size[l] + 2.0;
-        *fast += (gamma(k, 0x1p-24) + gamma(kd, 0x1p-53)) * wn[l] * (1.0 + 1e-6);
+        *fast += (gamma_k(k, 0x1p-24) + gamma_k(kd, 0x1p-53)) * wn[l] * (1.0 + 1e-6);
     }
     /* The bias sums, in double in both paths but in different orders. */
-    const double gb = gamma((double)m->width + 2.0, 0x1p-53);
+    const double gb = gamma_k((double)m->width + 2.0, 0x1p-53);
     for (int64_t l = 0; l < m->n_layers; l++) {
         bn += bias_norm(m, l);
     }
@@ -184,8 +184,8 @@ void ebm__energy_bounds(const ebm_model_t *m, double *fast, double *from_input)
     for (int64_t l = 1; l < m->n_layers; l++) {
         all += wn[l];
     }
-    *from_input = gamma(k, 0x1p-24) * n1 * (1.0 + 1e-6) +
-                  2.0 * gamma(2.0 * (double)m->width + 2.0, 0x1p-53) * all;
+    *from_input = gamma_k(k, 0x1p-24) * n1 * (1.0 + 1e-6) +
+                  2.0 * gamma_k(2.0 * (double)m->width + 2.0, 0x1p-53) * all;
 }
 
 double ebm__energy_fast_bound(const ebm_model_t *m)

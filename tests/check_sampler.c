@@ -2693,10 +2693,12 @@ START_TEST(mh_energy_from_input_bound)
         const int64_t w = ebm_model_state_width(m), np = ebm_model_param_count(m);
         float *p = malloc((size_t)np * sizeof *p);
         ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+        int64_t b0 = 0; /* layer 0's bias block */
         for (int64_t l = 0; l < nl; l++) {
             int64_t off, cols;
             ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_BIAS, l, &off, NULL, &cols),
                              EBM_OK);
+            b0 = l == 0 ? off : b0;
             for (int64_t j = 0; j < cols; j++) {
                 p[off + j] = 0.5f + 0.01f * (float)(j % 17);
             }
@@ -2718,7 +2720,7 @@ START_TEST(mh_energy_from_input_bound)
         for (int64_t r = 0; r < n; r++) {
             double b0x0 = 0.0;
             for (int64_t j = 0; j < 300; j++) {
-                b0x0 += (double)p[j] * (double)x[r * w + j]; /* layer 0's bias first */
+                b0x0 += (double)p[b0 + j] * (double)x[r * w + j];
             }
             worst = fmax(worst, fabs(ef[r] - ed[r]));
             worst_twin = fmax(worst_twin, fabs(ef[r] + b0x0 - ed[r]));
