@@ -10,40 +10,48 @@ static const double LOG_2PI = 1.8378770664093454836;
 /* Words of a row's stream used for normals: far from the uniforms at 0. */
 #define NORMAL_WORDS (UINT64_C(1) << 32)
 
+void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
+                               int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
+{
+    /* p(+1 | a) of a spin is e^a / (e^a + e^-a) = sigmoid(2a). Rows go to
+     * the kernel 64 at a time (the threads' shares under OpenMP). */
+    const int spin = m->units[l] == EBM_UNITS_SPIN;
+    const int64_t nl = m->size[l];
+    EBM__PARALLEL_ROWS(n * nl * 8)
+    for (int64_t r = 0; r < n; r += 64) {
+        ebm__kern()->bernoulli(n - r < 64 ? n - r : 64, nl, a + r * lda, lda, spin ? 2.0f : 1.0f,
+                               spin ? -1.0f : 0.0f, u + r * ldu, ldu, xl + r * ldx, ldx);
+    }
+}
+
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
                             const int64_t *rows, uint64_t word, int64_t n, const float *a,
                             int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
-    const ebm__kernels *kern = ebm__kern();
     /* Discrete units: the output rows hold the uniforms, then the draws;
-     * short rows get their uniforms all at once. p(+1 | a) of a spin is
-     * e^a / (e^a + e^-a) = sigmoid(2a). */
-    const int spin = m->units[l] == EBM_UNITS_SPIN, short_rows = nl <= EBM__SHORT_ROW;
-    if (!ebm__is_gaussian(m, l) && short_rows) {
+     * short rows get their uniforms all at once. */
+    if (!ebm__is_gaussian(m, l) && nl <= EBM__SHORT_ROW) {
         ebm__stream_uniform_rows(s, n, rows, word, nl, xl, ldx);
+        ebm__bernoulli_from_input(m, l, n, a, lda, xl, ldx, xl, ldx);
+        return;
     }
     EBM__PARALLEL_ROWS(n * nl * 8)
     for (int64_t r = 0; r < n; r++) {
         float *o = xl + r * ldx;
         const float *ar = a + r * lda;
         uint32_t row = ebm__row_id(rows, r);
-        switch (m->units[l]) {
-        case EBM_UNITS_BINARY:
-        case EBM_UNITS_SPIN:
-            if (!short_rows) {
-                ebm__stream_uniform(s, row, word, nl, o);
-            }
-            kern->bernoulli(nl, ar, spin ? 2.0f : 1.0f, spin ? -1.0f : 0.0f, o);
-            break;
-        default: {
-            const float *logvar = m->params + m->logvar_off;
-            ebm__stream_normal(s, row, NORMAL_WORDS + 2 * word, nl, o);
-            for (int64_t i = 0; i < nl; i++) {
-                o[i] = ar[i] + expf(0.5f * logvar[i]) * o[i];
-            }
-            break;
+        if (!ebm__is_gaussian(m, l)) {
+            const int spin = m->units[l] == EBM_UNITS_SPIN;
+            ebm__stream_uniform(s, row, word, nl, o);
+            ebm__kern()->bernoulli(1, nl, ar, lda, spin ? 2.0f : 1.0f, spin ? -1.0f : 0.0f, o,
+                                   ldx, o, ldx);
+            continue;
         }
+        const float *logvar = m->params + m->logvar_off;
+        ebm__stream_normal(s, row, NORMAL_WORDS + 2 * word, nl, o);
+        for (int64_t i = 0; i < nl; i++) {
+            o[i] = ar[i] + expf(0.5f * logvar[i]) * o[i];
         }
     }
 }

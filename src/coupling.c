@@ -76,52 +76,6 @@ static void ratio_setup(couple *c)
     }
 }
 
-/* log p2(z) - log p1(z) of row r's B1 values z (at z's layer columns, one
- * row): for discrete units z (a2 - a1) - (LZ(a2) - LZ(a1)); for a Gaussian
- * unit with variance s^2, ((z - a1)^2 - (z - a2)^2) / (2 s^2). */
-static double log_ratio(const couple *c, int64_t r, const float *z)
-{
-    const ebm_model_t *m = c->m;
-    double s = -c->lz[r];
-    for (int64_t l = 0; l < m->n_layers; l++) {
-        if (!(c->b1 >> l & 1u)) {
-            continue;
-        }
-        const int64_t off = m->offset[l];
-        const float *a1 = c->A1 + r * c->w + off, *a2 = c->A2 + r * c->w + off, *zl = z + off;
-        if (ebm__is_gaussian(m, l)) {
-            for (int64_t i = 0; i < m->size[l]; i++) {
-                double d1 = (double)zl[i] - a1[i], d2 = (double)zl[i] - a2[i];
-                s += 0.5 * (d1 * d1 - d2 * d2) * m->inv_var_d[i];
-            }
-        } else {
-            /* Four running sums (unit j in sum j % 4), so that the additions
-             * do not wait on one another. */
-            double p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0;
-            const int64_t nl = m->size[l];
-            int64_t j = 0;
-            for (; j + 4 <= nl; j += 4) {
-                p0 += (double)zl[j] * ((double)a2[j] - (double)a1[j]);
-                p1 += (double)zl[j + 1] * ((double)a2[j + 1] - (double)a1[j + 1]);
-                p2 += (double)zl[j + 2] * ((double)a2[j + 2] - (double)a1[j + 2]);
-                p3 += (double)zl[j + 3] * ((double)a2[j + 3] - (double)a1[j + 3]);
-            }
-            for (int q = 0; j < nl; j++, q++) { /* at most three left */
-                const double t = (double)zl[j] * ((double)a2[j] - (double)a1[j]);
-                if (q == 0) {
-                    p0 += t;
-                } else if (q == 1) {
-                    p1 += t;
-                } else {
-                    p2 += t;
-                }
-            }
-            s += (p0 + p1) + (p2 + p3);
-        }
-    }
-    return s;
-}
-
 /* The uniforms of B1's discrete layers for n rows with stream rows id, at
  * the layers' columns of u (stride ldu). Each layer starts at its own
  * words. */
@@ -138,31 +92,38 @@ static void b1_uniforms(const couple *c, const ebm__stream *st, int64_t n, const
 }
 
 /* Draw row r's B1 into the row dst, from chain 1's conditional (chain 1)
- * or chain 2's: discrete units compare the row u of b1_uniforms with the
- * precomputed probabilities, exactly as ebm__sample_from_input would (u may
- * be dst); a Gaussian layer is drawn by ebm__sample_from_input. */
-static void draw_b1(const couple *c, const ebm__stream *st, int64_t r, int chain, const float *u,
-                    float *dst)
+ * or chain 2's, and return log p2(z) - log p1(z) of the draw z. Discrete
+ * units compare the row u of b1_uniforms with the precomputed
+ * probabilities, exactly as ebm__sample_from_input would (u may be dst),
+ * and add z (a2 - a1) to the ratio (its LZ terms are -lz[r]); a Gaussian
+ * layer is drawn by ebm__sample_from_input and adds ((z - a1)^2 - (z -
+ * a2)^2) / (2 s^2) per unit of variance s^2. */
+static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain, const float *u,
+                   float *dst)
 {
     const ebm_model_t *m = c->m;
-    const float *a = chain == 1 ? c->A1 : c->A2, *p = chain == 1 ? c->P1 : c->P2;
+    const float *a1 = c->A1 + r * c->w, *a2 = c->A2 + r * c->w;
+    const float *p = (chain == 1 ? c->P1 : c->P2) + r * c->w;
+    double s = -c->lz[r];
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (!(c->b1 >> l & 1u)) {
             continue;
         }
         const int64_t off = m->offset[l], nl = m->size[l];
-        if (ebm__is_gaussian(m, l)) {
-            ebm__sample_from_input(m, l, st, c->id + r, (uint64_t)off, 1, a + r * c->w + off,
-                                   c->w, dst + off, c->w);
+        float *z = dst + off;
+        if (!ebm__is_gaussian(m, l)) {
+            const float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+            s += ebm__kern()->draw_ratio(nl, lo, u + off, p + off, a1 + off, a2 + off, z);
             continue;
         }
-        const float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
-        const float *pr = p + r * c->w + off, *ul = u + off;
-        float *d = dst + off;
-        for (int64_t j = 0; j < nl; j++) {
-            d[j] = ul[j] < pr[j] ? 1.0f : lo;
+        ebm__sample_from_input(m, l, st, c->id + r, (uint64_t)off, 1,
+                               (chain == 1 ? a1 : a2) + off, c->w, z, c->w);
+        for (int64_t i = 0; i < nl; i++) {
+            double d1 = (double)z[i] - a1[off + i], d2 = (double)z[i] - a2[off + i];
+            s += 0.5 * (d1 * d1 - d2 * d2) * m->inv_var_d[i];
         }
     }
+    return s;
 }
 
 static void copy_b1(const couple *c, const float *src, float *dst)
@@ -210,15 +171,13 @@ static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t
             const double *log_ua = c->log_u + 2 * i; /* -inf for 0: always accepts */
             float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
             if (trying[i] & 1) {
-                draw_b1(c, &proposal, r, 1, ui, tmp);
-                if (log_ua[0] > log_ratio(c, r, tmp)) {
+                if (log_ua[0] > draw(c, &proposal, r, 1, ui, tmp)) {
                     copy_b1(c, tmp, c->X + r * w);
                     trying[i] &= ~INT64_C(1);
                 }
             }
             if (trying[i] & 2) {
-                draw_b1(c, &proposal, r, 2, ui, tmp);
-                if (log_ua[1] > -log_ratio(c, r, tmp)) {
+                if (log_ua[1] > -draw(c, &proposal, r, 2, ui, tmp)) {
                     copy_b1(c, tmp, c->Y + r * w);
                     trying[i] &= ~INT64_C(2);
                 }
@@ -278,15 +237,21 @@ static void reflect(const couple *c, const ebm__stream *first, const ebm__stream
     }
 }
 
-/* Layer inputs that overflowed make every probability meaningless: refuse. */
+/* Layer inputs that overflowed make every probability meaningless: refuse.
+ * After ratio_setup: a discrete layer's non-finite input left its row's lz
+ * non-finite; a Gaussian layer's inputs are checked here. */
 static int inputs_finite(const couple *c)
 {
     const ebm__kernels *k = ebm__kern();
     for (int64_t r = 0; r < c->na; r++) {
+        if (!isfinite(c->lz[r])) {
+            return 0;
+        }
         for (int64_t l = 0; l < c->m->n_layers; l++) {
             const int64_t off = r * c->w + c->m->offset[l], nl = c->m->size[l];
-            if ((c->b1 >> l & 1u) && (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
-                                      !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
+            if ((c->b1 >> l & 1u) && ebm__is_gaussian(c->m, l) &&
+                (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
+                 !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
                 return 0;
             }
         }
@@ -318,8 +283,7 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
         EBM__PARALLEL_ROWS(na * w * 4)
         for (int64_t r = 0; r < na; r++) {
             float *xr = c->X + r * w;
-            draw_b1(c, &st[ST_FIRST], r, 1, xr, xr);
-            c->met[r] = c->log_u[r] <= log_ratio(c, r, xr);
+            c->met[r] = c->log_u[r] <= draw(c, &st[ST_FIRST], r, 1, xr, xr);
             if (c->met[r]) {
                 copy_b1(c, xr, c->Y + r * w);
             }
@@ -342,6 +306,15 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
             continue;
         }
         const int64_t nl = m->size[l], off = m->offset[l];
+        if (c->s->coupling == EBM_COUPLING_CRN && !ebm__is_gaussian(m, l)) {
+            /* Both chains compare with the same uniforms: drawn once. */
+            ebm__stream_uniform_rows(&st[ST_B2 + l], na, c->id, 0, nl, c->U, nl);
+            ebm__layer_input(m, l, na, c->X, w, a, nl);
+            ebm__bernoulli_from_input(m, l, na, a, nl, c->U, nl, c->X + off, w);
+            ebm__layer_input(m, l, na, c->Y, w, a, nl);
+            ebm__bernoulli_from_input(m, l, na, a, nl, c->U, nl, c->Y + off, w);
+            continue;
+        }
         ebm__layer_input(m, l, na, c->X, w, a, nl);
         ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->X + off, w);
         ebm__layer_input(m, l, na, c->Y, w, a, nl);
@@ -430,6 +403,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
             ebm__layer_input(m, l, na, c.Y, w, c.A2 + m->offset[l], w);
         }
     }
+    ratio_setup(&c);
     if (!inputs_finite(&c)) {
         return ebm__fail(msg, EBM_EVALUE,
                          "a layer input overflowed to a non-finite value: the parameters are too "
@@ -438,7 +412,6 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     ebm__stream st[ST_COUNT];
     ebm__take_streams(rng, ST_COUNT, st);
     if (c.b1 != 0) {
-        ratio_setup(&c);
         couple_apart(&c, st, a);
     }
     /* Rows met on entry: one ordinary sweep, then y = x. */

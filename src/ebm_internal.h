@@ -269,8 +269,10 @@ typedef struct ebm__kernels {
     /* out[j] = ebm__sigmoidf(in[j]); in == out is allowed. */
     void (*sigmoid)(int64_t n, const float *in, float *out);
     void (*tanh)(int64_t n, float *a);    /* in place, ebm__tanhf */
-    /* o[j] = o[j] < sigmoid(scale a[j]) ? 1 : lo; o holds uniforms on entry. */
-    void (*bernoulli)(int64_t n, const float *a, float scale, float lo, float *o);
+    /* o[r ldo + j] = u[r ldu + j] < sigmoid(scale a[r lda + j]) ? 1 : lo for
+     * r < rows, j < n; u may be o (then ldu = ldo). */
+    void (*bernoulli)(int64_t rows, int64_t n, const float *a, int64_t lda, float scale,
+                      float lo, const float *u, int64_t ldu, float *o, int64_t ldo);
     /* g[j] -= p[j] and return sum_j w[j] p[j], summed in double: lane
      * j % 8 in order, then the lanes 0..7 and the tail in order. */
     double (*sub_dot)(int64_t n, const float *w, const float *p, float *g);
@@ -290,13 +292,22 @@ typedef struct ebm__kernels {
      * the probabilities the draws use, about 1e-7 per unit): per block of
      * 512 units, unit j's linear part and factor sigmoid(k|a1|) /
      * sigmoid(k|a2|) in [1/2, 2] go to lane j % 8 (sum, product), the lanes'
-     * product to one log; the row's sum is its logs, then its lanes. */
+     * product to one log; the row's sum is its logs, then its lanes.
+     * lz[r] stays finite if and only if row r's inputs are all finite (an
+     * infinite or NaN input makes its linear part infinite or NaN): the
+     * step's check of its inputs. */
     void (*coupling_setup)(int64_t rows, int64_t n, int spin, const float *a1, const float *a2,
                            int64_t ld, float *p1, float *p2, double *lz);
     /* out[j] = log u[j] in double for uniforms u[j] in [0, 1) (ebm__log_pos,
      * within an ulp of libm's), -inf for 0: the coupled step's
      * acceptance thresholds. */
     void (*log_uniform)(int64_t n, const float *u, double *out);
+    /* A coupled step's draw of one row of a discrete layer and its share
+     * of the log ratio: z[j] = u[j] < p[j] ? 1 : lo (u may be z), and
+     * return sum_j z[j] (a2[j] - a1[j]) in double, unit j in sum j % 4, in
+     * order, then (s0 + s1) + (s2 + s3). */
+    double (*draw_ratio)(int64_t n, float lo, const float *u, const float *p, const float *a1,
+                         const float *a2, float *z);
     /* y += d x (d = +-1 or +-2 in the local search: the product is exact,
      * so the sum is rounded once, as by an FMA). */
     void (*axpy)(int64_t n, float d, const float *x, float *y);
@@ -479,6 +490,11 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
                             const int64_t *rows, uint64_t word, int64_t n, const float *a,
                             int64_t lda, float *xl, int64_t ldx);
+/* The draws of a discrete layer l from its inputs a and uniforms u (stride
+ * ldu; u may be xl), as ebm__sample_from_input makes them from its
+ * uniforms. */
+void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
+                               int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx);
 /* Replace the units of the layers in `layers` that clamp does not fix (clamp
  * as in ebm_model_random_state) by uniform values (binary, spin) or N(0,1)
  * draws (Gaussian); row r from stream row rows[r]; draw: width floats. */

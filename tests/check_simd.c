@@ -234,12 +234,38 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
             }
         }
         for (int s = 0; s < 2; s++) {
+            /* in place, one row; then three rows of n / 3 at strides */
+            const float scale = s ? 2.0f : 1.0f, lo = s ? -1.0f : 0.0f;
             inputs(a, u1, n, (uint64_t)(17 + n));
             memcpy(u2, u1, sizeof u1);
-            k->bernoulli(n, a, s ? 2.0f : 1.0f, s ? -1.0f : 0.0f, u1);
-            ref->bernoulli(n, a, s ? 2.0f : 1.0f, s ? -1.0f : 0.0f, u2);
+            k->bernoulli(1, n, a, n, scale, lo, u1, n, u1, n);
+            ref->bernoulli(1, n, a, n, scale, lo, u2, n, u2, n);
             if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
                 return "bernoulli";
+            }
+            const int64_t nr = n / 3;
+            inputs(a, u1, n, (uint64_t)(29 + n));
+            memset(o1, 0xA5, sizeof o1);
+            memset(o2, 0xA5, sizeof o2);
+            k->bernoulli(3, nr, a, nr, scale, lo, u1, nr, o1, nr + 1);
+            ref->bernoulli(3, nr, a, nr, scale, lo, u1, nr, o2, nr + 1);
+            if (memcmp(o1, o2, sizeof o1) != 0) {
+                return "bernoulli over rows";
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            const float lo = s ? -1.0f : 0.0f;
+            inputs(a, u1, n, (uint64_t)(31 * n + s));
+            inputs(u2, o1, n, (uint64_t)(37 * n + s)); /* u2: a1, o1: a2 */
+            for (int64_t i = 0; i < n; i++) { /* finite inputs, as the step has, of */
+                u2[i] = isfinite(u2[i]) ? u2[i] : 1.5f; /* many scales (rounding) */
+                o1[i] = ldexpf(4.0f * o1[i] - 2.0f, (int)(i % 48) - 24);
+            }
+            static float z1[MAXN], z2[MAXN];
+            double d1 = k->draw_ratio(n, lo, u1, a, u2, o1, z1);
+            double d2 = ref->draw_ratio(n, lo, u1, a, u2, o1, z2);
+            if (memcmp(&d1, &d2, sizeof d1) != 0 || memcmp(z1, z2, (size_t)n * sizeof *z1) != 0) {
+                return "draw_ratio";
             }
         }
         inputs(u1, o1, n, (uint64_t)n);
@@ -458,11 +484,26 @@ static void uniform_one_word_off(const uint32_t key[2], uint64_t seq, uint64_t b
     }
 }
 
-static void bernoulli_ties_up(int64_t n, const float *a, float scale, float lo, float *o)
+static void bernoulli_ties_up(int64_t rows, int64_t n, const float *a, int64_t lda, float scale,
+                              float lo, const float *u, int64_t ldu, float *o, int64_t ldo)
 {
-    for (int64_t j = 0; j < n; j++) {
-        o[j] = o[j] <= ebm__sigmoidf(scale * a[j]) ? 1.0f : lo;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < n; j++) {
+            o[r * ldo + j] = u[r * ldu + j] <= ebm__sigmoidf(scale * a[r * lda + j]) ? 1.0f : lo;
+        }
     }
+}
+
+/* draw_ratio's twin sums its terms in one running sum. */
+static double draw_ratio_one_sum(int64_t n, float lo, const float *u, const float *p,
+                                 const float *a1, const float *a2, float *z)
+{
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        z[j] = u[j] < p[j] ? 1.0f : lo;
+        sum += (double)z[j] * ((double)a2[j] - (double)a1[j]);
+    }
+    return sum;
 }
 
 /* sub_dot against the plain loop in double: the same g, a sum within
@@ -583,8 +624,93 @@ static int setup_rows_match(void)
     return 1;
 }
 
+/* draw_ratio against its definition written out: the draws, and the sum
+ * in the order documented (unit j in sum j % 4); its twin (one running
+ * sum) must differ somewhere. */
+static int draw_ratio_matches(double (*f)(int64_t, float, const float *, const float *,
+                                          const float *, const float *, float *))
+{
+    enum { N = 67 };
+    float u[N], p[N], a1[N], a2[N], z[N];
+    uint64_t seed = 41;
+    int all = 1;
+    for (int64_t n = 0; n <= N; n++) {
+        for (int64_t j = 0; j < n; j++) {
+            u[j] = (float)t_uniform(&seed);
+            p[j] = (float)t_uniform(&seed);
+            a1[j] = ldexpf((float)t_uniform(&seed) - 0.5f, (int)(j % 40) - 20);
+            a2[j] = (float)(4.0 * t_uniform(&seed) - 2.0);
+        }
+        const float lo = n % 2 ? -1.0f : 0.0f;
+        double sum[4] = {0.0, 0.0, 0.0, 0.0};
+        for (int64_t j = 0; j < n; j++) {
+            const float zj = u[j] < p[j] ? 1.0f : lo;
+            sum[j % 4] += (double)zj * ((double)a2[j] - (double)a1[j]);
+        }
+        const double want = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+        memcpy(z, u, sizeof z); /* in place, as the step's first draw */
+        const double got = f(n, lo, z, p, a1, a2, z);
+        all = all && memcmp(&got, &want, sizeof got) == 0;
+        for (int64_t j = 0; j < n; j++) {
+            all = all && z[j] == (u[j] < p[j] ? 1.0f : lo);
+        }
+    }
+    return all;
+}
+
+START_TEST(draw_ratio_plain)
+{
+    ck_assert_msg(draw_ratio_matches(ebm__kern()->draw_ratio), "draw_ratio differs");
+    ck_assert_msg(!draw_ratio_matches(draw_ratio_one_sum), "the twin with one sum passed");
+}
+END_TEST
+
+/* lz[r] is finite iff row r's inputs are (the coupled step's check of its
+ * inputs): one infinite or NaN input at each place of one row of three,
+ * in either chain, binary and spin, short and long rows. */
+static int setup_flags_nonfinite(const ebm__kernels *k)
+{
+    enum { N = 600 };
+    static float a1[3 * N], a2[3 * N], p1[3 * N], p2[3 * N];
+    static const float bad[] = {INFINITY, -INFINITY, NAN};
+    static const int64_t sizes[] = {1, 16, 17, 600};
+    uint64_t seed = 3;
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        const int64_t n = sizes[c];
+        for (int spin = 0; spin < 2; spin++) {
+            for (int64_t i = 0; i < 3 * n; i++) {
+                a1[i] = (float)(40.0 * t_uniform(&seed) - 20.0);
+                a2[i] = (float)(40.0 * t_uniform(&seed) - 20.0);
+            }
+            for (int64_t j = -1; j < n; j += n > 20 ? 37 : 1) {
+                for (int b = 0; b < 6; b++) {
+                    float *at = b % 2 ? a2 : a1, keep = 0.0f;
+                    if (j >= 0) {
+                        keep = at[n + j]; /* row 1 */
+                        at[n + j] = bad[b / 2];
+                    }
+                    double lz[3] = {0.0, 0.0, 0.0};
+                    k->coupling_setup(3, n, spin, a1, a2, n, p1, p2, lz);
+                    if (!isfinite(lz[0]) || !isfinite(lz[2]) || isfinite(lz[1]) != (j < 0)) {
+                        return 0;
+                    }
+                    if (j >= 0) {
+                        at[n + j] = keep;
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 START_TEST(coupling_setup_plain)
 {
+    for (int level = 0; level <= 2; level++) {
+        const ebm__kernels *k = ebm__kernels_level(level);
+        ck_assert_msg(k == NULL || setup_flags_nonfinite(k),
+                      "build %d: coupling_setup's lz does not flag non-finite inputs", level);
+    }
     ck_assert_msg(setup_matches(ebm__kern()->coupling_setup), "coupling_setup differs");
     ck_assert_msg(!setup_matches(coupling_twin), "the twin without spin's factor passed");
     ck_assert_msg(setup_rows_match(), "coupling_setup over rows differs from row by row");
@@ -705,6 +831,9 @@ START_TEST(builds_agree)
     twin = *generic;
     twin.bernoulli = bernoulli_ties_up;
     ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin Bernoulli passed");
+    twin = *generic;
+    twin.draw_ratio = draw_ratio_one_sum;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin draw_ratio passed");
 }
 END_TEST
 
@@ -824,6 +953,7 @@ Suite *ebm_simd_suite(void)
     tcase_add_test(tc, sub_dot_plain);
     tcase_add_test(tc, argmin_plain_loop);
     tcase_add_test(tc, coupling_setup_plain);
+    tcase_add_test(tc, draw_ratio_plain);
     tcase_add_test(tc, log_uniform_plain);
     tcase_add_test(tc, builds_agree);
     tcase_add_test(tc, calls_agree);

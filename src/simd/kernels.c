@@ -370,11 +370,31 @@ static void tanh_(int64_t n, float *a)
     }
 }
 
-static void bernoulli(int64_t n, const float *restrict a, float scale, float lo,
-                      float *restrict o)
+static void bernoulli_in_place(int64_t n, const float *restrict a, float scale, float lo,
+                               float *restrict o)
 {
     for (int64_t j = 0; j < n; j++) {
         o[j] = o[j] < ebm__sigmoidf(scale * a[j]) ? 1.0f : lo;
+    }
+}
+
+static void bernoulli_apart(int64_t n, const float *restrict a, float scale, float lo,
+                            const float *restrict u, float *restrict o)
+{
+    for (int64_t j = 0; j < n; j++) {
+        o[j] = u[j] < ebm__sigmoidf(scale * a[j]) ? 1.0f : lo;
+    }
+}
+
+static void bernoulli(int64_t rows, int64_t n, const float *a, int64_t lda, float scale, float lo,
+                      const float *u, int64_t ldu, float *o, int64_t ldo)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        if (u == o) {
+            bernoulli_in_place(n, a + r * lda, scale, lo, o + r * ldo);
+        } else {
+            bernoulli_apart(n, a + r * lda, scale, lo, u + r * ldu, o + r * ldo);
+        }
     }
 }
 
@@ -529,6 +549,33 @@ static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restr
     }
 }
 
+/* Four units at a time, unit j in sum j % 4: the order log_ratio always
+ * had. u may be z; the chunk's uniforms are read before its draws are
+ * written. */
+static double draw_ratio(int64_t n, float lo, const float *u, const float *restrict p,
+                         const float *restrict a1, const float *restrict a2, float *z)
+{
+    double sum[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        float uk[4];
+        for (int k = 0; k < 4; k++) {
+            uk[k] = u[j + k];
+        }
+        for (int k = 0; k < 4; k++) {
+            const float zk = uk[k] < p[j + k] ? 1.0f : lo;
+            z[j + k] = zk;
+            sum[k] += (double)zk * ((double)a2[j + k] - (double)a1[j + k]);
+        }
+    }
+    for (int k = 0; j < n; j++, k++) {
+        const float zk = u[j] < p[j] ? 1.0f : lo;
+        z[j] = zk;
+        sum[k] += (double)zk * ((double)a2[j] - (double)a1[j]);
+    }
+    return (sum[0] + sum[1]) + (sum[2] + sum[3]);
+}
+
 static void log_uniform(int64_t n, const float *restrict u, double *restrict out)
 {
     for (int64_t j = 0; j < n; j++) {
@@ -597,6 +644,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .argmin = argmin,
                                   .coupling_setup = coupling_setup,
                                   .log_uniform = log_uniform,
+                                  .draw_ratio = draw_ratio,
                                   .axpy = axpy,
                                   .values_ok = values_ok,
                                   .update_suspect = update_suspect,
