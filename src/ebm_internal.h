@@ -308,9 +308,13 @@ typedef struct ebm__kernels {
      * order, then (s0 + s1) + (s2 + s3). */
     double (*draw_ratio)(int64_t n, float lo, const float *u, const float *p, const float *a1,
                          const float *a2, float *z);
-    /* y += d x (d = +-1 or +-2 in the local search: the product is exact,
-     * so the sum is rounded once, as by an FMA). */
-    void (*axpy)(int64_t n, float d, const float *x, float *y);
+    /* The local search's update of a row's input y[0..n) from its flips:
+     * for k < count in order, y += d_k x[flip[k] ldx .. + n), d_k = step
+     * where the unit's new value v[flip[k]] > 0, else -step (new - old;
+     * +-1 or +-2: the product is exact, so each sum is rounded once, as by
+     * an FMA). */
+    void (*add_flips)(int64_t n, int64_t count, const int32_t *flip, const float *v, float step,
+                      const float *x, int64_t ldx, float *y);
     /* Nonzero if some g[i] or p[i] + alpha g[i] is not finite (the scan of
      * ebm_model_axpy_params before it changes anything). */
     int (*update_suspect)(int64_t n, float alpha, const float *g, const float *p);

@@ -115,14 +115,9 @@ static void propagate_flips(relax *rx, int64_t l, int64_t active)
         const float step = m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f;
         EBM__PARALLEL_ROWS(total * nt)
         for (int64_t i = 0; i < active; i++) {
-            const float *xl = rx->work + i * w + m->offset[l];
-            const int32_t *flip = rx->flip + i * w + m->offset[l];
-            float *at = rx->in + i * w + m->offset[t];
-            for (int64_t k = 0; k < rx->nflip[i * m->n_layers + l]; k++) {
-                const int64_t j = flip[k];
-                const float d = xl[j] > 0.0f ? step : -step; /* new - old */
-                kern->axpy(nt, d, wrows + j * nt, at);
-            }
+            const int64_t o = i * w + m->offset[l];
+            kern->add_flips(nt, rx->nflip[i * m->n_layers + l], rx->flip + o, rx->work + o, step,
+                            wrows, nt, rx->in + i * w + m->offset[t]);
         }
     }
 }

@@ -211,7 +211,7 @@ static void inputs(float *a, float *u, int64_t n, uint64_t seed)
 /* 0 if the tables agree on every kernel, else the first kernel that does not. */
 static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
 {
-    static float a[MAXN], u1[MAXN], u2[MAXN], o1[4 * MAXN], o2[4 * MAXN];
+    static float a[MAXN], u1[MAXN], u2[MAXN], o1[4 * MAXN + 16], o2[4 * MAXN + 16];
     static const uint64_t blocks[] = {0, 5, (UINT64_C(7) << 32) + 3, UINT64_C(0xFFFFFFF0),
                                       UINT64_C(0x1FFFFFFF5)};
     static const uint64_t seqs[] = {0, UINT64_C(0x123456789abcdef)};
@@ -330,12 +330,18 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
                 return "log_uniform";
             }
         }
-        inputs(a, u1, n, (uint64_t)(11 * n));
-        memcpy(u2, u1, sizeof u1);
-        k->axpy(n, -2.0f, a, u1);
-        ref->axpy(n, -2.0f, a, u2);
-        if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
-            return "axpy";
+        {
+            /* five flips of four weight rows of n (stride n + 3), one twice */
+            static const int32_t flip[5] = {2, 0, 3, 2, 1};
+            static const float v[4] = {1.0f, -1.0f, 0.0f, 1.0f};
+            inputs(a, u1, n, (uint64_t)(11 * n));
+            inputs(o1, o2, 4 * n + 9, (uint64_t)(13 * n)); /* rows at 0, n + 3, ... */
+            memcpy(u2, u1, sizeof u1);
+            k->add_flips(n, 5, flip, v, 2.0f, o1, n + 3, u1);
+            ref->add_flips(n, 5, flip, v, 2.0f, o1, n + 3, u2);
+            if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
+                return "add_flips";
+            }
         }
         for (int units = 0; units < 3; units++) {
             inputs(a, u1, n, (uint64_t)(19 * n + units));
@@ -658,6 +664,59 @@ static int draw_ratio_matches(double (*f)(int64_t, float, const float *, const f
     return all;
 }
 
+/* add_flips against its definition written out (flips in order, each
+ * product exact); its twin adds the flips last to first. */
+static void add_flips_reversed(int64_t n, int64_t count, const int32_t *flip, const float *v,
+                               float step, const float *x, int64_t ldx, float *y)
+{
+    for (int64_t k = count - 1; k >= 0; k--) {
+        const float d = v[flip[k]] > 0.0f ? step : -step;
+        for (int64_t j = 0; j < n; j++) {
+            y[j] += d * x[flip[k] * ldx + j];
+        }
+    }
+}
+
+static int add_flips_matches(void (*f)(int64_t, int64_t, const int32_t *, const float *, float,
+                                       const float *, int64_t, float *))
+{
+    enum { N = 70, ROWS = 9 };
+    float x[ROWS * N], v[ROWS], y[N], want[N];
+    int32_t flip[12];
+    uint64_t seed = 5;
+    int all = 1;
+    for (int64_t n = 1; n <= N; n += 3) {
+        for (int64_t i = 0; i < ROWS * N; i++) {
+            x[i] = ldexpf((float)t_uniform(&seed) - 0.5f, (int)(i % 30) - 15);
+        }
+        for (int64_t r = 0; r < ROWS; r++) {
+            v[r] = t_uniform(&seed) < 0.5 ? -1.0f : 1.0f;
+        }
+        for (int k = 0; k < 12; k++) {
+            flip[k] = (int32_t)(t_uniform(&seed) * ROWS);
+        }
+        for (int64_t j = 0; j < n; j++) {
+            y[j] = want[j] = (float)t_uniform(&seed);
+        }
+        for (int k = 0; k < 12; k++) {
+            const float d = v[flip[k]] > 0.0f ? 2.0f : -2.0f;
+            for (int64_t j = 0; j < n; j++) {
+                want[j] = want[j] + d * x[flip[k] * N + j];
+            }
+        }
+        f(n, 12, flip, v, 2.0f, x, N, y);
+        all = all && memcmp(y, want, (size_t)n * sizeof *y) == 0;
+    }
+    return all;
+}
+
+START_TEST(add_flips_plain)
+{
+    ck_assert_msg(add_flips_matches(ebm__kern()->add_flips), "add_flips differs");
+    ck_assert_msg(!add_flips_matches(add_flips_reversed), "the twin in reverse order passed");
+}
+END_TEST
+
 START_TEST(draw_ratio_plain)
 {
     ck_assert_msg(draw_ratio_matches(ebm__kern()->draw_ratio), "draw_ratio differs");
@@ -954,6 +1013,7 @@ Suite *ebm_simd_suite(void)
     tcase_add_test(tc, argmin_plain_loop);
     tcase_add_test(tc, coupling_setup_plain);
     tcase_add_test(tc, draw_ratio_plain);
+    tcase_add_test(tc, add_flips_plain);
     tcase_add_test(tc, log_uniform_plain);
     tcase_add_test(tc, builds_agree);
     tcase_add_test(tc, calls_agree);

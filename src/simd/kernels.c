@@ -585,10 +585,35 @@ static void log_uniform(int64_t n, const float *restrict u, double *restrict out
     }
 }
 
-static void axpy(int64_t n, float d, const float *restrict x, float *restrict y)
+/* Four flips per pass over y: each element takes their terms one after
+ * the other (the same roundings as four passes), loaded and stored once. */
+static void add_flips(int64_t n, int64_t count, const int32_t *restrict flip,
+                      const float *restrict v, float step, const float *restrict x, int64_t ldx,
+                      float *restrict y)
 {
-    for (int64_t j = 0; j < n; j++) {
-        y[j] += d * x[j];
+    int64_t k = 0;
+    for (; k + 4 <= count; k += 4) {
+        float d[4];
+        const float *xk[4];
+        for (int i = 0; i < 4; i++) {
+            d[i] = v[flip[k + i]] > 0.0f ? step : -step;
+            xk[i] = x + flip[k + i] * ldx;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            float t = y[j];
+            t += d[0] * xk[0][j];
+            t += d[1] * xk[1][j];
+            t += d[2] * xk[2][j];
+            t += d[3] * xk[3][j];
+            y[j] = t;
+        }
+    }
+    for (; k < count; k++) {
+        const float d = v[flip[k]] > 0.0f ? step : -step;
+        const float *xk = x + flip[k] * ldx;
+        for (int64_t j = 0; j < n; j++) {
+            y[j] += d * xk[j];
+        }
     }
 }
 
@@ -645,7 +670,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .coupling_setup = coupling_setup,
                                   .log_uniform = log_uniform,
                                   .draw_ratio = draw_ratio,
-                                  .axpy = axpy,
+                                  .add_flips = add_flips,
                                   .values_ok = values_ok,
                                   .update_suspect = update_suspect,
                                   .update_apply = update_apply};
