@@ -37,12 +37,13 @@ typedef struct relax {
 } relax;
 
 /* A sparse update costs one weight row per flip, a GEMM a row per unit but
- * several times faster per multiply-add: layers whose flips reach 1/16 of
- * their units are recomputed. At 784-784-784 with the vectorised updates,
- * local search from noise took 162-175 ms at 1/16, 177-179 at 1/8, 191 at
- * 1/4, 172-176 at 1/32 and 194 at 1/64 (before them 1/4 to 1/16 were
- * within 3% and 1/32 19% slower). */
-enum { SPARSE_RATIO = 16, INCREMENTAL_MIN_ROWS = 16 };
+ * several times faster per multiply-add: layers whose flips reach 1/4 of
+ * their units are recomputed. With a row's flips added four at a time
+ * (add_flips), the UCD-LMI benchmark step (784-784-784) against 1/16 took
+ * 0.85 (1/4), 0.86 (1/2), 0.90 (1/1) and 0.94 (1/8) of its time with one
+ * thread; with two 0.93-0.94 (1/4), 0.91-0.95 (1/2), 0.97 (1/1) and 1.02
+ * (1/8). (With one axpy per flip, 1/16 had been best.) */
+enum { SPARSE_RATIO = 4, INCREMENTAL_MIN_ROWS = 16 };
 
 static const uint8_t *clamp_row(const relax *rx, int64_t row)
 {
