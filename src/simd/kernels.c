@@ -549,9 +549,9 @@ static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restr
     }
 }
 
-/* Four units at a time, unit j in sum j % 4: the order log_ratio always
- * had. u may be z; the chunk's uniforms are read before its draws are
- * written. */
+/* Four units at a time, unit j in sum j % 4 (the coupled step's order
+ * since item 15 of docs/performance.md). u may be z: a chunk's uniforms
+ * are read before its draws are written. */
 static double draw_ratio(int64_t n, float lo, const float *u, const float *restrict p,
                          const float *restrict a1, const float *restrict a2, float *z)
 {
