@@ -10,17 +10,24 @@ static const double LOG_2PI = 1.8378770664093454836;
 /* Words of a row's stream used for normals: far from the uniforms at 0. */
 #define NORMAL_WORDS (UINT64_C(1) << 32)
 
+/* The bernoulli kernel on `rows` rows of discrete layer l: p(+1 | a) of a
+ * spin is e^a / (e^a + e^-a) = sigmoid(2a). */
+static void bernoulli_rows(const ebm_model_t *m, int64_t l, int64_t rows, const float *a,
+                           int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
+{
+    const int spin = m->units[l] == EBM_UNITS_SPIN;
+    ebm__kern()->bernoulli(rows, m->size[l], a, lda, spin ? 2.0f : 1.0f, spin ? -1.0f : 0.0f, u,
+                           ldu, xl, ldx);
+}
+
 void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
                                int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
 {
-    /* p(+1 | a) of a spin is e^a / (e^a + e^-a) = sigmoid(2a). Rows go to
-     * the kernel 64 at a time (the threads' shares under OpenMP). */
-    const int spin = m->units[l] == EBM_UNITS_SPIN;
-    const int64_t nl = m->size[l];
-    EBM__PARALLEL_ROWS(n * nl * 8)
+    /* 64 rows per kernel call (the threads' shares under OpenMP). */
+    EBM__PARALLEL_ROWS(n * m->size[l] * 8)
     for (int64_t r = 0; r < n; r += 64) {
-        ebm__kern()->bernoulli(n - r < 64 ? n - r : 64, nl, a + r * lda, lda, spin ? 2.0f : 1.0f,
-                               spin ? -1.0f : 0.0f, u + r * ldu, ldu, xl + r * ldx, ldx);
+        bernoulli_rows(m, l, n - r < 64 ? n - r : 64, a + r * lda, lda, u + r * ldu, ldu,
+                       xl + r * ldx, ldx);
     }
 }
 
@@ -42,10 +49,8 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         const float *ar = a + r * lda;
         uint32_t row = ebm__row_id(rows, r);
         if (!ebm__is_gaussian(m, l)) {
-            const int spin = m->units[l] == EBM_UNITS_SPIN;
             ebm__stream_uniform(s, row, word, nl, o);
-            ebm__kern()->bernoulli(1, nl, ar, lda, spin ? 2.0f : 1.0f, spin ? -1.0f : 0.0f, o,
-                                   ldx, o, ldx);
+            bernoulli_rows(m, l, 1, ar, lda, o, ldx, o, ldx);
             continue;
         }
         const float *logvar = m->params + m->logvar_off;
