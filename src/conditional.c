@@ -24,11 +24,11 @@ void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const
                                int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
 {
     /* 64 rows per kernel call (the threads' shares under OpenMP). */
-    EBM__PARALLEL_ROWS(n * m->size[l] * 8)
-    for (int64_t r = 0; r < n; r += 64) {
+    EBM__FOR_ROWS(b, (n + 63) / 64, n * m->size[l] * 8, {
+        const int64_t r = b * 64;
         bernoulli_rows(m, l, n - r < 64 ? n - r : 64, a + r * lda, lda, u + r * ldu, ldu,
                        xl + r * ldx, ldx);
-    }
+    });
 }
 
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
@@ -43,8 +43,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         ebm__bernoulli_from_input(m, l, n, a, lda, xl, ldx, xl, ldx);
         return;
     }
-    EBM__PARALLEL_ROWS(n * nl * 8)
-    for (int64_t r = 0; r < n; r++) {
+    EBM__FOR_ROWS(r, n, n * nl * 8, {
         float *o = xl + r * ldx;
         const float *ar = a + r * lda;
         uint32_t row = ebm__row_id(rows, r);
@@ -58,7 +57,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         for (int64_t i = 0; i < nl; i++) {
             o[i] = ar[i] + expf(0.5f * logvar[i]) * o[i];
         }
-    }
+    });
 }
 
 /* log p(x | a) of one unit in double: binary x a - softplus(a), spin

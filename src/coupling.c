@@ -164,8 +164,7 @@ static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t
         b1_uniforms(c, &proposal, count, c->lid, c->U, w); /* both chains' proposals */
         ebm__stream_uniform_rows(&accept, count, c->lid, 0, 2, c->UA, 2);
         ebm__kern()->log_uniform(2 * count, c->UA, c->log_u);
-        EBM__PARALLEL_ROWS(count * w * 4)
-        for (int64_t i = 0; i < count; i++) {
+        EBM__FOR_ROWS(i, count, count * w * 4, {
             const int64_t r = list[i];
             const float *ui = c->U + i * w;
             const double *log_ua = c->log_u + 2 * i; /* -inf for 0: always accepts */
@@ -182,7 +181,7 @@ static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t
                     trying[i] &= ~INT64_C(2);
                 }
             }
-        }
+        });
         for (int64_t i = count - 1; i >= 0; i--) {
             if (trying[i] == 0) { /* done after k tries: the last listed row moves here */
                 tries_sum += (int64_t)k;
@@ -268,11 +267,10 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
     const int reflection = c->s->coupling == EBM_COUPLING_CRN && c->b1 == 1u &&
                            ebm__is_gaussian(m, 0);
     if (reflection) {
-        EBM__PARALLEL_ROWS(na * w * 4)
-        for (int64_t r = 0; r < na; r++) {
+        EBM__FOR_ROWS(r, na, na * w * 4, {
             c->met[r] = 0;
             reflect(c, &st[ST_FIRST], &st[ST_MEET], r, c->tmp + (int64_t)ebm__thread_num() * w);
-        }
+        });
         c->tries_sum = c->tries_max = 0;
     } else {
         /* Qiu Alg. 4 lines 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'); the
@@ -280,14 +278,13 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
         b1_uniforms(c, &st[ST_FIRST], na, c->id, c->X, w);
         ebm__stream_uniform_rows(&st[ST_MEET], na, c->id, 0, 1, c->u, 1);
         ebm__kern()->log_uniform(na, c->u, c->log_u);
-        EBM__PARALLEL_ROWS(na * w * 4)
-        for (int64_t r = 0; r < na; r++) {
+        EBM__FOR_ROWS(r, na, na * w * 4, {
             float *xr = c->X + r * w;
             c->met[r] = c->log_u[r] <= draw(c, &st[ST_FIRST], r, 1, xr, xr);
             if (c->met[r]) {
                 copy_b1(c, xr, c->Y + r * w);
             }
-        }
+        });
         int64_t count = 0;
         for (int64_t r = 0; r < na; r++) {
             if (!c->met[r]) {

@@ -90,16 +90,14 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
     const ebm__kernels *kern = ebm__kern();
     switch (m->units[l]) {
     case EBM_UNITS_BINARY:
-        EBM__PARALLEL_ROWS(n * nl * 4)
-        for (int64_t r = 0; r < n; r++) {
+        EBM__FOR_ROWS(r, n, n * nl * 4, {
             kern->sigmoid(nl, a + r * lda, a + r * lda);
-        }
+        });
         break;
     case EBM_UNITS_SPIN:
-        EBM__PARALLEL_ROWS(n * nl * 4)
-        for (int64_t r = 0; r < n; r++) {
+        EBM__FOR_ROWS(r, n, n * nl * 4, {
             kern->tanh(nl, a + r * lda);
-        }
+        });
         break;
     default: /* Gaussian: the input is the mean */
         break;

@@ -252,8 +252,7 @@ static void affine_gaussian_move(const int64_t *ids, int64_t n, int64_t n0, floa
                                  const float *c, const double *move, const ebm__stream *noise,
                                  float *xi)
 {
-    EBM__PARALLEL_ROWS(n * n0 * 8)
-    for (int64_t r = 0; r < n; r++) {
+    EBM__FOR_ROWS(r, n, n * n0 * 8, {
         float *v = xs + r * w, *z = xi + (int64_t)ebm__thread_num() * n0;
         const float *cr = c + r * n0;
         ebm__stream_normal(noise, ebm__row_id(ids, r), 0, n0, z);
@@ -261,7 +260,7 @@ static void affine_gaussian_move(const int64_t *ids, int64_t n, int64_t n0, floa
             v[i] = (float)(move[i] * (double)v[i] + move[n0 + i] * (double)cr[i] +
                            move[2 * n0 + i] * (double)z[i]);
         }
-    }
+    });
 }
 
 /* log q(to | from, c) up to its constant, with c = mu + W h_from (eq. 12's

@@ -62,8 +62,7 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
     const int argmin = rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN;
     const float low = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
     const ebm__kernels *kern = ebm__kern();
-    EBM__PARALLEL_ROWS(active * nl)
-    for (int64_t i = 0; i < active; i++) {
+    EBM__FOR_ROWS(i, active, active * nl, {
         const uint8_t *c = clamp_row(rx, rx->rows[i]);
         float *xl = rx->work + i * w + off;
         const float *ar = a + i * lda;
@@ -87,7 +86,7 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
         if (rx->in != NULL) {
             rx->nflip[i * m->n_layers + l] = k;
         }
-    }
+    });
 }
 
 /* Incremental path: add the flips of layer l (just set) to the inputs of
@@ -114,12 +113,11 @@ static void propagate_flips(relax *rx, int64_t l, int64_t active)
         const int64_t nt = m->size[t];
         const float *wrows = t > l ? m->params + m->w_off[l + 1] : rx->wt + m->w_off[l];
         const float step = m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f;
-        EBM__PARALLEL_ROWS(total * nt)
-        for (int64_t i = 0; i < active; i++) {
+        EBM__FOR_ROWS(i, active, total * nt, {
             const int64_t o = i * w + m->offset[l];
             kern->add_flips(nt, rx->nflip[i * m->n_layers + l], rx->flip + o, rx->work + o, step,
                             wrows, nt, rx->in + i * w + m->offset[t]);
-        }
+        });
     }
 }
 
