@@ -65,7 +65,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: all check check-valgrind examples bench bench-programs install uninstall clean symbols demo results deps \
+.PHONY: FORCE all check check-valgrind examples bench bench-programs install uninstall clean symbols demo results deps \
   fashion-mnist mnist-data
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -147,14 +147,22 @@ DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev va
 deps:
 	apt-get install -y $(DEPS) || { apt-get update && apt-get install -y $(DEPS); }
 
-build/%.o: src/%.c src/ebm_internal.h include/ebm.h | build
+# build/flags holds the flags the objects were built with; it is rewritten
+# (and everything rebuilt) only when they change, e.g. OPENMP=-fopenmp or
+# another CFLAGS, so that no build mixes objects of two configurations.
+BUILD_FLAGS = $(CC) $(LIB_CFLAGS) $(LDFLAGS) $(LIB_LIBS)
+build/flags: FORCE | build
+	@[ "$$(cat $@ 2>/dev/null)" = '$(BUILD_FLAGS)' ] || printf '%s\n' '$(BUILD_FLAGS)' > $@
+FORCE:
+
+build/%.o: src/%.c src/ebm_internal.h include/ebm.h build/flags | build
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 # -fno-trapping-math lets the compiler compute both sides of a select (the
 # kernels' branch-free clamps) and -fno-math-errno lets sqrt be one
 # instruction, so that the loops vectorise; neither changes a value, only
 # which floating-point flags or errno a call may set.
-build/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h | build
+build/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h build/flags | build
 	$(CC) $(LIB_CFLAGS) -O3 -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) -DEBM_KERNELS=ebm__kernels_$* \
 	  -DEBM_KERNELS_LABEL=$* -c $< -o $@
 
@@ -177,7 +185,7 @@ pkgconfig/ebm.pc: pkgconfig/ebm.pc.in include/ebm.h Makefile
 	    -e 's|@LIBS_PRIVATE@|$(LIB_LIBS)|' $< > $@
 
 # Tests link the static library so that they may also reach internal symbols.
-$(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) | build/tests
+$(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) build/flags | build/tests
 	$(CC) $(WARN) $(DEFS) -Wno-missing-prototypes -Iinclude -Isrc $(CBLAS_CFLAGS) \
 	  $(CHECK_CFLAGS) $(OPENMP) $(CFLAGS) -ffp-contract=off $(LDFLAGS) -o $@ $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
 
