@@ -36,10 +36,13 @@ WARN = -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 DEFS = -D_POSIX_C_SOURCE=200809L
 # OPENMP=-fopenmp runs the row loops of elementwise work (draws, means,
 # local-search updates, coupled rows) on OpenMP threads; every row's random
-# numbers come from its own stream, so results do not depend on the thread
-# count (OMP_NUM_THREADS). Off by default: beside OpenBLAS's own threads on 2
-# cores it gained at most 1.09x, and with libgomp's default active waiting it
-# made a PCD step 3.2x slower (docs/performance.md).
+# numbers come from its own stream, so the library's results do not depend on
+# its thread count (OMP_NUM_THREADS). Off by default: beside OpenBLAS's
+# pthreads build (Debian's default) on 2 cores it does not pay, and with
+# libgomp's default active waiting it can be 3x slower. Paired with an
+# OpenMP build of OpenBLAS (Debian: libopenblas0-openmp), whose threads are
+# then the same pool, it made the UCD-LMI step 1.2-1.3x faster on 2 cores
+# and lost nowhere (docs/performance.md, item 20).
 OPENMP ?=
 # -ffp-contract=off: the float kernels give the same bits in every build
 # (scalar, AVX2, AVX-512) only if no compiler fuses a * b + c into an FMA.
