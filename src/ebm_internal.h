@@ -340,7 +340,8 @@ void ebm__kernels_use(const ebm__kernels *k);
  * on OpenMP threads when the library is built with OpenMP and the loop has
  * at least EBM__PARALLEL_MIN units of work. Below that the plain loop runs:
  * not even a team of one is formed (`omp parallel if (0)` still costs
- * libgomp a team's allocation, which made short rows 1.5x slower). Each
+ * libgomp a team's allocation per loop, which made BAS, with its many
+ * loops over few rows, 1.5x slower). Each
  * row's draws come from its own stream row, so the results do not depend
  * on the number of threads. */
 #define EBM__PARALLEL_MIN 32768
