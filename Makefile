@@ -205,7 +205,7 @@ BENCH_THREADS ?= 2
 BENCH_BAS_ITERS ?= 10000
 BENCHES = $(patsubst bench/%.c,build/bench/%,$(filter-out bench/common.c,$(wildcard bench/*.c)))
 BENCH_OBJ = build/bench/common.o $(addprefix build/examples/common/,data.o bas.o cli.o optim.o)
-BENCH_WRAP = -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm -Wl,--wrap=cblas_sgemv
+BENCH_WRAP = -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm
 bench-programs: $(BENCHES)
 bench: $(BENCHES)
 	@for b in $(BENCHES); do \

@@ -29,12 +29,6 @@ void __wrap_cblas_dgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
                         enum CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
                         const double *a, int lda, const double *b, int ldb, double beta,
                         double *c, int ldc);
-void __real_cblas_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, int m, int n,
-                        float alpha, const float *a, int lda, const float *x, int incx,
-                        float beta, float *y, int incy);
-void __wrap_cblas_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, int m, int n,
-                        float alpha, const float *a, int lda, const float *x, int incx,
-                        float beta, float *y, int incy);
 
 static int64_t gemm_flops; /* the library makes its BLAS calls from one thread */
 
@@ -54,14 +48,6 @@ void __wrap_cblas_dgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
 {
     gemm_flops += 2 * (int64_t)m * n * k;
     __real_cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void __wrap_cblas_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, int m, int n,
-                        float alpha, const float *a, int lda, const float *x, int incx,
-                        float beta, float *y, int incy)
-{
-    gemm_flops += 2 * (int64_t)m * n;
-    __real_cblas_sgemv(order, ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 
 int64_t bench_flops(void) { return gemm_flops; }

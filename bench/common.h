@@ -1,12 +1,12 @@
 /* Shared helpers of the benchmark programs (not a benchmark itself).
  *
  * Every benchmark is linked with
- *   -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm -Wl,--wrap=cblas_sgemv
+ *   -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm
  * so that each of these calls, the library's included (libebm.a leaves them
  * undefined for libopenblas to provide), goes through a wrapper in common.c
- * that adds its FLOPs (2 M N K per GEMM, 2 M N per GEMV) to a counter. The
- * sgemm rate a step is compared with is measured in the same process, with
- * the same threads, through __real_cblas_sgemm, which is not counted.
+ * that adds its FLOPs (2 M N K) to a counter. The sgemm rate a step is
+ * compared with is measured in the same process, with the same threads,
+ * through __real_cblas_sgemm, which is not counted.
  *
  * Each result is one human line and one JSON line (bench_report):
  *   roofline_fraction = (gflop_per_step / sgemm_gflops) / seconds_per_step,
@@ -30,7 +30,7 @@ void bench_fail(const char *what, int rc, const char *msg);
 /** malloc that exits on failure. */
 void *bench_alloc(size_t bytes);
 
-/** GEMM and GEMV FLOPs counted by the wrappers since the program started. */
+/** GEMM FLOPs counted by the wrappers since the program started. */
 int64_t bench_flops(void);
 
 /** A timed operation: one step of a benchmark. */

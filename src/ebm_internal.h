@@ -276,6 +276,15 @@ typedef struct ebm__kernels {
     /* g[j] -= p[j] and return sum_j w[j] p[j], summed in double: lane
      * j % 8 in order, then the lanes 0..7 and the tail in order. */
     double (*sub_dot)(int64_t n, const float *w, const float *p, float *g);
+    /* g[j] -= sum_r c[r] x[r ldx + j] for j < n, r < rows, with t_r =
+     * c[r] x[r ldx + j] summed in double: each group of four rows as (t0 +
+     * t1) + (t2 + t3), added to the column's sum in order, then the last
+     * rows % 4 terms one at a time. The bias gradients: not a BLAS gemv,
+     * which a threaded BLAS splits over its threads from about 9000
+     * entries on, waking them for microseconds of work (item 21 of
+     * docs/performance.md). */
+    void (*col_sums)(int64_t rows, int64_t n, const float *x, int64_t ldx, const double *c,
+                     float *g);
     /* Argmin of binary or spin units from their inputs a (ties go up:
      * a >= 0 gives 1, else low), except where clamp (NULL: none) is set;
      * x is updated and flip[0..count) gets the units that changed, in

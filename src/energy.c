@@ -520,8 +520,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         const float *xl = xh + m->offset[l];
         /* dE/db_l = -x_l (binary, spin): column sums weighted by coef. */
         if (!ebm__is_gaussian(m, l)) {
-            cblas_sgemv(CblasRowMajor, CblasTrans, (int)n, nl, -1.0f, xl, (int)ldh, cf, 1, 1.0f,
-                        g + m->b_off[l], 1);
+            ebm__kern()->col_sums(n, nl, xl, ldh, coef, g + m->b_off[l]);
         }
         if (l == 0) {
             continue;

@@ -282,6 +282,17 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
         if (memcmp(&d1, &d2, sizeof d1) != 0 || memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
             return "sub_dot";
         }
+        { /* n / 3 columns of three rows at stride n / 3 + 1 */
+            const int64_t nc = n / 3;
+            static double c3[3] = {0.25, -1.0 / 3.0, 0.1};
+            inputs(a, u1, n, (uint64_t)(11 * n));
+            memcpy(u2, u1, sizeof u1);
+            k->col_sums(n >= 3 ? 3 : 0, nc, a, nc + 1, c3, u1);
+            ref->col_sums(n >= 3 ? 3 : 0, nc, a, nc + 1, c3, u2);
+            if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
+                return "col_sums";
+            }
+        }
         for (int cl = 0; cl < 2; cl++) {
             int32_t f1[MAXN], f2[MAXN];
             uint8_t clamp[MAXN];
@@ -534,6 +545,70 @@ START_TEST(sub_dot_plain)
         ck_assert_msg(fabs(got - want) <= 1e-14 * scale, "n %d: %.17g vs %.17g", n, got, want);
         ck_assert(memcmp(g1, g2, sizeof g1) == 0);
     }
+}
+END_TEST
+
+/* col_sums' twin sums each column in float, as a float gemv would. (The
+ * order of the double sums hardly ever shows in the float result.) */
+static void col_sums_in_float(int64_t rows, int64_t n, const float *x, int64_t ldx,
+                              const double *c, float *g)
+{
+    for (int64_t j = 0; j < n; j++) {
+        float acc = 0.0f;
+        for (int64_t r = 0; r < rows; r++) {
+            acc += (float)c[r] * x[r * ldx + j];
+        }
+        g[j] -= acc;
+    }
+}
+
+/* col_sums gives the bits of its sums written as a plain loop, for every
+ * count of rows modulo 4, at widths on both sides of its 256-column chunks
+ * and at a stride wider than the row (a layer's columns of a state). */
+static int col_sums_match(void (*col_sums)(int64_t, int64_t, const float *, int64_t,
+                                           const double *, float *))
+{
+    enum { R = 37, N = 530, LD = 541 };
+    static float x[R * LD], g1[N], g2[N];
+    static double c[R];
+    uint64_t seed = 13;
+    for (int i = 0; i < R * LD; i++) {
+        x[i] = (float)(2.0 * t_uniform(&seed) - 1.0);
+    }
+    for (int r = 0; r < R; r++) {
+        c[r] = (r % 3 == 0 ? -1.0 : 1.0) / (double)(r + 3);
+    }
+    for (int64_t n = 0; n <= N; n += n < 40 ? 1 : 49) {
+        for (int64_t rows = 0; rows <= R; rows += 9) {
+            for (int64_t j = 0; j < N; j++) {
+                g1[j] = g2[j] = (float)j;
+            }
+            col_sums(rows, n, x, LD, c, g1);
+            for (int64_t j = 0; j < n; j++) {
+                double acc = 0.0;
+                int64_t r = 0;
+                for (; r + 4 <= rows; r += 4) {
+                    const float *xr = x + r * LD + j;
+                    acc += (c[r] * (double)xr[0] + c[r + 1] * (double)xr[LD]) +
+                           (c[r + 2] * (double)xr[2 * LD] + c[r + 3] * (double)xr[3 * LD]);
+                }
+                for (; r < rows; r++) {
+                    acc += c[r] * (double)x[r * LD + j];
+                }
+                g2[j] -= (float)acc;
+            }
+            if (memcmp(g1, g2, sizeof g1) != 0) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+START_TEST(col_sums_plain)
+{
+    ck_assert_msg(col_sums_match(ebm__kern()->col_sums), "col_sums differs from the plain loop");
+    ck_assert_msg(!col_sums_match(col_sums_in_float), "the twin summing in float passed");
 }
 END_TEST
 
@@ -893,6 +968,9 @@ START_TEST(builds_agree)
     twin = *generic;
     twin.draw_ratio = draw_ratio_one_sum;
     ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin draw_ratio passed");
+    twin = *generic;
+    twin.col_sums = col_sums_in_float;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin col_sums passed");
 }
 END_TEST
 
@@ -1010,6 +1088,7 @@ Suite *ebm_simd_suite(void)
     tcase_add_test(tc, sigmoid_tanh_accurate);
     tcase_add_test(tc, box_muller_accurate);
     tcase_add_test(tc, sub_dot_plain);
+    tcase_add_test(tc, col_sums_plain);
     tcase_add_test(tc, argmin_plain_loop);
     tcase_add_test(tc, coupling_setup_plain);
     tcase_add_test(tc, draw_ratio_plain);

@@ -1,10 +1,11 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms and
  * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused pass,
- * the coupled Gibbs step's setup, the local search's argmins and input
- * updates, and the parameter update. This file is compiled once per
- * instruction set (Makefile: build/simd_*.o), with EBM_KERNELS naming the
- * table it defines; src/simd.c picks the best table the CPU runs.
+ * the bias gradients' column sums, the coupled Gibbs step's setup, the
+ * local search's argmins and input updates, and the parameter update. This
+ * file is compiled once per instruction set (Makefile: build/simd_*.o),
+ * with EBM_KERNELS naming the table it defines; src/simd.c picks the best
+ * table the CPU runs.
  *
  * Every build gives the same bits as the generic one (tests/check_simd.c):
  * the float functions are ebm_internal.h's branch-free ones, which use only
@@ -420,6 +421,42 @@ static double sub_dot(int64_t n, const float *restrict w, const float *restrict 
     return sum;
 }
 
+/* g[j] -= sum_r c[r] x[r ldx + j], with t_r = c[r] x[r ldx + j] summed in
+ * double: each group of four rows as (t0 + t1) + (t2 + t3) added to the
+ * column's sum in order, then the last rows % 4 terms one at a time. A
+ * group at a time over 256 columns (their sums in L1). */
+static void col_sums(int64_t rows, int64_t n, const float *restrict x, int64_t ldx,
+                     const double *restrict c, float *restrict g)
+{
+    enum { C = 256 };
+    double acc[C];
+    for (int64_t j0 = 0; j0 < n; j0 += C) {
+        const int64_t len = n - j0 < C ? n - j0 : C;
+        for (int64_t k = 0; k < len; k++) {
+            acc[k] = 0.0;
+        }
+        int64_t r = 0;
+        for (; r + 4 <= rows; r += 4) {
+            const float *restrict x0 = x + r * ldx + j0, *restrict x1 = x0 + ldx;
+            const float *restrict x2 = x1 + ldx, *restrict x3 = x2 + ldx;
+            const double c0 = c[r], c1 = c[r + 1], c2 = c[r + 2], c3 = c[r + 3];
+            for (int64_t k = 0; k < len; k++) {
+                acc[k] += (c0 * (double)x0[k] + c1 * (double)x1[k]) +
+                          (c2 * (double)x2[k] + c3 * (double)x3[k]);
+            }
+        }
+        for (; r < rows; r++) {
+            const float *restrict xr = x + r * ldx + j0;
+            for (int64_t k = 0; k < len; k++) {
+                acc[k] += c[r] * (double)xr[k];
+            }
+        }
+        for (int64_t k = 0; k < len; k++) {
+            g[j0 + k] -= (float)acc[k];
+        }
+    }
+}
+
 static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8_t *restrict clamp,
                       float *restrict x, int32_t *restrict flip)
 {
@@ -666,6 +703,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .tanh = tanh_,
                                   .bernoulli = bernoulli,
                                   .sub_dot = sub_dot,
+                                  .col_sums = col_sums,
                                   .argmin = argmin,
                                   .coupling_setup = coupling_setup,
                                   .log_uniform = log_uniform,
