@@ -212,6 +212,21 @@ ebm__stream ebm__rng_take_stream(ebm_rng_t *r)
     return s;
 }
 
+void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out)
+{
+    if (count <= 0) {
+        return;
+    }
+    /* As count calls of ebm__rng_take_stream: after the first, sequences
+     * come one after another (a coupled step takes 99). */
+    out[0] = ebm__rng_take_stream(rng);
+    for (int i = 1; i < count; i++) {
+        out[i] = out[0];
+        out[i].seq = out[0].seq + (uint64_t)i;
+    }
+    rng->seq = out[0].seq + (uint64_t)count;
+}
+
 /* The block holding word `word` of row `row` (c0 = word / 4, c1 = row). */
 static inline uint64_t row_block(uint32_t row, uint64_t word)
 {

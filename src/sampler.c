@@ -253,13 +253,6 @@ int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
 
 /* ---- single-chain kernels --------------------------------------------- */
 
-void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out)
-{
-    for (int i = 0; i < count; i++) {
-        out[i] = ebm__rng_take_stream(rng);
-    }
-}
-
 void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
                       const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a)
 {

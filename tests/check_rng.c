@@ -522,6 +522,40 @@ START_TEST(test_take_stream)
 }
 END_TEST
 
+/* ebm__take_streams(count) takes what count calls of ebm__rng_take_stream
+ * take and leaves the generator where they leave it: fresh, after a fill,
+ * and with a pending spare; count 0 takes nothing. */
+START_TEST(test_take_streams)
+{
+    for (int before = 0; before < 3; before++) {
+        for (int count = 0; count <= 99; count += count < 3 ? 1 : 48) {
+            ebm_rng_t *r1 = new_rng(9, (uint64_t)before), *r2 = new_rng(9, (uint64_t)before);
+            float u[3];
+            for (int i = 0; i < 2; i++) {
+                ebm_rng_t *r = i ? r2 : r1;
+                if (before == 1) {
+                    ck_assert_int_eq(ebm_rng_uniform(r, 3, u), EBM_OK);
+                } else if (before == 2) {
+                    ck_assert_int_eq(ebm_rng_normal(r, 1, u), EBM_OK);
+                }
+            }
+            ebm__stream many[99], one;
+            ebm__take_streams(r1, count, many);
+            for (int i = 0; i < count; i++) {
+                one = ebm__rng_take_stream(r2);
+                ck_assert(memcmp(&one, &many[i], sizeof one) == 0);
+            }
+            uint64_t s1[EBM_RNG_STATE_WORDS], s2[EBM_RNG_STATE_WORDS];
+            get_state(r1, s1);
+            get_state(r2, s2);
+            ck_assert_msg(memcmp(s1, s2, sizeof s1) == 0, "state after %d streams", count);
+            ebm_rng_destroy(r1);
+            ebm_rng_destroy(r2);
+        }
+    }
+}
+END_TEST
+
 /* Row r's numbers depend on neither the other rows nor the count. */
 START_TEST(test_stream_rows_independent)
 {
@@ -821,6 +855,7 @@ Suite *ebm_rng_suite(void)
         {"checkpoints", test_state_round_trip},
         {"checkpoints", test_set_state_rejects},
         {"batched", test_take_stream},
+        {"batched", test_take_streams},
         {"batched", test_stream_rows_independent},
         {"statistics", test_uniform_chi_square},
         {"statistics", test_normal_moments},
