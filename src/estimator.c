@@ -938,7 +938,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (e == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
+    ebm__msg msg = {""}; /* empty until a message is set (see ENOMEM below) */
     const ebm_model_t *m = e->m;
     const int64_t w = m->width;
     int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
