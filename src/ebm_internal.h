@@ -77,6 +77,10 @@ typedef struct ebm__stream {
 void ebm__rng_child(const ebm_rng_t *parent, uint64_t index, ebm_rng_t *child);
 /* Take a fresh sequence number from r for one batched call. */
 ebm__stream ebm__rng_take_stream(ebm_rng_t *r);
+/* Take count fresh streams from rng, as count calls of the above would (a
+ * fixed number per call, whatever the data, so that row r's draws never
+ * depend on other rows). */
+void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out);
 /* out[0..count) = uniforms in [0,1) of row `row`, starting at 32-bit word
  * `word` of that row's part of the stream. */
 void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
@@ -350,9 +354,8 @@ void ebm__kernels_use(const ebm__kernels *k);
  * at least EBM__PARALLEL_MIN units of work. Below that the plain loop runs:
  * not even a team of one is formed (`omp parallel if (0)` still costs
  * libgomp a team's allocation per loop, which made BAS, with its many
- * loops over few rows, 1.5x slower). Each
- * row's draws come from its own stream row, so the results do not depend
- * on the number of threads. */
+ * loops over few rows, 1.5x slower). Each row's draws come from its own
+ * stream row, so the results do not depend on the number of threads. */
 #define EBM__PARALLEL_MIN 32768
 #if defined(_OPENMP)
 #define EBM__PRAGMA(x) _Pragma(#x)
@@ -617,9 +620,6 @@ uint32_t ebm__free_layers(const ebm_sampler_t *s, int parity);
  * a sequence of its own, so loops never run out of numbers. */
 ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k);
 
-/* Take count fresh streams from rng (a fixed number per call, whatever the
- * data, so that row r's draws never depend on other rows). */
-void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out);
 /* One Gibbs sweep of n rows (even free layers given odd, then odd given
  * even); layer l draws from layer_streams[l], row r from stream row rows[r]
  * (NULL: r); a: n x max_size scratch. */
