@@ -187,10 +187,13 @@ pkgconfig/ebm.pc: pkgconfig/ebm.pc.in include/ebm.h Makefile
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e 's|@LIBS_PRIVATE@|$(LIB_LIBS)|' $< > $@
 
-# Tests link the static library so that they may also reach internal symbols.
+# Tests link the static library so that they may also reach internal symbols,
+# and route its allocations through tests/fault.c (allocation-failure injection).
+TEST_WRAP = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 $(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) build/flags | build/tests
 	$(CC) $(WARN) $(DEFS) -Wno-missing-prototypes -Iinclude -Isrc $(CBLAS_CFLAGS) \
-	  $(CHECK_CFLAGS) $(OPENMP) $(CFLAGS) -ffp-contract=off $(LDFLAGS) -o $@ $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
+	  $(CHECK_CFLAGS) $(OPENMP) $(CFLAGS) -ffp-contract=off $(LDFLAGS) $(TEST_WRAP) -o $@ \
+	  $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
 
 # EBM_TEST_LEVEL=2 runs the long statistical versions; CK_FORK=no suits valgrind.
 check: $(TEST_BIN) $(SOFILE)

@@ -34,4 +34,12 @@ uint64_t t_checksum(const void *p, size_t n);
 /* A deterministic uniform double in [0,1) from a 64-bit state (splitmix64). */
 double t_uniform(uint64_t *state);
 
+/* Allocation-failure injection (tests/fault.c): after t_fault_arm(n) the
+ * n-th allocation (malloc, calloc or realloc; n >= 1) returns NULL;
+ * t_fault_disarm() stops it and returns the allocations counted since the
+ * arm; t_fault_fired() tells whether the failure happened. */
+void t_fault_arm(long n);
+long t_fault_disarm(void);
+int t_fault_fired(void);
+
 #endif
