@@ -660,10 +660,19 @@ EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
  * P(meet) = sum_z min(P(x_t, z), P(y_{t-1}, z))); MH_UNIFORM by a common
  * proposal and a common uniform (Taniguchi Algs. 3 and 4). Rows with
  * x == y on entry move together and stay equal. Rejection loops are exact:
- * they run until they accept (EBM_STAT_TRIES_MAX reports the longest).
+ * they run until they accept (EBM_STAT_TRIES_MAX reports the longest), but
+ * a row that needs more than 2^22 tries fails the call with EBM_ELIMIT (a
+ * try accepts with probability TV, the distance between the two chains'
+ * conditionals, so in exact arithmetic this happens with probability at
+ * most 1/(e 2^22) < 1e-7 per row and step; in float it ends the loop
+ * where rounding leaves a residual that no uniform can accept). The log
+ * ratios are formed unit by unit, so inputs of any finite size lose
+ * nothing to cancellation.
  * @param[out] met NULL or [n]: 1 where x_{t+1} == y_t after the call, else 0
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_EUNSUPPORTED
- *         (LANGEVIN kinds), EBM_ENOMEM; on failure x, y and met are unchanged
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or a
+ *         layer input that overflowed float), EBM_EUNSUPPORTED (LANGEVIN
+ *         kinds), EBM_ELIMIT (the residual try limit), EBM_ENOMEM; on
+ *         failure x, y, met and rng are unchanged
  */
 EBM_API int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x,
                                      int64_t ldx, float *y, int64_t ldy, uint8_t *met);
@@ -765,15 +774,16 @@ enum ebm_marginalize {
 
 /** Options (ebm_estimator_set_int / ebm_estimator_set_double). */
 enum ebm_estimator_option {
-    /** int: CD/PCD sweeps and GRBM_CD steps (>= 1, default 1; GRBM_CD 10);
-     * UCD/UCD_LMI: the step k of the estimate (>= 0; UCD default 1, UCD_LMI 0) */
+    /** int: CD/PCD sweeps and GRBM_CD steps (1 to 10^8, default 1; GRBM_CD
+     * 10); UCD/UCD_LMI: the step k of the estimate (0 to 10^8; UCD default
+     * 1, UCD_LMI 0) */
     EBM_ESTIMATOR_K = 0,
-    /** int >= 0: cap on coupling steps per row; 0 (default) means none. A
-     * row is stopped by the cap only once it has reached step k, so its
-     * estimate is truncated, never empty. */
+    /** int, 0 to 2^31 - 1: cap on coupling steps per row; 0 (default) means
+     * none. A row is stopped by the cap only once it has reached step k, so
+     * its estimate is truncated (biased), never empty. */
     EBM_ESTIMATOR_MAX_STEPS = 1,
-    /** int >= 0: PCD chains, GRBM_CD chains; 0 (default): the batch size.
-     * Changing it discards existing PCD chains. */
+    /** int, 0 to 2^31 - 1: PCD chains, GRBM_CD chains; 0 (default): the
+     * batch size. Changing it discards existing PCD chains. */
     EBM_ESTIMATOR_CHAINS = 2,
     /** int: enum ebm_marginalize. Defaults: UCD_LMI BOTH, GRBM_CD ODD, others EVEN */
     EBM_ESTIMATOR_MARGINALIZE = 3,
@@ -782,15 +792,24 @@ enum ebm_estimator_option {
     /** int: GRBM_CD's sampler kind: EBM_SAMPLER_GIBBS (default),
      * EBM_SAMPLER_LANGEVIN or EBM_SAMPLER_GIBBS_LANGEVIN */
     EBM_ESTIMATOR_SAMPLER = 5,
-    /** int M >= 0: GRBM_CD's burn-in steps, not used in the estimate; must
-     * be smaller than K when the gradient is computed. Default 0 */
+    /** int M, 0 to 2^31 - 1: GRBM_CD's burn-in steps, not used in the
+     * estimate; must be smaller than K when the gradient is computed.
+     * Default 0 */
     EBM_ESTIMATOR_BURN_IN = 6,
-    /** int >= 1: local-search sweep cap (UCD_LMI). Default 10000 */
+    /** int, 1 to 2^31 - 1: local-search sweep cap (UCD_LMI). Default 10000 */
     EBM_ESTIMATOR_SEARCH_SWEEPS = 7,
-    /** int >= 1: mean-field iterations. Default 100 */
+    /** int, 1 to 2^31 - 1: mean-field iterations. Default 100 */
     EBM_ESTIMATOR_MEAN_FIELD_ITERS = 8,
-    /** double >= 0: mean-field tolerance. Default 1e-5 */
+    /** double, finite and >= 0: mean-field tolerance. Default 1e-5 */
     EBM_ESTIMATOR_MEAN_FIELD_TOL = 9,
+    /** int >= 1: the guard against chains that never meet (UCD, UCD_LMI).
+     * A row whose coupled chains have not met after this many steps, and
+     * that no EBM_ESTIMATOR_MAX_STEPS cap stopped, fails the call with
+     * EBM_ELIMIT (nothing changes) instead of running on: with parameters
+     * so large that the float conditionals are certain, two chains can
+     * cycle apart forever. Default 1000000. Unlike MAX_STEPS it never
+     * truncates an estimate: a call either is unbiased or fails. */
+    EBM_ESTIMATOR_STEP_LIMIT = 10,
     /** EBM_ESTIMATOR_SAMPLER_OPTION + o sets sampler option o (enum
      * ebm_sampler_option, e.g. Langevin steps, step size, coupling) on the
      * estimator's samplers. EBM_SAMPLER_CLAMP_LAYERS is managed by the
@@ -839,14 +858,18 @@ EBM_API int ebm_estimator_set_double(ebm_estimator_t *e, int option, double valu
 /**
  * grad = the estimate of (1/n) sum_r d/dtheta log p(v_r) (ascent
  * direction), in the flat parameter layout. Data rows: layer 0 values.
+ * Every call ends: CD, PCD and GRBM_CD make a fixed number of steps, and
+ * UCD and UCD_LMI stop at EBM_ESTIMATOR_STEP_LIMIT coupled steps per row.
  * @param[in]  data n x n_0 rows, row stride ldd >= n_0, n >= 1
  * @param[out] grad [param_count], overwritten; unchanged on failure
  * Each phase draws from its own child generator of rng, so row r's draws
  * depend only on rng's state and r; on success rng moves by one sequence,
  * on failure nothing changes (grad, chains, statistics, rng).
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid data values;
- *         GRBM_CD burn-in >= K; a non-finite gradient, reported and never
- *         returned), EBM_ENOMEM
+ *         GRBM_CD burn-in >= K; a layer input that overflowed float; a
+ *         non-finite gradient, reported and never returned), EBM_ELIMIT
+ *         (a row reached EBM_ESTIMATOR_STEP_LIMIT, or a coupled step's
+ *         residual try limit, see ebm_sampler_coupled_step), EBM_ENOMEM
  */
 EBM_API int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n,
                                    const float *data, int64_t ldd, float *grad);

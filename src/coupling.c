@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+int64_t ebm__residual_try_limit = INT64_C(1) << 22;
+
 /* Streams a coupled step takes up front, always the same number, so that row
  * r's draws depend on the generator and r only. */
 enum {
@@ -50,6 +52,7 @@ typedef struct couple {
     int64_t *trying;   /* [na]: their chains still trying (1: x, 2: y) */
     int64_t *met;      /* [na]: 1 where B1 met */
     int64_t tries_sum, tries_max;
+    int64_t stuck;     /* the stream row that reached the try limit */
 } couple;
 
 /*
@@ -95,9 +98,11 @@ static void b1_uniforms(const couple *c, const ebm__stream *st, int64_t n, const
  * or chain 2's, and return log p2(z) - log p1(z) of the draw z. Discrete
  * units compare the row u of b1_uniforms with the precomputed
  * probabilities, exactly as ebm__sample_from_input would (u may be dst),
- * and add z (a2 - a1) to the ratio (its LZ terms are -lz[r]); a Gaussian
- * layer is drawn by ebm__sample_from_input and adds ((z - a1)^2 - (z -
- * a2)^2) / (2 s^2) per unit of variance s^2. */
+ * and add their linear terms (draw_ratio; the rest of the ratio is
+ * -lz[r]); a Gaussian layer is drawn by ebm__sample_from_input and adds
+ * ((z - a1)^2 - (z - a2)^2) / (2 s^2) per unit of variance s^2, computed
+ * as (a2 - a1) ((z - a1) + (z - a2)) / (2 s^2) so that large values do
+ * not cancel. */
 static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain, const float *u,
                    float *dst)
 {
@@ -120,7 +125,7 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
                                (chain == 1 ? a1 : a2) + off, c->w, z, c->w);
         for (int64_t i = 0; i < nl; i++) {
             double d1 = (double)z[i] - a1[off + i], d2 = (double)z[i] - a2[off + i];
-            s += 0.5 * (d1 * d1 - d2 * d2) * m->inv_var_d[i];
+            s += 0.5 * (((double)a2[off + i] - a1[off + i]) * (d1 + d2)) * m->inv_var_d[i];
         }
     }
     return s;
@@ -138,7 +143,13 @@ static void copy_b1(const couple *c, const float *src, float *dst)
 
 /*
  * Off the meeting event, draw from the residuals (p1 - min(p1,p2)) and
- * (p2 - min(p1,p2)) by rejection, trying until both accept: never truncated.
+ * (p2 - min(p1,p2)) by rejection, trying until both accept: never truncated,
+ * but a row that has not accepted after EBM__RESIDUAL_TRY_LIMIT tries
+ * fails the step (returns 0; the caller undoes it). A try of chain y
+ * accepts with probability TV(p1, p2), so in exact arithmetic a row is
+ * stopped with probability TV (1 - TV)^limit <= 1 / (e limit) per step;
+ * in floating point the limit also ends the loop where rounding would
+ * leave a residual no uniform can accept.
  * MAXIMAL (Qiu Alg. 1 / Jacob et al.'s Alg. 4): x keeps its first draw; y
  * proposes from p2 and accepts iff U' > p1/p2. CRN (Qiu Alg. 3): x is drawn
  * again too; both propose from common uniforms Z2 in each try, x accepts iff
@@ -147,7 +158,7 @@ static void copy_b1(const couple *c, const float *src, float *dst)
  * need tries make try k together: its uniforms come for all of them at
  * once. list is reordered.
  */
-static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t count)
+static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t count)
 {
     const int64_t w = c->w;
     int64_t *trying = c->trying;
@@ -156,6 +167,10 @@ static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t
     }
     int64_t tries_sum = 0, tries_max = 0;
     for (uint64_t k = 1; count > 0; k++) {
+        if (k > (uint64_t)ebm__residual_try_limit) {
+            c->stuck = c->id[list[0]];
+            return 0;
+        }
         ebm__stream proposal = ebm__stream_for_try(base, 2 * k);
         ebm__stream accept = ebm__stream_for_try(base, 2 * k + 1);
         for (int64_t i = 0; i < count; i++) {
@@ -194,6 +209,7 @@ static void residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t
     }
     c->tries_sum = tries_sum;
     c->tries_max = tries_max;
+    return 1;
 }
 
 /*
@@ -236,9 +252,8 @@ static void reflect(const couple *c, const ebm__stream *first, const ebm__stream
     }
 }
 
-/* Layer inputs that overflowed make every probability meaningless: refuse.
- * After ratio_setup: a discrete layer's non-finite input left its row's lz
- * non-finite; a Gaussian layer's inputs are checked here. */
+/* Layer inputs that overflowed make every probability meaningless:
+ * refuse. (A NaN input also leaves its row's lz NaN.) */
 static int inputs_finite(const couple *c)
 {
     const ebm__kernels *k = ebm__kern();
@@ -248,9 +263,8 @@ static int inputs_finite(const couple *c)
         }
         for (int64_t l = 0; l < c->m->n_layers; l++) {
             const int64_t off = r * c->w + c->m->offset[l], nl = c->m->size[l];
-            if ((c->b1 >> l & 1u) && ebm__is_gaussian(c->m, l) &&
-                (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
-                 !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
+            if ((c->b1 >> l & 1u) && (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
+                                      !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
                 return 0;
             }
         }
@@ -258,8 +272,9 @@ static int inputs_finite(const couple *c)
     return 1;
 }
 
-/* The coupled sweep of the na rows that have not met. */
-static void couple_apart(couple *c, const ebm__stream *st, float *a)
+/* The coupled sweep of the na rows that have not met; 0 if a row reached
+ * the residual try limit (X and Y are then partly drawn). */
+static int couple_apart(couple *c, const ebm__stream *st, float *a)
 {
     const ebm_model_t *m = c->m;
     const int64_t na = c->na, w = c->w;
@@ -291,7 +306,9 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
                 c->list[count++] = r;
             }
         }
-        residuals(c, &st[ST_RESIDUAL], c->list, count);
+        if (!residuals(c, &st[ST_RESIDUAL], c->list, count)) {
+            return 0;
+        }
     }
     /* B2 from the new B1, from common random numbers, except y's off the
      * meeting event under MAXIMAL (independent there). Each chain draws from
@@ -325,6 +342,7 @@ static void couple_apart(couple *c, const ebm__stream *st, float *a)
                                    c->Y + r * w + off, w);
         }
     }
+    return 1;
 }
 
 int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
@@ -406,10 +424,24 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
                          "a layer input overflowed to a non-finite value: the parameters are too "
                          "large for float");
     }
+    /* In place, the scratch of the gathered rows holds x and y, to undo a
+     * step stopped by the try limit. */
+    if (in_place && c.b1 != 0) {
+        memcpy(G, x, (size_t)(n * w) * sizeof *x);
+        memcpy(f + n * w, y, (size_t)(n * w) * sizeof *y);
+    }
     ebm__stream st[ST_COUNT];
     ebm__take_streams(rng, ST_COUNT, st);
-    if (c.b1 != 0) {
-        couple_apart(&c, st, a);
+    if (c.b1 != 0 && !couple_apart(&c, st, a)) {
+        if (in_place) {
+            memcpy(x, G, (size_t)(n * w) * sizeof *x);
+            memcpy(y, f + n * w, (size_t)(n * w) * sizeof *y);
+        }
+        return ebm__fail(msg, EBM_ELIMIT,
+                         "row %lld's residual draw did not accept in %lld tries (the two chains' "
+                         "conditionals differ by less than the uniforms resolve); x, y and rng "
+                         "are unchanged",
+                         (long long)c.stuck, (long long)ebm__residual_try_limit);
     }
     /* Rows met on entry: one ordinary sweep, then y = x. */
     float *T = G + na * w;

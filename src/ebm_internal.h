@@ -77,6 +77,15 @@ typedef struct ebm__stream {
 void ebm__rng_child(const ebm_rng_t *parent, uint64_t index, ebm_rng_t *child);
 /* Take a fresh sequence number from r for one batched call. */
 ebm__stream ebm__rng_take_stream(ebm_rng_t *r);
+/* A generator's position, saved at the start of a call that moves it and
+ * put back if the call fails (a failed call changes nothing). */
+typedef struct ebm__rng_mark {
+    uint64_t seq, pos;
+    int has_spare;
+    double spare;
+} ebm__rng_mark;
+ebm__rng_mark ebm__rng_save(const ebm_rng_t *r);
+void ebm__rng_restore(ebm_rng_t *r, const ebm__rng_mark *mark);
 /* Take count fresh streams from rng, as count calls of the above would (a
  * fixed number per call, whatever the data, so that row r's draws never
  * depend on other rows). */
@@ -298,17 +307,15 @@ typedef struct ebm__kernels {
     /* The coupled Gibbs step's setup for n units of one layer (binary: k =
      * 1, spin: k = 2) of `rows` rows (stride ld) at the inputs a1, a2 of
      * the two chains: p1 = sigmoid(k a1), p2 = sigmoid(k a2) (as the draws
-     * use them), and lz[r] += LZ(a2) - LZ(a1) summed over row r's units,
-     * with LZ(a) = lin(a) + log(1 + e^{-k|a|}) = lin(a) - log sigmoid(k|a|),
-     * lin = max(a, 0) (binary) or |a| (spin), and sigmoid(k|a|) = max(p,
-     * 1 - p) of the float probabilities (so the log ratios are as exact as
-     * the probabilities the draws use, about 1e-7 per unit): per block of
-     * 512 units, unit j's linear part and factor sigmoid(k|a1|) /
-     * sigmoid(k|a2|) in [1/2, 2] go to lane j % 8 (sum, product), the lanes'
-     * product to one log; the row's sum is its logs, then its lanes.
-     * lz[r] stays finite if and only if row r's inputs are all finite (an
-     * infinite or NaN input makes its linear part infinite or NaN): the
-     * step's check of its inputs. */
+     * use them), and lz[r] += sum over row r's units of log(sigmoid(k|a1|)
+     * / sigmoid(k|a2|)), with sigmoid(k|a|) = max(p, 1 - p) of the float
+     * probabilities (so the log ratios are as exact as the probabilities
+     * the draws use, about 1e-7 per unit): the part of LZ(a2) - LZ(a1),
+     * LZ(a) = lin(a) - log sigmoid(k|a|) the log partition sum of a unit
+     * (lin = max(a, 0) binary, |a| spin), that is bounded by log 2 per
+     * unit; draw_ratio adds the linear parts unit by unit. Per block of 512
+     * units, unit j's factor (in [1/2, 2]) goes to lane j % 8, the lanes'
+     * product to one log; the row's sum is its blocks' logs in order. */
     void (*coupling_setup)(int64_t rows, int64_t n, int spin, const float *a1, const float *a2,
                            int64_t ld, float *p1, float *p2, double *lz);
     /* out[j] = log u[j] in double for uniforms u[j] in [0, 1) (ebm__log_pos,
@@ -316,9 +323,14 @@ typedef struct ebm__kernels {
      * acceptance thresholds. */
     void (*log_uniform)(int64_t n, const float *u, double *out);
     /* A coupled step's draw of one row of a discrete layer and its share
-     * of the log ratio: z[j] = u[j] < p[j] ? 1 : lo (u may be z), and
-     * return sum_j z[j] (a2[j] - a1[j]) in double, unit j in sum j % 4, in
-     * order, then (s0 + s1) + (s2 + s3). */
+     * of the log ratio log p2(z) - log p1(z) but for -lz: z[j] = u[j] <
+     * p[j] ? 1 : lo (u may be z; lo = -1 means spin, k = 2, else k = 1),
+     * and return the sum over j of z[j] (a2[j] - a1[j]) - (lin(a2[j]) -
+     * lin(a1[j])), computed per unit as k (min(a2, 0) - min(a1, 0)) where
+     * z = 1 and k (max(a1, 0) - max(a2, 0)) where z = lo, in double: no
+     * term is a difference of two large numbers, so inputs of any size
+     * lose nothing to cancellation. Unit j in sum j % 4, in order, then
+     * (s0 + s1) + (s2 + s3). */
     double (*draw_ratio)(int64_t n, float lo, const float *u, const float *p, const float *a1,
                          const float *a2, float *z);
     /* The local search's update of a row's input y[0..n) from its flips:
@@ -640,6 +652,9 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
                              const int64_t *ids, int64_t n, float *x, int64_t ldx);
 int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                             int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+/* The residual tries a row of a coupled Gibbs step may make before the
+ * step fails with EBM_ELIMIT (2^22; tests lower it). */
+extern int64_t ebm__residual_try_limit;
 int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                          int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met);
 

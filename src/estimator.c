@@ -7,6 +7,8 @@
 #include <string.h>
 
 #define N_STATS EBM_ESTIMATOR_STAT_COUNT
+/* The largest EBM_ESTIMATOR_K (sweeps or steps per call). */
+#define EBM__MAX_K 100000000
 /* Telescoping terms kept before they are turned into gradient. */
 #define STACK_FLUSH_ROWS 16384
 
@@ -22,7 +24,7 @@ struct ebm_estimator {
     const ebm_model_t *m;
     int kind;
     /* options */
-    int64_t k, max_steps, chains_opt, burn_in, search_sweeps, mf_iters;
+    int64_t k, max_steps, step_limit, chains_opt, burn_in, search_sweeps, mf_iters;
     int marginalize, positive, sampler_kind;
     double mf_tol;
     /* samplers: joint and with the visible layer clamped */
@@ -259,6 +261,7 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
                                                       : EBM_MARGINALIZE_EVEN;
     e->positive = EBM_POSITIVE_AUTO;
     e->sampler_kind = EBM_SAMPLER_GIBBS;
+    e->step_limit = 1000000;
     e->search_sweeps = 10000;
     e->mf_iters = 100;
     e->mf_tol = 1e-5;
@@ -376,6 +379,17 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
     return EBM_OK;
 }
 
+/* The message of an integer option's value out of its range [lo, hi]. */
+static int out_of_range(ebm_estimator_t *e, const char *name, int64_t value, int64_t lo,
+                        int64_t hi)
+{
+    ebm__msg msg;
+    return fail(e,
+                ebm__fail(&msg, EBM_EVALUE, "%s is %lld; it takes %lld to %lld", name,
+                          (long long)value, (long long)lo, (long long)hi),
+                &msg);
+}
+
 int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
 {
     if (e == NULL) {
@@ -389,19 +403,31 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     switch (option) {
     case EBM_ESTIMATOR_K: {
         int64_t lo = (e->kind == EBM_ESTIMATOR_UCD || e->kind == EBM_ESTIMATOR_UCD_LMI) ? 0 : 1;
-        if (value < lo || value > 100000000) {
-            return fail(e, ebm__fail(&msg, EBM_EVALUE, "EBM_ESTIMATOR_K is %lld; %s takes %lld or more",
-                                     (long long)value, kind_name(e->kind), (long long)lo),
+        if (value < lo || value > EBM__MAX_K) {
+            return fail(e,
+                        ebm__fail(&msg, EBM_EVALUE, "EBM_ESTIMATOR_K is %lld; %s takes %lld to %d",
+                                  (long long)value, kind_name(e->kind), (long long)lo,
+                                  EBM__MAX_K),
                         &msg);
         }
         e->k = value;
         return EBM_OK;
     }
+    case EBM_ESTIMATOR_STEP_LIMIT:
+        if (value < 1) {
+            return out_of_range(e, "EBM_ESTIMATOR_STEP_LIMIT", value, 1, INT64_MAX);
+        }
+        e->step_limit = value;
+        return EBM_OK;
     case EBM_ESTIMATOR_MAX_STEPS:
     case EBM_ESTIMATOR_CHAINS:
     case EBM_ESTIMATOR_BURN_IN:
         if (value < 0 || value > INT32_MAX) {
-            break;
+            return out_of_range(e,
+                                option == EBM_ESTIMATOR_MAX_STEPS ? "EBM_ESTIMATOR_MAX_STEPS"
+                                : option == EBM_ESTIMATOR_CHAINS  ? "EBM_ESTIMATOR_CHAINS"
+                                                                  : "EBM_ESTIMATOR_BURN_IN",
+                                value, 0, INT32_MAX);
         }
         if (option == EBM_ESTIMATOR_MAX_STEPS) {
             e->max_steps = value;
@@ -420,19 +446,25 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     case EBM_ESTIMATOR_SEARCH_SWEEPS:
     case EBM_ESTIMATOR_MEAN_FIELD_ITERS:
         if (value < 1 || value > INT32_MAX) {
-            break;
+            return out_of_range(e,
+                                option == EBM_ESTIMATOR_SEARCH_SWEEPS
+                                    ? "EBM_ESTIMATOR_SEARCH_SWEEPS"
+                                    : "EBM_ESTIMATOR_MEAN_FIELD_ITERS",
+                                value, 1, INT32_MAX);
         }
         *(option == EBM_ESTIMATOR_SEARCH_SWEEPS ? &e->search_sweeps : &e->mf_iters) = value;
         return EBM_OK;
     case EBM_ESTIMATOR_MARGINALIZE:
         if (value < EBM_MARGINALIZE_NONE || value > EBM_MARGINALIZE_BOTH) {
-            break;
+            return out_of_range(e, "EBM_ESTIMATOR_MARGINALIZE (enum ebm_marginalize)", value,
+                                EBM_MARGINALIZE_NONE, EBM_MARGINALIZE_BOTH);
         }
         e->marginalize = (int)value;
         return EBM_OK;
     case EBM_ESTIMATOR_POSITIVE:
         if (value < EBM_POSITIVE_AUTO || value > EBM_POSITIVE_SAMPLED) {
-            break;
+            return out_of_range(e, "EBM_ESTIMATOR_POSITIVE (enum ebm_positive_phase)", value,
+                                EBM_POSITIVE_AUTO, EBM_POSITIVE_SAMPLED);
         }
         if (value == EBM_POSITIVE_EXACT && m->n_layers != 2) {
             return fail(e,
@@ -464,7 +496,12 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     case EBM_ESTIMATOR_SAMPLER:
         if (value != EBM_SAMPLER_GIBBS && value != EBM_SAMPLER_LANGEVIN &&
             value != EBM_SAMPLER_GIBBS_LANGEVIN) {
-            break;
+            return fail(e,
+                        ebm__fail(&msg, EBM_EVALUE,
+                                  "EBM_ESTIMATOR_SAMPLER is %lld; it takes EBM_SAMPLER_GIBBS (0), "
+                                  "_LANGEVIN (2) or _GIBBS_LANGEVIN (3)",
+                                  (long long)value),
+                        &msg);
         }
         if (value != EBM_SAMPLER_GIBBS && !is_grbm(m)) {
             return fail(e,
@@ -483,10 +520,6 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     default:
         return fail(e, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
     }
-    return fail(e,
-                ebm__fail(&msg, EBM_EVALUE, "option %d: value %lld is out of range", option,
-                          (long long)value),
-                &msg);
 }
 
 int ebm_estimator_set_double(ebm_estimator_t *e, int option, double value)
@@ -646,7 +679,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
     for (int64_t r = 0; r < n; r++) {
         met[r] = (uint8_t)ebm__rows_equal(x + r * w, y + r * w, w);
     }
-    int64_t active = n, t = 1, tau_sum = 0, tau_max = 0;
+    int64_t active = n, t = 1, tau_sum = 0, tau_max = 0, limit_row = -1;
     while (rc == EBM_OK && active > 0) {
         for (int64_t r = active - 1; r >= 0 && rc == EBM_OK; r--) {
             float *xr = x + r * w, *yr = y + r * w;
@@ -664,6 +697,10 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
             /* The cap stops a row only once it has reached step k: its estimate is
              * then truncated, never empty. */
             int capped = e->max_steps > 0 && t >= e->max_steps && t >= e->k && !met[r];
+            if (rc == EBM_OK && !capped && !met[r] && t >= e->step_limit) {
+                limit_row = ids[r];
+                break;
+            }
             if (rc != EBM_OK || !((met[r] && t >= e->k) || capped)) {
                 continue;
             }
@@ -683,6 +720,15 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
         }
         if (rc != EBM_OK) {
             rc = ebm__fail(msg, EBM_ENOMEM, "out of memory for the telescoping sum");
+            break;
+        }
+        if (limit_row >= 0) {
+            rc = ebm__fail(msg, EBM_ELIMIT,
+                           "row %lld's coupled chains had not met after %lld steps "
+                           "(EBM_ESTIMATOR_STEP_LIMIT); grad, chains and rng are unchanged: "
+                           "raise the limit, or cap the steps with EBM_ESTIMATOR_MAX_STEPS, which "
+                           "truncates the estimate (biased)",
+                           (long long)limit_row, (long long)t);
             break;
         }
         if (active == 0) {

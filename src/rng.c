@@ -197,6 +197,20 @@ static double normal_words(const uint32_t key[2], uint64_t seq, uint64_t block, 
  * (and the spare dropped) before one is taken, and the next fill starts on a
  * fresh sequence after it. So fill words and row words never coincide.
  */
+ebm__rng_mark ebm__rng_save(const ebm_rng_t *r)
+{
+    ebm__rng_mark mark = {r->seq, r->pos, r->has_spare, r->spare};
+    return mark;
+}
+
+void ebm__rng_restore(ebm_rng_t *r, const ebm__rng_mark *mark)
+{
+    r->seq = mark->seq;
+    r->pos = mark->pos;
+    r->has_spare = mark->has_spare;
+    r->spare = mark->spare;
+}
+
 ebm__stream ebm__rng_take_stream(ebm_rng_t *r)
 {
     if (r->pos != 0 || r->has_spare) {

@@ -465,10 +465,12 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->iteration++;
 }
 
-static int undo_call(ebm_sampler_t *s, const double *saved, int rc, const ebm__msg *msg)
+static int undo_call(ebm_sampler_t *s, const double *saved, ebm_rng_t *rng,
+                     const ebm__rng_mark *rng_saved, int rc, const ebm__msg *msg)
 {
     memcpy(s->stat, saved, sizeof s->stat);
     s->iteration--;
+    ebm__rng_restore(rng, rng_saved);
     return sampler_error(s, rc, msg);
 }
 
@@ -506,6 +508,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
         return sampler_error(s, rc, &msg);
     }
     double saved[EBM__N_SAMPLER_STATS];
+    const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     begin_call(s, n, NAN, saved);
     if (n == 0) {
         return EBM_OK;
@@ -516,7 +519,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
     default: rc = ebm__gibbs_langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
     }
-    return rc == EBM_OK ? rc : undo_call(s, saved, rc, &msg);
+    return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }
 
 int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
@@ -543,6 +546,7 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
         return sampler_error(s, rc, &msg);
     }
     double saved[EBM__N_SAMPLER_STATS];
+    const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     begin_call(s, n, 1.0, saved);
     if (n == 0) {
         return EBM_OK;
@@ -550,5 +554,5 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
     rc = s->kind == EBM_SAMPLER_GIBBS
              ? ebm__coupled_gibbs_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met)
              : ebm__coupled_mh_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met);
-    return rc == EBM_OK ? rc : undo_call(s, saved, rc, &msg);
+    return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }

@@ -499,29 +499,21 @@ static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8
     return k;
 }
 
-/* One block of at most 512 units of a row: p1, p2, the linear parts added
- * to lin[j % 8], and the product of the factors (returned). */
+/* One block of at most 512 units of a row: p1, p2, and the product of the
+ * factors sigmoid(k |a1|) / sigmoid(k |a2|) (returned). */
 static double setup_block(int64_t len, int spin, const float *restrict a1,
-                          const float *restrict a2, float *restrict p1, float *restrict p2,
-                          double lin[8])
+                          const float *restrict a2, float *restrict p1, float *restrict p2)
 {
     const float scale = spin ? 2.0f : 1.0f;
-    /* lin = s |a| + (1 - s) max(a, 0), exact for s = 0 or 1 (finite a):
-     * arithmetic, because a select on the flag stops the vectoriser. */
-    const double s = spin ? 1.0 : 0.0;
     /* Elementwise first (the vectorised loop), then the lanes. The factor
-     * sigmoid(k |a1|) / sigmoid(k |a2|) takes sigmoid(k |a|) = max(p, 1 - p)
-     * from the probabilities the draws use. */
-    double f[512], d[512];
+     * takes sigmoid(k |a|) = max(p, 1 - p) from the probabilities the
+     * draws use. */
+    double f[512];
     for (int64_t j = 0; j < len; j++) {
         const float q1 = ebm__sigmoidf(scale * a1[j]);
         const float q2 = ebm__sigmoidf(scale * a2[j]);
         p1[j] = q1;
         p2[j] = q2;
-        const double x1 = a1[j], x2 = a2[j];
-        const double l1 = s * fabs(x1) + (1.0 - s) * (x1 > 0.0 ? x1 : 0.0);
-        const double l2 = s * fabs(x2) + (1.0 - s) * (x2 > 0.0 ? x2 : 0.0);
-        d[j] = l2 - l1;
         const float m1 = q1 > 1.0f - q1 ? q1 : 1.0f - q1;
         const float m2 = q2 > 1.0f - q2 ? q2 : 1.0f - q2;
         f[j] = (double)m1 / (double)m2;
@@ -530,12 +522,10 @@ static double setup_block(int64_t len, int spin, const float *restrict a1,
     int64_t j = 0;
     for (; j + 8 <= len; j += 8) { /* lane j % 8, in order: a vector op */
         for (int l = 0; l < 8; l++) {
-            lin[l] += d[j + l];
             prod[l] *= f[j + l];
         }
     }
     for (; j < len; j++) {
-        lin[j % 8] += d[j];
         prod[j % 8] *= f[j];
     }
     double p = 1.0; /* at most 512 factors in [1/2, 2]: no overflow */
@@ -554,21 +544,18 @@ static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restr
 {
     for (int64_t r0 = 0; r0 < rows; r0 += 64) {
         const int64_t g = rows - r0 < 64 ? rows - r0 : 64;
-        double logs[64], lin[64][8];
+        double logs[64];
         for (int64_t i = 0; i < g; i++) {
             const int64_t o = (r0 + i) * ld;
-            for (int l = 0; l < 8; l++) {
-                lin[i][l] = 0.0;
-            }
             if (n <= 512) {
-                logs[i] = setup_block(n, spin, a1 + o, a2 + o, p1 + o, p2 + o, lin[i]);
+                logs[i] = setup_block(n, spin, a1 + o, a2 + o, p1 + o, p2 + o);
                 continue;
             }
             logs[i] = 0.0;
             for (int64_t c0 = 0; c0 < n; c0 += 512) {
                 const int64_t len = n - c0 < 512 ? n - c0 : 512;
-                logs[i] += ebm__log_pos(setup_block(len, spin, a1 + o + c0, a2 + o + c0,
-                                                    p1 + o + c0, p2 + o + c0, lin[i]));
+                logs[i] += ebm__log_pos(
+                    setup_block(len, spin, a1 + o + c0, a2 + o + c0, p1 + o + c0, p2 + o + c0));
             }
         }
         if (n <= 512) {
@@ -577,38 +564,41 @@ static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restr
             }
         }
         for (int64_t i = 0; i < g; i++) {
-            double sum = logs[i];
-            for (int l = 0; l < 8; l++) {
-                sum += lin[i][l];
-            }
-            lz[r0 + i] += sum;
+            lz[r0 + i] += logs[i];
         }
     }
 }
 
-/* Four units at a time, unit j in sum j % 4 (the coupled step's order
- * since item 15 of docs/performance.md). u may be z: a chunk's uniforms
- * are read before its draws are written. */
+/* Unit j's linear term, k (min(a2, 0) - min(a1, 0)) for the upper value
+ * and k (max(a1, 0) - max(a2, 0)) for the lower: one rounding, so a term
+ * is 0 exactly where both inputs make the drawn value certain, however
+ * large they are. Four units at a time, unit j in sum j % 4. u may be z:
+ * a chunk's uniforms are read before its draws are written. */
 static double draw_ratio(int64_t n, float lo, const float *u, const float *restrict p,
                          const float *restrict a1, const float *restrict a2, float *z)
 {
+    const double k = lo < 0.0f ? 2.0 : 1.0;
     double sum[4] = {0.0, 0.0, 0.0, 0.0};
     int64_t j = 0;
     for (; j + 4 <= n; j += 4) {
         float uk[4];
-        for (int k = 0; k < 4; k++) {
-            uk[k] = u[j + k];
+        for (int i = 0; i < 4; i++) {
+            uk[i] = u[j + i];
         }
-        for (int k = 0; k < 4; k++) {
-            const float zk = uk[k] < p[j + k] ? 1.0f : lo;
-            z[j + k] = zk;
-            sum[k] += (double)zk * ((double)a2[j + k] - (double)a1[j + k]);
+        for (int i = 0; i < 4; i++) {
+            const int up = uk[i] < p[j + i];
+            const double x1 = a1[j + i], x2 = a2[j + i];
+            z[j + i] = up ? 1.0f : lo;
+            sum[i] += k * (up ? (x2 < 0.0 ? x2 : 0.0) - (x1 < 0.0 ? x1 : 0.0)
+                              : (x1 > 0.0 ? x1 : 0.0) - (x2 > 0.0 ? x2 : 0.0));
         }
     }
-    for (int k = 0; j < n; j++, k++) {
-        const float zk = u[j] < p[j] ? 1.0f : lo;
-        z[j] = zk;
-        sum[k] += (double)zk * ((double)a2[j] - (double)a1[j]);
+    for (int i = 0; j < n; j++, i++) {
+        const int up = u[j] < p[j];
+        const double x1 = a1[j], x2 = a2[j];
+        z[j] = up ? 1.0f : lo;
+        sum[i] += k * (up ? (x2 < 0.0 ? x2 : 0.0) - (x1 < 0.0 ? x1 : 0.0)
+                          : (x1 > 0.0 ? x1 : 0.0) - (x2 > 0.0 ? x2 : 0.0));
     }
     return (sum[0] + sum[1]) + (sum[2] + sum[3]);
 }
