@@ -136,6 +136,44 @@ static int check_conditional(const ebm_model_t *m, ebm__msg *msg, int64_t l, int
     return rc;
 }
 
+/* The inputs (mean = 0) or the means (mean = 1) of layer l at n checked
+ * rows of x, into new memory *res (n x n_l; NULL for n = 0), or
+ * EBM_EVALUE if any is not finite (the parameters are too large: x and
+ * the caller's output stay as they were), or EBM_ENOMEM. */
+static int conditional_result(const ebm_model_t *m, ebm__msg *msg, int64_t l, int64_t n,
+                              const float *x, int64_t ldx, int mean, float **res)
+{
+    const int64_t nl = m->size[l];
+    *res = NULL;
+    if (n == 0) {
+        return EBM_OK;
+    }
+    float *a = malloc((size_t)(n * nl) * sizeof *a);
+    if (a == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld x %lld results", (long long)n,
+                         (long long)nl);
+    }
+    ebm__layer_input(m, l, n, x, ldx, a, nl);
+    if (mean) {
+        ebm__mean_from_input(m, l, n, a, nl);
+    }
+    if (!ebm__kern()->values_ok(n * nl, a, EBM_UNITS_GAUSSIAN)) {
+        free(a);
+        return ebm__fail_overflow(msg, mean ? "layer mean" : "layer input");
+    }
+    *res = a;
+    return EBM_OK;
+}
+
+/* Copy n rows of a conditional result to the caller's matrix, and free it. */
+static void copy_result(int64_t n, int64_t nl, float *res, float *out, int64_t ldo)
+{
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(out + r * ldo, res + r * nl, (size_t)nl * sizeof *out);
+    }
+    free(res);
+}
+
 int ebm_model_layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x, int64_t ldx,
                           float *a, int64_t lda)
 {
@@ -147,10 +185,14 @@ int ebm_model_layer_input(const ebm_model_t *m, int64_t l, int64_t n, const floa
     if (rc == EBM_OK) {
         rc = ebm__check_matrix(&msg, "a", n, a, lda, m->size[l]);
     }
+    float *res = NULL;
+    if (rc == EBM_OK) {
+        rc = conditional_result(m, &msg, l, n, x, ldx, 0, &res);
+    }
     if (rc != EBM_OK) {
         return ebm__model_set_error(m, rc, &msg);
     }
-    ebm__layer_input(m, l, n, x, ldx, a, lda);
+    copy_result(n, m->size[l], res, a, lda);
     return EBM_OK;
 }
 
@@ -165,11 +207,14 @@ int ebm_model_layer_mean(const ebm_model_t *m, int64_t l, int64_t n, const float
     if (rc == EBM_OK) {
         rc = ebm__check_matrix(&msg, "mean", n, mean, ldm, m->size[l]);
     }
+    float *res = NULL;
+    if (rc == EBM_OK) {
+        rc = conditional_result(m, &msg, l, n, x, ldx, 1, &res);
+    }
     if (rc != EBM_OK) {
         return ebm__model_set_error(m, rc, &msg);
     }
-    ebm__layer_input(m, l, n, x, ldx, mean, ldm);
-    ebm__mean_from_input(m, l, n, mean, ldm);
+    copy_result(n, m->size[l], res, mean, ldm);
     return EBM_OK;
 }
 
@@ -237,7 +282,8 @@ static float argmin_of(int units, float a)
     }
 }
 
-/* Shared by argmin and sample: validate, compute the input into scratch. */
+/* Shared by argmin and sample: validate, compute the input into scratch
+ * (n x n_l, then n x n_l more for the sample's draws); finite inputs only. */
 static int input_scratch(const ebm_model_t *m, ebm__msg *msg, int64_t l, int64_t n, const float *x,
                          int64_t ldx, float **a)
 {
@@ -246,12 +292,18 @@ static int input_scratch(const ebm_model_t *m, ebm__msg *msg, int64_t l, int64_t
     if (rc != EBM_OK || n == 0) {
         return rc;
     }
-    *a = malloc((size_t)(n * m->size[l]) * sizeof **a);
+    const int64_t nl = m->size[l];
+    *a = malloc((size_t)(2 * n * nl) * sizeof **a);
     if (*a == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld x %lld inputs", (long long)n,
-                         (long long)m->size[l]);
+                         (long long)nl);
     }
-    ebm__layer_input(m, l, n, x, ldx, *a, m->size[l]);
+    ebm__layer_input(m, l, n, x, ldx, *a, nl);
+    if (!ebm__kern()->values_ok(n * nl, *a, EBM_UNITS_GAUSSIAN)) {
+        free(*a);
+        *a = NULL;
+        return ebm__fail_overflow(msg, "layer input");
+    }
     return EBM_OK;
 }
 
@@ -295,8 +347,20 @@ int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int6
     if (n == 0) {
         return EBM_OK;
     }
+    /* Draws into scratch: a Gaussian draw can overflow where its mean did not. */
+    const int64_t nl = m->size[l];
+    float *draws = a + n * nl;
+    const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     ebm__stream s = ebm__rng_take_stream(rng);
-    ebm__sample_from_input(m, l, &s, NULL, 0, n, a, m->size[l], x + m->offset[l], ldx);
+    ebm__sample_from_input(m, l, &s, NULL, 0, n, a, nl, draws, nl);
+    if (!ebm__kern()->values_ok(n * nl, draws, EBM_UNITS_GAUSSIAN)) {
+        free(a);
+        ebm__rng_restore(rng, &rng_saved);
+        return ebm__model_set_error(m, ebm__fail_overflow(&msg, "layer sample"), &msg);
+    }
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(x + r * ldx + m->offset[l], draws + r * nl, (size_t)nl * sizeof *x);
+    }
     free(a);
     return EBM_OK;
 }

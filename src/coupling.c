@@ -448,7 +448,9 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     for (int64_t i = 0; i < nt; i++) {
         memcpy(T + i * w, x + idx[n + i] * ldx, (size_t)w * sizeof *x);
     }
-    ebm__gibbs_sweep(s, st + ST_TOGETHER, sid + n, nt, T, w, a);
+    if (!ebm__gibbs_sweep(s, st + ST_TOGETHER, sid + n, nt, T, w, a)) {
+        return ebm__fail_overflow(msg, "coupled Gibbs step");
+    }
 
     int64_t n_met = nt;
     for (int64_t i = 0; i < na; i++) {

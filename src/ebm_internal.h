@@ -36,6 +36,9 @@ typedef struct ebm__msg {
 
 /* Format the message into msg (if not NULL) and return code. */
 int ebm__fail(ebm__msg *msg, int code, const char *fmt, ...) EBM__PRINTF(3, 4);
+/* EBM_EVALUE: in `what`, a layer input or a result overflowed float (the
+ * parameters are too large); the call changed nothing. */
+int ebm__fail_overflow(ebm__msg *msg, const char *what);
 /* Copy text into a caller buffer (NULL or size 0: nothing). */
 void ebm__copy_text(char *buf, size_t size, const char *text);
 
@@ -634,8 +637,10 @@ ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k);
 
 /* One Gibbs sweep of n rows (even free layers given odd, then odd given
  * even); layer l draws from layer_streams[l], row r from stream row rows[r]
- * (NULL: r); a: n x max_size scratch. */
-void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
+ * (NULL: r); a: n x max_size scratch. Returns 0, with x partly drawn, at
+ * the first layer input that overflowed float (parameters too large),
+ * else 1. */
+int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
                       const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a);
 
 /* Kernels on validated rows, in place. Row r draws from stream row ids[r]

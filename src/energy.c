@@ -562,6 +562,13 @@ int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n, con
                            (long long)r, coef[r]);
         }
     }
+    for (int64_t i = 0; rc == EBM_OK && grad != NULL && i < m->n_params; i++) {
+        if (!isfinite(grad[i])) {
+            rc = ebm__fail(&msg, EBM_EVALUE,
+                           "grad[%lld] is %g on entry; the gradient accumulated into must be finite",
+                           (long long)i, (double)grad[i]);
+        }
+    }
     if (rc != EBM_OK) {
         return ebm__model_set_error(m, rc, &msg);
     }
@@ -585,8 +592,9 @@ int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n, con
     for (int64_t i = 0; i < m->n_params; i++) {
         if (!isfinite(g[i] + grad[i])) {
             rc = ebm__fail(&msg, EBM_EVALUE,
-                           "the gradient is not finite at parameter %lld (%g); grad unchanged",
-                           (long long)i, (double)g[i]);
+                           "the gradient is not finite at parameter %lld (grad %g + the rows' "
+                           "%g); grad unchanged",
+                           (long long)i, (double)grad[i], (double)g[i]);
             break;
         }
     }
@@ -626,11 +634,14 @@ int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t 
     }
     const int64_t w = m->width, nl = m->size[l];
     int64_t chunk = n < GRAD_CHUNK ? n : GRAD_CHUNK;
+    /* All rows' results in scratch, copied out once they are all finite. */
     float *xh = malloc((size_t)(chunk * w) * sizeof *xh);
     float *a = malloc((size_t)(chunk * nl) * sizeof *a);
-    if (xh == NULL || a == NULL) {
+    float *res = malloc((size_t)(n * nl) * sizeof *res);
+    if (xh == NULL || a == NULL || res == NULL) {
         free(xh);
         free(a);
+        free(res);
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
     }
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
@@ -638,7 +649,7 @@ int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t 
         expected_state(m, sum_out, rows, x + r0 * ldx, ldx, xh);
         ebm__layer_input(m, l, rows, xh, w, a, nl);
         for (int64_t r = 0; r < rows; r++) {
-            float *o = out + (r0 + r) * ldo;
+            float *o = res + (r0 + r) * nl;
             const float *ar = a + r * nl;
             if (ebm__is_gaussian(m, l)) {
                 /* dE/dv = (v - mu - W_1 x_1) / sigma^2 (Liao eq. 28). */
@@ -655,5 +666,13 @@ int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t 
     }
     free(xh);
     free(a);
+    if (!ebm__kern()->values_ok(n * nl, res, EBM_UNITS_GAUSSIAN)) {
+        free(res);
+        return ebm__model_set_error(m, ebm__fail_overflow(&msg, "energy_grad_input"), &msg);
+    }
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(out + r * ldo, res + r * nl, (size_t)nl * sizeof *out);
+    }
+    free(res);
     return EBM_OK;
 }

@@ -73,3 +73,11 @@ int ebm__mul_overflow(int64_t a, int64_t b, int64_t *out)
     *out = a * b;
     return 0;
 }
+
+int ebm__fail_overflow(ebm__msg *msg, const char *what)
+{
+    return ebm__fail(msg, EBM_EVALUE,
+                     "%s: a layer input or a result is not finite (it overflowed float: the "
+                     "parameters are too large); nothing was changed",
+                     what);
+}

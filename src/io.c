@@ -255,6 +255,19 @@ static void sync_parent_dir(const char *path)
 static int write_atomic(ebm__msg *msg, const char *path, const unsigned char *data, size_t n)
 {
     static const char suffix[] = ".tmp.XXXXXX";
+    /* Only a regular file (or nothing) is replaced: never a directory, a
+     * FIFO or a device that the path names, even through a link. */
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT) {
+            return io_fail(msg, "cannot save to", path, errno);
+        }
+    } else if (!S_ISREG(st.st_mode)) {
+        return ebm__fail(msg, EBM_EIO,
+                         "cannot save to '%s': it exists and is not a regular file (a directory, "
+                         "FIFO or device is never replaced)",
+                         path);
+    }
     size_t len = strlen(path);
     char *tmp = malloc(len + sizeof suffix);
     if (tmp == NULL) {
@@ -501,16 +514,39 @@ int ebm_model_load_buffer(ebm_model_t **out, const void *buf, size_t size, char 
     return rc;
 }
 
-/* Read the whole regular file at path into a new buffer of its size. */
+/* Read n bytes from fd, retrying short reads and interrupts; the count
+ * read (less than n at the end of the file or on an error, in errno). */
+static size_t read_all(int fd, unsigned char *p, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, p + got, n - got);
+        if (k < 0 && errno == EINTR) {
+            continue;
+        }
+        if (k <= 0) {
+            break;
+        }
+        got += (size_t)k;
+    }
+    return got;
+}
+
+/*
+ * Read the whole regular file at path into a new buffer of its size. The
+ * path is opened without blocking and checked by fstat before any read, so
+ * a FIFO, a device or a directory is refused without waiting for a writer.
+ */
 static int read_file(ebm__msg *msg, const char *path, unsigned char **data, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
         return io_fail(msg, "cannot open", path, errno);
     }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     struct stat st;
     int rc = EBM_OK;
-    if (fstat(fileno(f), &st) != 0) {
+    if (fstat(fd, &st) != 0) {
         rc = io_fail(msg, "cannot stat", path, errno);
     } else if (S_ISDIR(st.st_mode)) {
         rc = io_fail(msg, "cannot read", path, EISDIR);
@@ -521,18 +557,19 @@ static int read_file(ebm__msg *msg, const char *path, unsigned char **data, size
                        (intmax_t)st.st_size);
     }
     if (rc != EBM_OK) {
-        fclose(f);
+        close(fd);
         return rc;
     }
     size_t n = (size_t)st.st_size;
     unsigned char *buf = malloc(n > 0 ? n : 1);
     if (buf == NULL) {
-        fclose(f);
+        close(fd);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for the %zu bytes of '%s'", n, path);
     }
-    size_t got = fread(buf, 1, n, f);
-    int err = ferror(f) ? errno : 0;
-    fclose(f);
+    errno = 0;
+    size_t got = read_all(fd, buf, n);
+    int err = got < n ? errno : 0;
+    close(fd);
     if (got != n) {
         free(buf);
         return err != 0 ? io_fail(msg, "cannot read", path, err)

@@ -576,7 +576,8 @@ int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale)
     }
     if (!(scale > 0) || !isfinite(scale) || scale > 1e30) {
         return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_EVALUE, "scale is %g; it must be finite and > 0", scale), &msg);
+            m, ebm__fail(&msg, EBM_EVALUE, "scale is %g; it must be > 0 and at most 1e30", scale),
+            &msg);
     }
     /* Work on a copy so that a failure changes nothing. */
     float *p = calloc((size_t)m->n_params, sizeof *p);
@@ -585,6 +586,7 @@ int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale)
             m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld parameters", (long long)m->n_params),
             &msg);
     }
+    const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     for (int64_t l = 1; l < m->n_layers; l++) {
         float *w = p + m->w_off[l];
         int64_t nw = m->size[l - 1] * m->size[l];
@@ -592,6 +594,7 @@ int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale)
             int rc = init_orthogonal(w, m->size[l - 1], m->size[l], rng, scale, &msg);
             if (rc != EBM_OK) {
                 free(p);
+                ebm__rng_restore(rng, &rng_saved);
                 return ebm__model_set_error(m, rc, &msg);
             }
         } else {

@@ -172,7 +172,7 @@ int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n, cons
         enum_mask = 0; /* RBM, GRBM: the visible free energy in closed form */
     }
     int64_t bits = class_bits(m, enum_mask);
-    if (rc == EBM_OK && bits > LL_MAX_BITS) {
+    if (rc == EBM_OK && n > 0 && bits > LL_MAX_BITS) { /* n = 0 does nothing */
         rc = ebm__fail(&msg, EBM_ELIMIT,
                        "exact log p(v) would enumerate 2^%lld hidden states per row; the limit "
                        "is 2^%d",
@@ -289,6 +289,7 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
             log_z0 += (double)m->size[l] * log(2.0);
         }
     }
+    const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     ebm__stream st = ebm__rng_take_stream(rng);
     ebm__random_units(m, &st, NULL, n, x, w, ebm__all_layers(m), NULL, 0, draw);
     if (ebm__is_gaussian(m, 0)) {
@@ -362,13 +363,20 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
     double var = (sq / (double)n - mean * mean) * (double)n / (double)(n - 1);
     free(x);
     free(lw);
-    if (!isfinite(lmax) || !(mean > 0)) {
+    const double z = log_z0 + lmax + log(mean);
+    const double se = sqrt(var > 0 ? var : 0.0) / (mean * sqrt((double)n));
+    if (!isfinite(z) || !isfinite(se)) {
+        ebm__rng_restore(rng, &rng_saved);
         return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_EVALUE, "AIS importance weights are not finite"), &msg);
+            m,
+            ebm__fail(&msg, EBM_EVALUE,
+                      "AIS importance weights are not finite (the parameters are too large for "
+                      "the annealing path); log_z and rng are unchanged"),
+            &msg);
     }
-    *log_z = log_z0 + lmax + log(mean);
+    *log_z = z;
     if (std_err != NULL) {
-        *std_err = sqrt(var > 0 ? var : 0.0) / (mean * sqrt((double)n));
+        *std_err = se;
     }
     return EBM_OK;
 }
@@ -431,12 +439,24 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
             int64_t rows = n - r0 < EBM__CHUNK ? n - r0 : EBM__CHUNK;
             ebm__free_energy_chunk(m, 0, rows, mu + r0 * w, w, e + r0, work);
         }
-        for (int64_t r = 0; r < n; r++) {
+        for (int64_t r = 0; r < n && rc == EBM_OK; r++) {
             double h = 0.0;
             for (int64_t k = m->size[0]; k < w; k++) {
                 h += unit_entropy(m->units[1], mu[r * w + k]);
             }
-            ll[r] = -e[r] + h - log_z;
+            e[r] = -e[r] + h - log_z;
+            if (!isfinite(e[r])) {
+                rc = ebm__model_set_error(
+                    m,
+                    ebm__fail(&msg, EBM_EVALUE,
+                              "the bound of row %lld is not finite (%g): the parameters are too "
+                              "large, or log_z (%g) is not finite; ll is unchanged",
+                              (long long)r, e[r], log_z),
+                    &msg);
+            }
+        }
+        if (rc == EBM_OK) {
+            memcpy(ll, e, (size_t)n * sizeof *ll);
         }
     }
     free(mu);

@@ -345,7 +345,9 @@ int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
     }
     ebm_rng_t *r = malloc(sizeof *r);
     if (r == NULL) {
-        return EBM_ENOMEM;
+        ebm__msg msg;
+        return rng_error_const(parent, ebm__fail(&msg, EBM_ENOMEM, "out of memory for a generator"),
+                               &msg);
     }
     ebm__rng_child(parent, index, r);
     *out = r;

@@ -253,8 +253,8 @@ int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
 
 /* ---- single-chain kernels --------------------------------------------- */
 
-void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
-                      const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a)
+int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
+                     const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a)
 {
     const ebm_model_t *m = s->m;
     /* Even layers given the odd ones, then odd given even. */
@@ -263,23 +263,37 @@ void ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
         for (int64_t l = parity; l < m->n_layers; l += 2) {
             if (layers >> l & 1u) {
                 ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
+                if (!ebm__kern()->values_ok(n * m->size[l], a, EBM_UNITS_GAUSSIAN)) {
+                    return 0;
+                }
                 ebm__sample_from_input(m, l, &layer_streams[l], rows, 0, n, a, m->size[l],
                                        x + m->offset[l], ldx);
             }
         }
     }
+    return 1;
 }
 
 int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                     int64_t n, float *x, int64_t ldx)
 {
-    float *a = ebm__sampler_floats(s, (size_t)(n * s->m->max_size));
+    const int64_t w = s->m->width;
+    float *a = ebm__sampler_floats(s, (size_t)(n * s->m->max_size + n * w));
     if (a == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of inputs", (long long)n);
     }
+    float *saved = a + n * s->m->max_size; /* x, to undo a sweep that overflowed */
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
+    }
     ebm__stream streams[EBM_MAX_LAYERS];
     ebm__take_streams(rng, (int)s->m->n_layers, streams);
-    ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a);
+    if (!ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a)) {
+        for (int64_t r = 0; r < n; r++) {
+            memcpy(x + r * ldx, saved + r * w, (size_t)w * sizeof *x);
+        }
+        return ebm__fail_overflow(msg, "Gibbs sweep");
+    }
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     /* With one odd layer (two or three layers) the sweep ends with layer 1
      * drawn from its input at the new state, left in a. */

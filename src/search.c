@@ -34,6 +34,10 @@ typedef struct relax {
     uint32_t valid;       /* layers whose rows of `in` are current */
     float *wt;            /* W_l^T (n_l x n_{l-1}) at wt + w_off[l] */
     int64_t *nflip;       /* active rows x n_layers: how many units flipped */
+    /* the caller's rows and sweep counts, to undo a call whose result
+     * overflowed */
+    float *saved;
+    int64_t *saved_sweeps;
 } relax;
 
 /* A sparse update costs one weight row per flip, a GEMM a row per unit but
@@ -209,6 +213,32 @@ static void relax_free(relax *rx)
     free(rx->wt);
     free(rx->flip);
     free(rx->nflip);
+    free(rx->saved);
+    free(rx->saved_sweeps);
+}
+
+/* Keep a copy of the n rows of x and of sweeps (NULL: none). */
+static void relax_save(relax *rx, int64_t n, const float *x, int64_t ldx, const int64_t *sweeps)
+{
+    const int64_t w = rx->m->width;
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(rx->saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
+    }
+    if (sweeps != NULL) {
+        memcpy(rx->saved_sweeps, sweeps, (size_t)n * sizeof *sweeps);
+    }
+}
+
+/* Put back what relax_save kept. */
+static void relax_undo(const relax *rx, int64_t n, float *x, int64_t ldx, int64_t *sweeps)
+{
+    const int64_t w = rx->m->width;
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(x + r * ldx, rx->saved + r * w, (size_t)w * sizeof *x);
+    }
+    if (sweeps != NULL) {
+        memcpy(sweeps, rx->saved_sweeps, (size_t)n * sizeof *sweeps);
+    }
 }
 
 /* Scratch of the incremental path, and W_l^T for the downward updates. */
@@ -263,8 +293,10 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     rx->change = malloc((size_t)rows * sizeof *rx->change);
     rx->order = malloc((size_t)rows * sizeof *rx->order);
     rx->flip = malloc((size_t)(rows * m->width) * sizeof *rx->flip);
+    rx->saved = malloc((size_t)(rows * m->width) * sizeof *rx->saved);
+    rx->saved_sweeps = malloc((size_t)rows * sizeof *rx->saved_sweeps);
     if (rx->work == NULL || rx->rows == NULL || rx->a == NULL || rx->change == NULL ||
-        rx->order == NULL || rx->flip == NULL) {
+        rx->order == NULL || rx->flip == NULL || rx->saved == NULL || rx->saved_sweeps == NULL) {
         relax_free(rx);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of scratch", (long long)n);
     }
@@ -308,6 +340,8 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         return ebm__model_set_error(m, rc, &msg);
     }
     int64_t capped = 0;
+    relax_save(&rx, n, x, ldx, sweeps);
+    const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     if (n > 0) {
         /* Per row a coin (Alg. 1: u < 0.5 updates the even layers first). The
          * even-first rows fill `order` from the front, the others from the back. */
@@ -324,6 +358,12 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         }
         capped += relax_rows(&rx, x, ldx, order, n_even, 0, max_sweeps, 0.0f, sweeps);
         capped += relax_rows(&rx, x, ldx, order + n_even, n_odd, 1, max_sweeps, 0.0f, sweeps);
+    }
+    if (ebm__check_states(m, &msg, "x", ebm__all_layers(m), n, x, ldx) != EBM_OK) {
+        relax_undo(&rx, n, x, ldx, sweeps);
+        relax_free(&rx);
+        ebm__rng_restore(rng, &rng_saved);
+        return ebm__model_set_error(m, ebm__fail_overflow(&msg, "local search"), &msg);
     }
     relax_free(&rx);
     return capped > INT32_MAX ? INT32_MAX : (int)capped;
@@ -385,8 +425,14 @@ int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldm
     for (int64_t r = 0; r < n; r++) {
         rx.order[r] = r;
     }
+    relax_save(&rx, n, mu, ldmu, NULL);
     /* Odd layers first: with the visible layer clamped they see data. */
     int64_t missed = relax_rows(&rx, mu, ldmu, rx.order, n, 1, max_iter, (float)tol, NULL);
+    if (check_means(m, &msg, n, mu, ldmu) != EBM_OK) {
+        relax_undo(&rx, n, mu, ldmu, NULL);
+        relax_free(&rx);
+        return ebm__model_set_error(m, ebm__fail_overflow(&msg, "mean field"), &msg);
+    }
     relax_free(&rx);
     return missed > INT32_MAX ? INT32_MAX : (int)missed;
 }
