@@ -10,7 +10,12 @@
  *  - Every fallible function returns int: EBM_OK (0) or a negative EBM_E*
  *    code. A few functions also return a non-negative count (documented).
  *  - A call that fails changes nothing the caller can see: parameters, chain
- *    states and output buffers are left as they were.
+ *    states, output buffers and generators are left as they were.
+ *  - A call that returns EBM_OK has written only finite numbers. Parameters
+ *    so large that a layer input or a result overflows float are reported
+ *    as EBM_EVALUE ("... is not finite (it overflowed float ...)").
+ *  - Every call returns: loops that are exact but unbounded in principle
+ *    (coupled chains, rejection) fail with EBM_ELIMIT at a documented limit.
  *  - Every failure leaves a message naming the argument and its value:
  *    ebm_model_errmsg(m) for calls on a model, ebm_rng_errmsg(r) for calls on
  *    a generator; calls that create a model from nothing fill a caller buffer.
@@ -262,19 +267,23 @@ EBM_API int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g);
  * (Taniguchi et al. 2023, appendix B: breaks the flip symmetry of spin
  * models); binary biases are 0; a Gaussian layer has mean 0 and log-variance 0
  * (Liao et al. 2022, appendix B).
- * @param[in] scale finite and > 0
- * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown scheme or bad scale), EBM_ENOMEM
+ * @param[in] scale > 0 and at most 1e30
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown scheme or bad scale),
+ *         EBM_ENOMEM; on failure the parameters and rng are unchanged
  */
 EBM_API int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale);
 
 /**
  * Save to a file atomically: write a temporary file beside it, flush, then
- * rename over path. On failure no file at path is changed. Format: docs/format.md.
+ * rename over path. On failure no file at path is changed. Only a regular
+ * file (or a link to one) is replaced: a path naming a directory, a FIFO or
+ * a device is refused with EBM_EIO. Format: docs/format.md.
  * @return EBM_OK, EBM_ENULL, EBM_EIO, EBM_ENOMEM
  */
 EBM_API int ebm_model_save(const ebm_model_t *m, const char *path);
 /**
- * Load a model file.
+ * Load a model file. The path is opened without blocking and must be a
+ * regular file: a FIFO, a device or a directory is EBM_EIO at once.
  * @param[out] out         the new model (NULL on failure)
  * @param[out] errbuf      NULL, or a buffer for the message on failure
  * @return EBM_OK, EBM_ENULL, EBM_EIO, EBM_EFORMAT, EBM_ENOMEM
@@ -374,7 +383,8 @@ EBM_API int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, 
  * that p(x_l = 1 | rest) = sigmoid(a) (binary) or sigmoid(2a) (spin).
  * Gaussian layer 0: a = mu + W_1 x_1, the conditional mean.
  * @param[out] a n x n_l, row stride lda >= n_l
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or an
+ *         input that overflowed float; a unchanged), EBM_ENOMEM
  */
 EBM_API int ebm_model_layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x,
                                   int64_t ldx, float *a, int64_t lda);
@@ -402,7 +412,9 @@ EBM_API int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, f
 /**
  * Replace layer l of every row by a draw from its conditional given its
  * neighbours. Row r's draws depend only on (rng, r), not on n.
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or an
+ *         input or a Gaussian draw that overflowed float; x and rng
+ *         unchanged), EBM_ENOMEM
  */
 EBM_API int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int64_t n,
                                    float *x, int64_t ldx);
@@ -442,7 +454,8 @@ EBM_API int ebm_model_random_state(const ebm_model_t *m, ebm_rng_t *rng, int64_t
  *                       sweep changed nothing converged: it is not capped)
  * @return the number of rows stopped by the cap before converging (0 when
  *         every row converged; never hidden), or EBM_ENULL, EBM_ESHAPE,
- *         EBM_EVALUE, EBM_ENOMEM (x unchanged)
+ *         EBM_EVALUE (invalid states, or a Gaussian layer's mean that
+ *         overflowed float), EBM_ENOMEM (x, sweeps and rng unchanged)
  */
 EBM_API int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x,
                                    int64_t ldx, const uint8_t *clamp, int64_t ldc,
@@ -456,8 +469,9 @@ EBM_API int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t
  * posterior of Salakhutdinov & Larochelle (2010).
  * @param[in] tol finite and >= 0
  * @return the number of rows that did not reach tol within max_iter (0 when
- *         all converged), or EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
- *         (mu unchanged)
+ *         all converged), or EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid
+ *         means, or means that are not finite because an input overflowed
+ *         float), EBM_ENOMEM (mu unchanged)
  */
 EBM_API int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldmu,
                                  const uint8_t *clamp, int64_t ldc, int64_t max_iter, double tol);
@@ -502,7 +516,8 @@ EBM_API int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t
  * @param[out] log_z    log of the mean importance weight plus log Z_0
  * @param[out] std_err  NULL, or its standard error over the chains (delta method)
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n_chains < 2, n_betas < 1),
- *         EBM_EVALUE (non-finite weights), EBM_ENOMEM
+ *         EBM_EVALUE (non-finite weights), EBM_ENOMEM; on failure log_z,
+ *         std_err and rng are unchanged
  */
 EBM_API int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
                                         int64_t n_betas, double *log_z, double *std_err);
@@ -580,15 +595,15 @@ enum ebm_coupling {
 
 /** Options (ebm_sampler_set_int / ebm_sampler_set_double). */
 enum ebm_sampler_option {
-    /** int: bitmask of layers held fixed; bit 0 clamps the visible layer, so
-     * that the kernel targets p(h | v). Default 0. */
+    /** int: bitmask of layers held fixed (bits 0 to L only); bit 0 clamps
+     * the visible layer, so that the kernel targets p(h | v). Default 0. */
     EBM_SAMPLER_CLAMP_LAYERS = 0,
     /** int: enum ebm_coupling, for coupled Gibbs steps. Default EBM_COUPLING_CRN. */
     EBM_SAMPLER_COUPLING = 1,
-    /** int K >= 1: Langevin steps per call (LANGEVIN, default 1) or per
-     * Gibbs-Langevin step (default 10). */
+    /** int K, 1 to 10^6: Langevin steps per call (LANGEVIN, default 1) or
+     * per Gibbs-Langevin step (default 10). */
     EBM_SAMPLER_LANGEVIN_STEPS = 2,
-    /** double alpha0 > 0: the Langevin step size. Default 0.01. */
+    /** double alpha0, finite and > 0: the Langevin step size. Default 0.01. */
     EBM_SAMPLER_STEP_SIZE = 3,
     /** int 0/1: step sizes alpha_k = alpha0 (1 + cos(pi k / K)) / 2 over the
      * K steps of one call (Liao eq. 22) instead of alpha0; alpha_K = 0, so
@@ -647,9 +662,10 @@ EBM_API int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value);
 EBM_API int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value);
 /**
  * One transition of every row of x, in place (see the kinds above).
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states),
- *         EBM_EUNSUPPORTED (MH_UNIFORM with a free Gaussian layer), EBM_ENOMEM;
- *         on failure x is unchanged
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or
+ *         a Gibbs layer input that overflowed float), EBM_EUNSUPPORTED
+ *         (MH_UNIFORM with a free Gaussian layer), EBM_ENOMEM; on failure
+ *         x, rng and the step counter are unchanged
  */
 EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx);
 /**

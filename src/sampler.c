@@ -222,9 +222,16 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
     default:
         return sampler_error(s, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
     }
+    static const char *const range[] = {
+        "a mask of the model's layers", "EBM_COUPLING_MAXIMAL (0) or EBM_COUPLING_CRN (1)",
+        "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more"};
     return sampler_error(s,
-                         ebm__fail(&msg, EBM_EVALUE, "option %d (%s): value %lld is out of range",
-                                   option, option_name(option), (long long)value),
+                         ebm__fail(&msg, EBM_EVALUE,
+                                   "option %d (%s): value %lld is out of range; it takes %s%s",
+                                   option, option_name(option), (long long)value, range[option],
+                                   option == EBM_SAMPLER_CLAMP_LAYERS
+                                       ? ", bits 0 to L of a model of L + 1 layers"
+                                       : ""),
                          &msg);
 }
 

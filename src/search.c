@@ -383,9 +383,12 @@ static int check_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const flo
                 if (!ok) {
                     return ebm__fail(msg, EBM_EVALUE,
                                      "mu: row %lld, unit %lld (layer %lld, unit %lld) is %g; "
-                                     "means of this layer lie in [%g, 1]",
+                                     "means of this layer %s",
                                      (long long)r, (long long)(m->offset[l] + j), (long long)l,
-                                     (long long)j, (double)v[j], (double)lo);
+                                     (long long)j, (double)v[j],
+                                     m->units[l] == EBM_UNITS_GAUSSIAN ? "must be finite"
+                                     : lo < 0.0f                       ? "lie in [-1, 1]"
+                                                                       : "lie in [0, 1]");
                 }
             }
         }
