@@ -426,7 +426,7 @@ EBM_API int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *r
  * @param[in] clamp NULL (no unit clamped) or a mask: clamp[r*ldc + j] != 0
  *                  fixes column j of row r; ldc = 0 uses row 0 for every row,
  *                  otherwise ldc >= state width
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_ENOMEM (x and rng unchanged)
  */
 EBM_API int ebm_model_random_state(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x,
                                    int64_t ldx, const uint8_t *clamp, int64_t ldc);

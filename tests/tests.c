@@ -68,6 +68,8 @@ int main(void)
     srunner_add_suite(sr, ebm_estimator_suite());
     srunner_add_suite(sr, ebm_evaluation_suite());
     srunner_add_suite(sr, ebm_threads_suite());
+    srunner_add_suite(sr, ebm_faults_suite());
+    srunner_add_suite(sr, ebm_alloc_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -20,6 +20,8 @@ Suite *ebm_estimator_suite(void);
 Suite *ebm_evaluation_suite(void);
 Suite *ebm_threads_suite(void);
 Suite *ebm_simd_suite(void);
+Suite *ebm_faults_suite(void);
+Suite *ebm_alloc_suite(void);
 
 /* EBM_TEST_LEVEL from the environment: 1 (default, make check) or 2 (long). */
 int t_level(void);
