@@ -252,8 +252,9 @@ static void reflect(const couple *c, const ebm__stream *first, const ebm__stream
     }
 }
 
-/* Layer inputs that overflowed make every probability meaningless:
- * refuse. (A NaN input also leaves its row's lz NaN.) */
+/* Layer inputs that overflowed make every probability meaningless: refuse.
+ * After ratio_setup: a discrete layer's non-finite input left its row's lz
+ * non-finite; a Gaussian layer's inputs are checked here. */
 static int inputs_finite(const couple *c)
 {
     const ebm__kernels *k = ebm__kern();
@@ -263,8 +264,9 @@ static int inputs_finite(const couple *c)
         }
         for (int64_t l = 0; l < c->m->n_layers; l++) {
             const int64_t off = r * c->w + c->m->offset[l], nl = c->m->size[l];
-            if ((c->b1 >> l & 1u) && (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
-                                      !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
+            if ((c->b1 >> l & 1u) && ebm__is_gaussian(c->m, l) &&
+                (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
+                 !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
                 return 0;
             }
         }
@@ -346,7 +348,8 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
 }
 
 int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                            int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+                            int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met,
+                            int keep)
 {
     const ebm_model_t *m = s->m;
     const int64_t w = m->width;
@@ -424,18 +427,21 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
                          "a layer input overflowed to a non-finite value: the parameters are too "
                          "large for float");
     }
-    /* In place, the scratch of the gathered rows holds x and y, to undo a
-     * step stopped by the try limit. */
-    if (in_place && c.b1 != 0) {
-        memcpy(G, x, (size_t)(n * w) * sizeof *x);
-        memcpy(f + n * w, y, (size_t)(n * w) * sizeof *y);
+    /* In place, the scratch of the gathered rows holds B1 of x and y (all
+     * that a step stopped by the try limit has drawn), to undo it. */
+    const int undo = in_place && keep;
+    if (undo) {
+        for (int64_t r = 0; r < n; r++) {
+            copy_b1(&c, x + r * w, G + r * w);
+            copy_b1(&c, y + r * w, f + (n + r) * w);
+        }
     }
     ebm__stream st[ST_COUNT];
     ebm__take_streams(rng, ST_COUNT, st);
     if (c.b1 != 0 && !couple_apart(&c, st, a)) {
-        if (in_place) {
-            memcpy(x, G, (size_t)(n * w) * sizeof *x);
-            memcpy(y, f + n * w, (size_t)(n * w) * sizeof *y);
+        for (int64_t r = 0; r < n && undo; r++) {
+            copy_b1(&c, G + r * w, x + r * w);
+            copy_b1(&c, f + (n + r) * w, y + r * w);
         }
         return ebm__fail(msg, EBM_ELIMIT,
                          "row %lld's residual draw did not accept in %lld tries (the two chains' "

@@ -318,7 +318,9 @@ typedef struct ebm__kernels {
      * (lin = max(a, 0) binary, |a| spin), that is bounded by log 2 per
      * unit; draw_ratio adds the linear parts unit by unit. Per block of 512
      * units, unit j's factor (in [1/2, 2]) goes to lane j % 8, the lanes'
-     * product to one log; the row's sum is its blocks' logs in order. */
+     * product to one log; the row's sum is its blocks' logs in order.
+     * lz[r] stays finite if and only if row r's inputs are all finite: the
+     * step's check of its inputs. */
     void (*coupling_setup)(int64_t rows, int64_t n, int spin, const float *a1, const float *a2,
                            int64_t ld, float *p1, float *p2, double *lz);
     /* out[j] = log u[j] in double for uniforms u[j] in [0, 1) (ebm__log_pos,
@@ -641,22 +643,27 @@ ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k);
  * the first layer input that overflowed float (parameters too large),
  * else 1. */
 int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
-                      const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a);
+                     const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a);
 
 /* Kernels on validated rows, in place. Row r draws from stream row ids[r]
  * (ids NULL: row r), so a caller that compacts its batch keeps every row's
  * randomness. Each takes what it needs from rng, sets the stats of the call,
  * and returns EBM_OK or an error with its message in msg. */
 int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                    int64_t n, float *x, int64_t ldx);
+                    int64_t n, float *x, int64_t ldx, int keep);
 int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
                  float *x, int64_t ldx);
 int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                        int64_t n, float *x, int64_t ldx);
 int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
                              const int64_t *ids, int64_t n, float *x, int64_t ldx);
+/* The coupled Gibbs step. keep (here and in ebm__gibbs_step): 1 leaves x
+ * and y as they were on any failure (the public calls); 0 lets a failed
+ * step leave them partly drawn, for callers that discard them (the
+ * estimator's scratch chains). */
 int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                            int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+                            int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met,
+                            int keep);
 /* The residual tries a row of a coupled Gibbs step may make before the
  * step fails with EBM_ELIMIT (2^22; tests lower it). */
 extern int64_t ebm__residual_try_limit;

@@ -614,7 +614,7 @@ static int step(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *
     s->iteration++; /* the kernels see the counter of the step they make */
     s->hidden_input = NULL; /* set again by the kernels that leave it */
     switch (s->kind) {
-    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, msg, rng, ids, n, x, ldx); break;
+    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, msg, rng, ids, n, x, ldx, 0); break;
     case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, msg, rng, ids, n, x, ldx); break;
     case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, msg, rng, ids, n, x, ldx); break;
     default: rc = ebm__gibbs_langevin_step(s, msg, rng, ids, n, x, ldx); break;
@@ -746,7 +746,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
         }
         s->iteration++;
         rc = s->kind == EBM_SAMPLER_GIBBS
-                 ? ebm__coupled_gibbs_step(s, msg, rng, ids, active, x, w, y, w, met)
+                 ? ebm__coupled_gibbs_step(s, msg, rng, ids, active, x, w, y, w, met, 0)
                  : ebm__coupled_mh_step(s, msg, rng, ids, active, x, w, y, w, met);
         if (rc == EBM_OK && s->kind != EBM_SAMPLER_GIBBS) {
             note_accept(e, s, active);

@@ -282,21 +282,21 @@ int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
 }
 
 int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                    int64_t n, float *x, int64_t ldx)
+                    int64_t n, float *x, int64_t ldx, int keep)
 {
     const int64_t w = s->m->width;
-    float *a = ebm__sampler_floats(s, (size_t)(n * s->m->max_size + n * w));
+    float *a = ebm__sampler_floats(s, (size_t)(n * s->m->max_size + (keep ? n * w : 0)));
     if (a == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of inputs", (long long)n);
     }
     float *saved = a + n * s->m->max_size; /* x, to undo a sweep that overflowed */
-    for (int64_t r = 0; r < n; r++) {
+    for (int64_t r = 0; r < n && keep; r++) {
         memcpy(saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
     }
     ebm__stream streams[EBM_MAX_LAYERS];
     ebm__take_streams(rng, (int)s->m->n_layers, streams);
     if (!ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a)) {
-        for (int64_t r = 0; r < n; r++) {
+        for (int64_t r = 0; r < n && keep; r++) {
             memcpy(x + r * ldx, saved + r * w, (size_t)w * sizeof *x);
         }
         return ebm__fail_overflow(msg, "Gibbs sweep");
@@ -535,7 +535,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
         return EBM_OK;
     }
     switch (s->kind) {
-    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, &msg, rng, NULL, n, x, ldx); break;
+    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, &msg, rng, NULL, n, x, ldx, 1); break;
     case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, &msg, rng, NULL, n, x, ldx); break;
     case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
     default: rc = ebm__gibbs_langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
@@ -573,7 +573,7 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
         return EBM_OK;
     }
     rc = s->kind == EBM_SAMPLER_GIBBS
-             ? ebm__coupled_gibbs_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met)
+             ? ebm__coupled_gibbs_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met, 1)
              : ebm__coupled_mh_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }

@@ -808,8 +808,52 @@ START_TEST(draw_ratio_plain)
 }
 END_TEST
 
+/* lz[r] is finite iff row r's inputs are (the coupled step's check of its
+ * inputs): one infinite or NaN input at each place of one row of three,
+ * in either chain, binary and spin, short and long rows. */
+static int setup_flags_nonfinite(const ebm__kernels *k)
+{
+    enum { N = 600 };
+    static float a1[3 * N], a2[3 * N], p1[3 * N], p2[3 * N];
+    static const float bad[] = {INFINITY, -INFINITY, NAN};
+    static const int64_t sizes[] = {1, 16, 17, 600};
+    uint64_t seed = 3;
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        const int64_t n = sizes[c];
+        for (int spin = 0; spin < 2; spin++) {
+            for (int64_t i = 0; i < 3 * n; i++) {
+                a1[i] = (float)(40.0 * t_uniform(&seed) - 20.0);
+                a2[i] = (float)(40.0 * t_uniform(&seed) - 20.0);
+            }
+            for (int64_t j = -1; j < n; j += n > 20 ? 37 : 1) {
+                for (int b = 0; b < 6; b++) {
+                    float *at = b % 2 ? a2 : a1, keep = 0.0f;
+                    if (j >= 0) {
+                        keep = at[n + j]; /* row 1 */
+                        at[n + j] = bad[b / 2];
+                    }
+                    double lz[3] = {0.0, 0.0, 0.0};
+                    k->coupling_setup(3, n, spin, a1, a2, n, p1, p2, lz);
+                    if (!isfinite(lz[0]) || !isfinite(lz[2]) || isfinite(lz[1]) != (j < 0)) {
+                        return 0;
+                    }
+                    if (j >= 0) {
+                        at[n + j] = keep;
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 START_TEST(coupling_setup_plain)
 {
+    for (int level = 0; level <= 2; level++) {
+        const ebm__kernels *k = ebm__kernels_level(level);
+        ck_assert_msg(k == NULL || setup_flags_nonfinite(k),
+                      "build %d: coupling_setup's lz does not flag non-finite inputs", level);
+    }
     ck_assert_msg(setup_matches(ebm__kern()->coupling_setup), "coupling_setup differs");
     ck_assert_msg(!setup_matches(coupling_twin), "the twin without spin's factor passed");
     ck_assert_msg(setup_rows_match(), "coupling_setup over rows differs from row by row");

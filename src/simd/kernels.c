@@ -499,16 +499,19 @@ static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8
     return k;
 }
 
-/* One block of at most 512 units of a row: p1, p2, and the product of the
- * factors sigmoid(k |a1|) / sigmoid(k |a2|) (returned). */
+/* One block of at most 512 units of a row: p1, p2, the product of the
+ * factors sigmoid(k |a1|) / sigmoid(k |a2|) (returned), and 0 (a1 - a2)
+ * added to flag[j % 8]: exact zeros for finite inputs, NaN for an
+ * infinite or NaN one (the log of the product would hide it). */
 static double setup_block(int64_t len, int spin, const float *restrict a1,
-                          const float *restrict a2, float *restrict p1, float *restrict p2)
+                          const float *restrict a2, float *restrict p1, float *restrict p2,
+                          double flag[8])
 {
     const float scale = spin ? 2.0f : 1.0f;
     /* Elementwise first (the vectorised loop), then the lanes. The factor
      * takes sigmoid(k |a|) = max(p, 1 - p) from the probabilities the
      * draws use. */
-    double f[512];
+    double f[512], z[512];
     for (int64_t j = 0; j < len; j++) {
         const float q1 = ebm__sigmoidf(scale * a1[j]);
         const float q2 = ebm__sigmoidf(scale * a2[j]);
@@ -517,16 +520,19 @@ static double setup_block(int64_t len, int spin, const float *restrict a1,
         const float m1 = q1 > 1.0f - q1 ? q1 : 1.0f - q1;
         const float m2 = q2 > 1.0f - q2 ? q2 : 1.0f - q2;
         f[j] = (double)m1 / (double)m2;
+        z[j] = 0.0 * ((double)a1[j] - (double)a2[j]);
     }
     double prod[8] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
     int64_t j = 0;
     for (; j + 8 <= len; j += 8) { /* lane j % 8, in order: a vector op */
         for (int l = 0; l < 8; l++) {
             prod[l] *= f[j + l];
+            flag[l] += z[j + l];
         }
     }
     for (; j < len; j++) {
         prod[j % 8] *= f[j];
+        flag[j % 8] += z[j];
     }
     double p = 1.0; /* at most 512 factors in [1/2, 2]: no overflow */
     for (int l = 0; l < 8; l++) {
@@ -544,18 +550,21 @@ static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restr
 {
     for (int64_t r0 = 0; r0 < rows; r0 += 64) {
         const int64_t g = rows - r0 < 64 ? rows - r0 : 64;
-        double logs[64];
+        double logs[64], flag[64][8];
         for (int64_t i = 0; i < g; i++) {
             const int64_t o = (r0 + i) * ld;
+            for (int l = 0; l < 8; l++) {
+                flag[i][l] = 0.0;
+            }
             if (n <= 512) {
-                logs[i] = setup_block(n, spin, a1 + o, a2 + o, p1 + o, p2 + o);
+                logs[i] = setup_block(n, spin, a1 + o, a2 + o, p1 + o, p2 + o, flag[i]);
                 continue;
             }
             logs[i] = 0.0;
             for (int64_t c0 = 0; c0 < n; c0 += 512) {
                 const int64_t len = n - c0 < 512 ? n - c0 : 512;
-                logs[i] += ebm__log_pos(
-                    setup_block(len, spin, a1 + o + c0, a2 + o + c0, p1 + o + c0, p2 + o + c0));
+                logs[i] += ebm__log_pos(setup_block(len, spin, a1 + o + c0, a2 + o + c0,
+                                                    p1 + o + c0, p2 + o + c0, flag[i]));
             }
         }
         if (n <= 512) {
@@ -564,7 +573,11 @@ static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restr
             }
         }
         for (int64_t i = 0; i < g; i++) {
-            lz[r0 + i] += logs[i];
+            double sum = logs[i];
+            for (int l = 0; l < 8; l++) {
+                sum += flag[i][l];
+            }
+            lz[r0 + i] += sum;
         }
     }
 }
