@@ -274,8 +274,9 @@ static int inputs_finite(const couple *c)
     return 1;
 }
 
-/* The coupled sweep of the na rows that have not met; 0 if a row reached
- * the residual try limit (X and Y are then partly drawn). */
+/* The coupled sweep of the na rows that have not met: EBM_OK, EBM_ELIMIT
+ * if a row reached the residual try limit, EBM_EVALUE if a Gaussian draw
+ * overflowed float (X and Y are then partly drawn). */
 static int couple_apart(couple *c, const ebm__stream *st, float *a)
 {
     const ebm_model_t *m = c->m;
@@ -309,7 +310,15 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
             }
         }
         if (!residuals(c, &st[ST_RESIDUAL], c->list, count)) {
-            return 0;
+            return EBM_ELIMIT;
+        }
+    }
+    if ((c->b1 & 1u) && ebm__is_gaussian(m, 0)) {
+        for (int64_t r = 0; r < na; r++) {
+            if (!ebm__kern()->values_ok(m->size[0], c->X + r * w, EBM_UNITS_GAUSSIAN) ||
+                !ebm__kern()->values_ok(m->size[0], c->Y + r * w, EBM_UNITS_GAUSSIAN)) {
+                return EBM_EVALUE;
+            }
         }
     }
     /* B2 from the new B1, from common random numbers, except y's off the
@@ -344,7 +353,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
                                    c->Y + r * w + off, w);
         }
     }
-    return 1;
+    return EBM_OK;
 }
 
 int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
@@ -438,10 +447,14 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     }
     ebm__stream st[ST_COUNT];
     ebm__take_streams(rng, ST_COUNT, st);
-    if (c.b1 != 0 && !couple_apart(&c, st, a)) {
+    const int rc = c.b1 != 0 ? couple_apart(&c, st, a) : EBM_OK;
+    if (rc != EBM_OK) {
         for (int64_t r = 0; r < n && undo; r++) {
             copy_b1(&c, G + r * w, x + r * w);
             copy_b1(&c, f + (n + r) * w, y + r * w);
+        }
+        if (rc == EBM_EVALUE) {
+            return ebm__fail_overflow(msg, "coupled Gibbs step (a Gaussian draw)");
         }
         return ebm__fail(msg, EBM_ELIMIT,
                          "row %lld's residual draw did not accept in %lld tries (the two chains' "
