@@ -1030,6 +1030,12 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     ebm__rng_child(rng, 1, &neg_rng);
     double stat_saved[N_STATS];
     memcpy(stat_saved, e->stat, sizeof stat_saved);
+    ebm_sampler_t *samplers[6];
+    int64_t iteration_saved[6];
+    const int n_samplers = each_sampler(e, samplers);
+    for (int i = 0; i < n_samplers; i++) {
+        iteration_saved[i] = samplers[i]->iteration;
+    }
     if (e->kind == EBM_ESTIMATOR_PCD) {
         if (e->n_chains == n_chains) {
             memcpy(next, e->chains, (size_t)(n_chains * w) * sizeof *next);
@@ -1067,20 +1073,23 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
                            (long long)i, (double)e->g[i]);
         }
     }
+    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PCD && e->n_chains != n_chains) {
+        float *c = realloc(e->chains, (size_t)(n_chains * w) * sizeof *c);
+        if (c == NULL) {
+            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for the chains");
+        } else {
+            e->chains = c; /* nothing fails after this */
+            e->n_chains = n_chains;
+        }
+    }
     if (rc != EBM_OK) {
         memcpy(e->stat, stat_saved, sizeof stat_saved);
+        for (int i = 0; i < n_samplers; i++) {
+            samplers[i]->iteration = iteration_saved[i];
+        }
         return fail(e, rc, &msg);
     }
     if (e->kind == EBM_ESTIMATOR_PCD) {
-        if (e->n_chains != n_chains) {
-            float *c = realloc(e->chains, (size_t)(n_chains * w) * sizeof *c);
-            if (c == NULL) {
-                memcpy(e->stat, stat_saved, sizeof stat_saved);
-                return fail(e, ebm__fail(&msg, EBM_ENOMEM, "out of memory for the chains"), &msg);
-            }
-            e->chains = c;
-            e->n_chains = n_chains;
-        }
         memcpy(e->chains, next, (size_t)(n_chains * w) * sizeof *next);
     }
     if (e->searches > 0) {
