@@ -2,6 +2,9 @@
 #   make            lib/libebm.a and lib/libebm.so.X.Y.Z (+ .so.N, .so links)
 #   make check      build and run the Check suites
 #   make check-valgrind  the suite under valgrind memcheck
+#   make check-tsan the concurrent const calls under ThreadSanitizer (clang)
+#   make fuzz       the libFuzzer targets tests/fuzz/ (clang), 10 min each;
+#                   make fuzz-ci: 60 s each, as CI runs them
 #   make examples   build the example programs into build/examples/
 #   make bench      build and run the benchmarks (figures, not tests)
 #   make demo       train a DBM on Fashion-MNIST by UCD-LMI, then by PCD, ~12 min
@@ -146,6 +149,7 @@ mnist-data:
 	@ls build/data/mnist/package/src/digits
 
 DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev valgrind \
+       clang libclang-rt-dev libomp-dev \
        $(FASHION_APT)
 deps:
 	apt-get install -y $(DEPS) || { apt-get update && apt-get install -y $(DEPS); }
@@ -258,3 +262,145 @@ uninstall:
 
 clean:
 	rm -rf build lib/libebm.* pkgconfig/ebm.pc
+
+# ---- Fuzzing and ThreadSanitizer (clang; .ci/run runs both) -----------------
+# Both build the library into their own directories (build/fuzz, build/tsan)
+# with their own flags files, so neither disturbs the default build.
+#
+#   make fuzz       the libFuzzer targets tests/fuzz/fuzz_*.c (ASan + UBSan, no
+#                   recovery), FUZZ_SECONDS (600) each; the corpus grows in
+#                   build/fuzz/corpus/<target>, seeded from tests/fuzz/corpus
+#                   and the past findings, tests/fuzz/findings (regressions)
+#   make fuzz-ci    the same, FUZZ_CI_SECONDS (60) each, from a fresh copy of
+#                   the committed seeds (never modified); any crash, sanitizer
+#                   report, leak, contract violation (abort) or hang
+#                   (-timeout=10) fails, and the input is left in
+#                   build/fuzz/artifacts/
+#   make fuzz-corpus  regenerate tests/fuzz/corpus/ (tests/fuzz/make_corpus.c)
+#   make check-tsan the concurrent const calls (tests/tsan/concurrent_const.c,
+#                   and the suite's model and threads suites) under TSan,
+#                   halt_on_error=1; TSAN_OPENMP_RUN=1 (default when libomp and
+#                   its TSan tool libarcher are installed) also runs the
+#                   threads suite built with clang's OpenMP
+# FUZZ_FLAGS adds libFuzzer flags to every run (e.g. -jobs=2, -seed=1).
+FUZZ_CC         ?= clang
+FUZZ_CFLAGS     ?= -O1 -g -fno-omit-frame-pointer
+FUZZ_SAN        ?= -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_SECONDS    ?= 600
+FUZZ_CI_SECONDS ?= 60
+FUZZ_FLAGS      ?=
+FUZZ_TARGETS    ?= load api
+FUZZ_RUN_FLAGS  = -timeout=10 -rss_limit_mb=1024 -print_final_stats=1
+FUZZ_DIR        = build/fuzz
+FUZZ_LIB_CFLAGS = $(WARN) $(DEFS) $(SIMD_DEFS) -Iinclude -Isrc $(CBLAS_CFLAGS) $(FUZZ_CFLAGS) \
+                  $(FUZZ_SAN) -fsanitize=fuzzer-no-link -ffp-contract=off
+FUZZ_OBJ        = $(SRC:src/%.c=$(FUZZ_DIR)/obj/%.o) $(SIMD_OBJ:build/%=$(FUZZ_DIR)/obj/%)
+FUZZ_BINS       = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+
+.PHONY: fuzz fuzz-ci fuzz-build fuzz-corpus check-tsan
+$(FUZZ_DIR)/flags: FORCE
+	@mkdir -p $(FUZZ_DIR)/obj
+	@f='$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) $(LIB_LIBS)'; \
+	  [ "$$(cat $@ 2>/dev/null)" = "$$f" ] || printf '%s\n' "$$f" > $@
+$(FUZZ_DIR)/obj/%.o: src/%.c src/ebm_internal.h include/ebm.h $(FUZZ_DIR)/flags
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c $< -o $@
+$(FUZZ_DIR)/obj/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h $(FUZZ_DIR)/flags
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) \
+	  -DEBM_KERNELS=ebm__kernels_$* -DEBM_KERNELS_LABEL=$* -c $< -o $@
+$(FUZZ_DIR)/libebm.a: $(FUZZ_OBJ)
+	rm -f $@
+	ar rcs $@ $(FUZZ_OBJ)
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c include/ebm.h $(FUZZ_DIR)/libebm.a
+	$(FUZZ_CC) $(WARN) $(DEFS) -Iinclude $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer \
+	  -o $@ $< $(FUZZ_DIR)/libebm.a $(LIB_LIBS)
+fuzz-build: $(FUZZ_BINS)
+
+# One run per target: libFuzzer's "Done N runs in S second(s)" is printed for
+# each; on failure, the end of its log and the saved input.
+FUZZ_RUN = fail=0; for t in $(FUZZ_TARGETS); do \
+	  dir=$(FUZZ_DIR)/$(FUZZ_CORPUS)/$$t; log=$(FUZZ_DIR)/$$t.log; \
+	  $(FUZZ_FRESH) mkdir -p $$dir $(FUZZ_DIR)/artifacts; \
+	  for f in tests/fuzz/corpus/$$t/* tests/fuzz/findings/$$t/*; do \
+	    [ -f "$$f" ] && cp -n "$$f" $$dir/; done; \
+	  echo "== fuzz_$$t: $(FUZZ_TIME) s from $$(ls $$dir | wc -l) inputs ($$dir)"; \
+	  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 ./$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) \
+	    -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- \
+	    $(FUZZ_FLAGS) $$dir > $$log 2>&1; rc=$$?; \
+	  grep -E '^INFO: Seed:|^Done [0-9]+ runs|^stat::number_of_executed_units|^stat::peak_rss_mb' $$log; \
+	  if [ $$rc -ne 0 ]; then fail=1; echo "fuzz_$$t FAILED (exit $$rc); the end of $$log:"; \
+	    grep -v -E '^\#[0-9]+' $$log | tail -n 60; \
+	    ls -1 $(FUZZ_DIR)/artifacts/$$t-* 2>/dev/null | sed 's/^/  input: /'; \
+	    echo "  reproduce: ./$(FUZZ_DIR)/fuzz_$$t <input>"; fi; \
+	done; exit $$fail
+fuzz: FUZZ_TIME = $(FUZZ_SECONDS)
+fuzz: FUZZ_CORPUS = corpus
+fuzz: FUZZ_FRESH =
+fuzz-ci: FUZZ_TIME = $(FUZZ_CI_SECONDS)
+fuzz-ci: FUZZ_CORPUS = corpus-ci
+fuzz-ci: FUZZ_FRESH = rm -rf $$dir $(FUZZ_DIR)/artifacts/$$t-*;
+fuzz fuzz-ci: $(FUZZ_BINS)
+	@$(FUZZ_RUN)
+
+# The seed corpora are committed; this rewrites them from the generator.
+fuzz-corpus: $(STATIC)
+	@mkdir -p build/fuzz-gen
+	$(CC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) -o build/fuzz-gen/make_corpus \
+	  tests/fuzz/make_corpus.c $(STATIC) $(LIB_LIBS)
+	rm -rf tests/fuzz/corpus/load tests/fuzz/corpus/api
+	./build/fuzz-gen/make_corpus tests/fuzz/corpus
+
+# ThreadSanitizer. A recursive run builds the OpenMP variant in its own
+# directory (TSAN_DIR, TSAN_OPENMP) with clang's libomp, whose OMPT tool
+# libarcher tells TSan about OpenMP's synchronisation (libgomp, not
+# instrumented, would give false reports); tests/tsan/libomp.supp ignores
+# libomp's own locks. Any report fails (halt_on_error=1, exit code 66).
+TSAN_CC      ?= clang
+TSAN_CFLAGS  ?= -O1 -g -fno-omit-frame-pointer
+TSAN_DIR     ?= build/tsan
+TSAN_OPENMP  ?=
+TSAN_ARCHER  ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
+TSAN_RUN_OPTIONS = halt_on_error=1 second_deadlock_stack=1
+TSAN_LIB_CFLAGS = $(WARN) $(DEFS) $(SIMD_DEFS) -Iinclude -Isrc $(CBLAS_CFLAGS) $(TSAN_OPENMP) \
+                  $(TSAN_CFLAGS) -fsanitize=thread -ffp-contract=off
+TSAN_LIBS    = $(CBLAS_LIBS) $(TSAN_OPENMP) -lpthread -lm
+TSAN_OBJ     = $(SRC:src/%.c=$(TSAN_DIR)/obj/%.o) $(SIMD_OBJ:build/%=$(TSAN_DIR)/obj/%)
+$(TSAN_DIR)/flags: FORCE
+	@mkdir -p $(TSAN_DIR)/obj
+	@f='$(TSAN_CC) $(TSAN_LIB_CFLAGS) $(TSAN_LIBS)'; \
+	  [ "$$(cat $@ 2>/dev/null)" = "$$f" ] || printf '%s\n' "$$f" > $@
+$(TSAN_DIR)/obj/%.o: src/%.c src/ebm_internal.h include/ebm.h $(TSAN_DIR)/flags
+	$(TSAN_CC) $(TSAN_LIB_CFLAGS) -c $< -o $@
+$(TSAN_DIR)/obj/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h $(TSAN_DIR)/flags
+	$(TSAN_CC) $(TSAN_LIB_CFLAGS) -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) \
+	  -DEBM_KERNELS=ebm__kernels_$* -DEBM_KERNELS_LABEL=$* -c $< -o $@
+$(TSAN_DIR)/libebm.a: $(TSAN_OBJ)
+	rm -f $@
+	ar rcs $@ $(TSAN_OBJ)
+$(TSAN_DIR)/concurrent_const: tests/tsan/concurrent_const.c include/ebm.h $(TSAN_DIR)/libebm.a
+	$(TSAN_CC) $(WARN) $(DEFS) -Iinclude $(TSAN_CFLAGS) -fsanitize=thread -o $@ $< \
+	  $(TSAN_DIR)/libebm.a $(TSAN_LIBS)
+$(TSAN_DIR)/check_ebm: $(TEST_SRC) tests/tests.h $(TSAN_DIR)/libebm.a
+	$(TSAN_CC) $(WARN) $(DEFS) -Wno-missing-prototypes -Iinclude -Isrc $(CBLAS_CFLAGS) \
+	  $(CHECK_CFLAGS) $(TSAN_OPENMP) $(TSAN_CFLAGS) -fsanitize=thread -ffp-contract=off \
+	  $(TEST_WRAP) -o $@ $(TEST_SRC) $(TSAN_DIR)/libebm.a $(TSAN_LIBS) $(CHECK_LIBS)
+
+# The pthread runs (the concurrent const calls, the suite's model suite with
+# its two-thread test), then the OpenMP build's threads suite if libarcher
+# is there (TSAN_OPENMP_RUN=0 skips it).
+TSAN_OPENMP_RUN ?= $(if $(TSAN_ARCHER),1,0)
+TSAN_ENV = OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} TSAN_OPTIONS='$(TSAN_RUN_OPTIONS)' \
+           CK_FORK=no
+check-tsan: $(TSAN_DIR)/concurrent_const $(TSAN_DIR)/check_ebm
+	$(TSAN_ENV) ./$(TSAN_DIR)/concurrent_const
+	$(TSAN_ENV) CK_RUN_SUITE=model ./$(TSAN_DIR)/check_ebm
+ifeq ($(TSAN_OPENMP_RUN),1)
+	$(MAKE) --no-print-directory tsan-openmp TSAN_DIR=build/tsan-omp TSAN_OPENMP=-fopenmp
+else
+	@echo "check-tsan: the OpenMP run is skipped (no libarcher.so: apt-get install libomp-dev)"
+endif
+	@echo "check-tsan: no data race reported"
+tsan-openmp: $(TSAN_DIR)/check_ebm
+	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} CK_FORK=no OMP_NUM_THREADS=3 \
+	  TSAN_OPTIONS='$(TSAN_RUN_OPTIONS) suppressions=tests/tsan/libomp.supp' \
+	  OMP_TOOL_LIBRARIES=$(TSAN_ARCHER) CK_RUN_SUITE=threads ./$(TSAN_DIR)/check_ebm
+.PHONY: tsan-openmp

@@ -1829,7 +1829,7 @@ static int try_limit_case(int64_t ld, int coupling, int lowered)
     ebm_rng_t *r = NULL;
     ck_assert_int_eq(ebm_rng_create(&r, 17, 0), EBM_OK);
     enum { N = 16 };
-    float x[N * 3], y[N * 3], x0[N * 3], y0[N * 3];
+    float x[N * 3] = {0}, y[N * 3] = {0}, x0[N * 3], y0[N * 3];
     uint8_t met[N], met0[N];
     for (int64_t i = 0; i < N * ld; i++) {
         x[i] = (i % ld) == 1 ? 0.0f : (i % ld == 0 ? 1.0f : 7.0f);

@@ -3,13 +3,13 @@
  * input, ebm_model_load_buffer returns EBM_OK with a valid model or
  * EBM_EFORMAT with a message, never crashes, never reads outside the
  * input, never leaks, and never allocates for a declared shape that the
- * input does not back. Not part of `make check`; see docs/format.md:
- *
- *   clang -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined \
- *     -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc $(pkg-config --cflags openblas) \
- *     tests/fuzz/fuzz_load.c src/[a-z]*.c $(pkg-config --libs openblas) -lpthread -lm \
- *     -o build/fuzz_load
- *   mkdir -p build/fuzz-corpus && ./build/fuzz_load -rss_limit_mb=1024 build/fuzz-corpus
+ * input does not back. Not part of `make check`; see docs/format.md.
+ * `make fuzz-ci` (CI: 60 s) and `make fuzz` (600 s) build it with the
+ * library's objects, including the kernels of src/simd/kernels.c, under
+ * -fsanitize=fuzzer,address,undefined into build/fuzz/fuzz_load and run it
+ * with -rss_limit_mb=1024 -timeout=10 from a copy of the seeds in
+ * tests/fuzz/corpus/load (valid files of every unit kind, written by
+ * tests/fuzz/make_corpus.c: make fuzz-corpus).
  */
 #include "ebm.h"
 

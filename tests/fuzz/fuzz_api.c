@@ -1,0 +1,1421 @@
+/*
+ * libFuzzer target for the numerical API (make fuzz, make fuzz-ci). From the
+ * input bytes it builds a small model and states, then makes every kind of
+ * call on them and checks the promises of include/ebm.h and
+ * docs/conventions.md that hold for ANY valid model, however extreme its
+ * parameters (anything ebm_model_set_params accepts: up to +-FLT_MAX,
+ * denormals, log-variances within +-30):
+ *
+ *  1. no crash, no sanitizer report, no leak, no hang (-timeout=10);
+ *  2. every call returns EBM_OK (or, for local search and mean field, a
+ *     count from 0 to n) or one of the negative codes its documentation
+ *     lists. The arguments are always valid in shape and pointer, so
+ *     EBM_ENULL and EBM_ESHAPE are violations too;
+ *  3. on success every double or float output the call wrote is finite:
+ *     energies, free energies, log-probabilities, log Z and its error,
+ *     log-likelihoods and bounds, gradients, inputs, means (binary in [0,1],
+ *     spin in [-1,1]), states (valid unit values: 0/1, -1/+1, finite), and
+ *     parameters made by ebm_model_init;
+ *  4. on failure nothing the caller can see changed: the state and output
+ *     buffers, the generator (ebm_rng_get_state), PCD chains; and the
+ *     handle has a message;
+ *  5. structural promises: clamped units and clamped layers keep their
+ *     values; random_state never reads x; coupled rows' met flags say
+ *     whether the rows are equal, and rows equal on entry stay equal; the
+ *     values of summed-out layers (and of layer l in the layer
+ *     conditionals) are ignored entirely (the call on a copy with garbage
+ *     there gives the same code and the same bits); stride padding is never
+ *     written; no const call changes the parameters.
+ * A violation is printed (call, what, the model) and abort()s, so libFuzzer
+ * saves the input. For triage: FUZZ_API_KEEP_GOING=1 prints each distinct
+ * violation once and carries on (one run lists every kind), and with
+ * FUZZ_API_SAVE_DIR=dir saves the first input of each; FUZZ_API_ONLY=text
+ * ignores violations in calls whose name lacks text (to minimise one:
+ * -minimize_crash=1); FUZZ_API_VERBOSE=1 prints the decoded model and states.
+ *
+ * Input layout (missing bytes read as 0; tests/fuzz/make_corpus.c writes seeds):
+ *   header      bit 0: 3 layers (else 2); bits 1-2: visible units (0 binary,
+ *               1 spin, 2 Gaussian, 3 binary); bit 3: spin hidden units;
+ *               bit 4: parameters by ebm_model_init (bit 7: Gaussian scheme)
+ *               from one value code (the scale), else one value code per
+ *               parameter in the flat layout [W | b | logvar]; bits 5-6:
+ *               rows - 1 (1 to 4)
+ *   sizes       one byte per layer: 1 + b % 6 units
+ *   parameters  as above
+ *   states      rows x width bytes: bit 0 for binary/spin units, a value
+ *               code for Gaussian ones (non-finite raw values read as 0),
+ *               then one byte: the row stride ldx = width + b % 3
+ *   options     the rest: one or two bytes per decision, in call order
+ * A value code c is: c = 0xff: the next 4 bytes are a raw binary32; else
+ * magnitude class c >> 4 (0, 1.4e-45, 1e-38, 1e-20, 1e-3, 0.1, 0.5, 1, 2,
+ * 10, 1e3, 1e8, 1e16, 1e30, 1e38 times 1 + (c & 7)/8; class 15 is
+ * FLT_MAX (1 - (c & 7)/16)), negative if c & 8.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "ebm.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum { MAX_LAYERS = 3, MAX_UNITS = 6, MAX_ROWS = 4, MAX_PAD = 2 };
+
+/* ---- input decoding ----------------------------------------------------- */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n, i;
+} reader;
+
+static unsigned u8(reader *r) { return r->i < r->n ? r->p[r->i++] : 0u; }
+static int pick(reader *r, int k) { return (int)(u8(r) % (unsigned)k); }
+
+static const float MAGNITUDE[15] = {0.0f,  0x1p-149f, 1e-38f, 1e-20f, 1e-3f,  0.1f, 0.5f, 1.0f,
+                                    2.0f,  10.0f,     1e3f,   1e8f,   1e16f,  1e30f, 1e38f};
+
+static float value_of(reader *r, unsigned c)
+{
+    if (c == 0xffu) {
+        uint32_t u = u8(r);
+        u |= (uint32_t)u8(r) << 8;
+        u |= (uint32_t)u8(r) << 16;
+        u |= (uint32_t)u8(r) << 24;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return f;
+    }
+    unsigned mag = c >> 4, k = c & 7u;
+    float v = mag == 15 ? FLT_MAX * (1.0f - (float)k / 16.0f)
+                        : MAGNITUDE[mag] * (1.0f + (float)k / 8.0f);
+    return (c & 8u) ? -v : v;
+}
+
+static float value(reader *r) { return value_of(r, u8(r)); }
+
+/* A finite value > 0 (step sizes, scales): |v|, or 1 for 0 / non-finite. */
+static double positive(reader *r)
+{
+    float v = fabsf(value(r));
+    return (isfinite(v) && v > 0.0f) ? (double)v : 1.0;
+}
+
+/* ---- the model and its states ------------------------------------------- */
+
+typedef struct ctx {
+    ebm_model_t *m;
+    ebm_rng_t *rng;
+    int L1;                    /* layers */
+    int64_t size[MAX_LAYERS], off[MAX_LAYERS];
+    int units[MAX_LAYERS];
+    int64_t w, np, n, ldx;
+    uint32_t all;              /* mask of all layers */
+    float *params;             /* as set, to show no const call changes them */
+    float *x0;                 /* n x ldx valid states; padding holds PAD_BITS */
+    float amax;                /* largest |parameter| */
+    char desc[200];
+} ctx;
+
+static const ctx *g_ctx;
+static const uint32_t PAD_BITS = 0x7fc0beefu; /* a quiet NaN no call writes */
+static const uint32_t OUT_BITS = 0x7fc0dead;  /* outputs not yet written */
+
+/* ---- reporting ---------------------------------------------------------- */
+
+static int keep_going(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *s = getenv("FUZZ_API_KEEP_GOING");
+        v = s != NULL && *s != '\0' && *s != '0';
+    }
+    return v;
+}
+
+
+static void violation(const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *env(const char *name)
+{
+    const char *s = getenv(name);
+    return s != NULL && *s != '\0' ? s : NULL;
+}
+
+static const uint8_t *g_input;
+static size_t g_input_size;
+
+/* Triage: FUZZ_API_SAVE_DIR=dir (with KEEP_GOING) writes the input of each
+ * new violation there; FUZZ_API_ONLY=text ignores violations in calls whose
+ * name does not contain text (to minimise a reproducer of one of them:
+ * -minimize_crash=1). */
+static void save_input(const char *call, int index)
+{
+    const char *dir = env("FUZZ_API_SAVE_DIR");
+    if (dir == NULL || g_input == NULL) {
+        return;
+    }
+    char path[512], name[64];
+    size_t k = 0;
+    for (const char *p = call; *p != '\0' && k + 1 < sizeof name; p++) {
+        name[k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                            (*p >= '0' && *p <= '9') ? *p : '_';
+    }
+    name[k] = '\0';
+    snprintf(path, sizeof path, "%s/%02d-%s.bin", dir, index, name);
+    FILE *f = fopen(path, "wb");
+    if (f != NULL) {
+        fwrite(g_input, 1, g_input_size, f);
+        fclose(f);
+        fprintf(stderr, "  input saved as %s\n", path);
+    }
+}
+
+static void violation(const char *call, const char *fmt, ...)
+{
+    const char *only = env("FUZZ_API_ONLY");
+    if (only != NULL && strstr(call, only) == NULL) {
+        return;
+    }
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    int index = -1;
+    if (keep_going()) {
+        /* once per call and format */
+        static char seen[256][96];
+        static int n_seen;
+        char key[96];
+        snprintf(key, sizeof key, "%.40s|%.50s", call, fmt);
+        for (int i = 0; i < n_seen; i++) {
+            if (strcmp(seen[i], key) == 0) {
+                return;
+            }
+        }
+        if (n_seen < 256) {
+            index = n_seen;
+            strcpy(seen[n_seen++], key);
+        }
+    }
+    fprintf(stderr, "\nfuzz_api: CONTRACT VIOLATION in %s: %s\n  model: %s\n", call, what,
+            g_ctx != NULL ? g_ctx->desc : "(none yet)");
+    if (!keep_going()) {
+        abort();
+    }
+    if (index >= 0) {
+        save_input(call, index);
+    }
+}
+
+/* ---- result codes ------------------------------------------------------- */
+
+#define C(code) (1u << -(code))
+#define C_MEM C(EBM_ENOMEM)
+
+static const char *code_name(int rc) { return ebm_error_name(rc); }
+
+/* 1 if rc is EBM_OK (or a count in [0, max_count] when max_count >= 0),
+ * 0 if it is an allowed error; a violation otherwise. */
+static int rc_ok(const char *call, int rc, unsigned allowed, int64_t max_count)
+{
+    if (rc == EBM_OK || (max_count >= 0 && rc >= 0 && rc <= max_count)) {
+        return 1;
+    }
+    if (rc > 0) {
+        violation(call, "returned %d, not EBM_OK%s", rc,
+                  max_count >= 0 ? " nor a count of rows" : "");
+        return 0;
+    }
+    if (rc < -31 || !(allowed & C(rc))) {
+        violation(call, "returned %d (%s), which its documentation does not list here", rc,
+                  code_name(rc));
+    }
+    return 0;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n > 0 ? n : 1);
+    if (p == NULL) {
+        abort();
+    }
+    return p;
+}
+
+static void *copy_of(const void *p, size_t n)
+{
+    void *q = xmalloc(n);
+    memcpy(q, p, n);
+    return q;
+}
+
+static float *fbuf(size_t n, uint32_t bits)
+{
+    float *p = xmalloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&p[i], &bits, sizeof bits);
+    }
+    return p;
+}
+
+static double *dbuf(size_t n)
+{
+    double *p = xmalloc(n * sizeof *p);
+    uint64_t bits = 0x7ff8deaddeadbeefull;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&p[i], &bits, sizeof bits);
+    }
+    return p;
+}
+
+static int same(const void *a, const void *b, size_t n) { return memcmp(a, b, n) == 0; }
+
+static int valid_unit(int units, float v)
+{
+    switch (units) {
+    case EBM_UNITS_BINARY: return v == 0.0f || v == 1.0f;
+    case EBM_UNITS_SPIN: return v == 1.0f || v == -1.0f;
+    default: return isfinite(v);
+    }
+}
+
+static int valid_mean(int units, float v)
+{
+    switch (units) {
+    case EBM_UNITS_BINARY: return v >= 0.0f && v <= 1.0f;
+    case EBM_UNITS_SPIN: return v >= -1.0f && v <= 1.0f;
+    default: return isfinite(v);
+    }
+}
+
+static int layer_of(const ctx *c, int64_t col)
+{
+    int l = 0;
+    while (l + 1 < c->L1 && col >= c->off[l + 1]) {
+        l++;
+    }
+    return l;
+}
+
+/* The states of the layers in mask are valid (means: in range); padding intact. */
+static void check_states(const char *call, const ctx *c, const float *x, int64_t n, int64_t ld,
+                         uint32_t mask, int means)
+{
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t j = 0; j < ld; j++) {
+            const float v = x[r * ld + j];
+            if (j >= c->w) {
+                uint32_t bits;
+                memcpy(&bits, &v, sizeof bits);
+                if (bits != PAD_BITS) {
+                    violation(call, "wrote stride padding: row %lld column %lld (width %lld, "
+                              "ld %lld) is %g", (long long)r, (long long)j, (long long)c->w,
+                              (long long)ld, (double)v);
+                    return;
+                }
+                continue;
+            }
+            const int l = layer_of(c, j);
+            if (!(mask & (1u << l))) {
+                continue;
+            }
+            if (means ? !valid_mean(c->units[l], v) : !valid_unit(c->units[l], v)) {
+                violation(call, "returned EBM_OK with %s %g at row %lld, layer %d, unit %lld",
+                          means ? "the mean" : "the state value", (double)v, (long long)r, l,
+                          (long long)(j - c->off[l]));
+                return;
+            }
+        }
+    }
+}
+
+static void check_finite_d(const char *call, const double *v, int64_t n, const char *what)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(v[i])) {
+            violation(call, "returned EBM_OK with %s[%lld] = %g", what, (long long)i, v[i]);
+            return;
+        }
+    }
+}
+
+/* n rows of cols values at stride ld: finite (or valid means of `units`
+ * when units >= 0); padding columns keep OUT_BITS. */
+static void check_finite_f(const char *call, const float *v, int64_t n, int64_t cols, int64_t ld,
+                           const char *what, int units)
+{
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t j = 0; j < ld; j++) {
+            const float x = v[r * ld + j];
+            if (j >= cols) {
+                uint32_t bits;
+                memcpy(&bits, &x, sizeof bits);
+                if (bits != OUT_BITS) {
+                    violation(call, "wrote %s padding at row %lld column %lld", what,
+                              (long long)r, (long long)j);
+                    return;
+                }
+            } else if (units >= 0 ? !valid_mean(units, x) : !isfinite(x)) {
+                violation(call, "returned EBM_OK with %s %g at row %lld, column %lld", what,
+                          (double)x, (long long)r, (long long)j);
+                return;
+            }
+        }
+    }
+}
+
+typedef struct rng_snap {
+    uint64_t s[EBM_RNG_STATE_WORDS];
+} rng_snap;
+
+static rng_snap rng_take(const ebm_rng_t *r)
+{
+    rng_snap s;
+    if (ebm_rng_get_state(r, s.s) != EBM_OK) {
+        abort();
+    }
+    return s;
+}
+
+static void rng_unchanged(const char *call, const ebm_rng_t *r, const rng_snap *before)
+{
+    rng_snap now = rng_take(r);
+    if (!same(now.s, before->s, sizeof now.s)) {
+        violation(call, "failed and moved the generator");
+    }
+}
+
+static void model_msg(const char *call, const ctx *c)
+{
+    if (ebm_model_errmsg(c->m)[0] == '\0') {
+        violation(call, "failed without a message in ebm_model_errmsg");
+    }
+}
+
+/* ---- building the model --------------------------------------------------- */
+
+static int build(ctx *c, reader *rd)
+{
+    const unsigned h = u8(rd);
+    c->L1 = 2 + (int)(h & 1u);
+    const int vis_kind = (int)((h >> 1) & 3u) % 3;
+    const int hid_kind = (h & 8u) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY;
+    c->n = 1 + (int64_t)((h >> 5) & 3u);
+    for (int l = 0; l < c->L1; l++) {
+        c->size[l] = 1 + pick(rd, MAX_UNITS);
+    }
+    char err[256];
+    int rc = ebm_model_create(&c->m, c->L1, c->size, vis_kind, hid_kind, err, sizeof err);
+    if (rc != EBM_OK) {
+        violation("ebm_model_create", "a valid shape failed: %d (%s) %s", rc, code_name(rc), err);
+        return 0;
+    }
+    c->w = ebm_model_state_width(c->m);
+    c->np = ebm_model_param_count(c->m);
+    c->all = (1u << c->L1) - 1u;
+    for (int l = 0; l < c->L1; l++) {
+        c->off[l] = ebm_model_layer_offset(c->m, l);
+        c->units[l] = ebm_model_layer_units(c->m, l);
+    }
+    c->params = xmalloc((size_t)c->np * sizeof *c->params);
+    if (ebm_rng_create(&c->rng, 0x5eed, 0) != EBM_OK) {
+        abort();
+    }
+    if (h & 16u) {
+        const int scheme = (h & 128u) ? EBM_INIT_GAUSSIAN : EBM_INIT_ORTHOGONAL;
+        const float scale = fabsf(value(rd));
+        float *before = xmalloc((size_t)c->np * sizeof *before);
+        ebm_model_get_params(c->m, before);
+        rng_snap rs = rng_take(c->rng);
+        rc = ebm_model_init(c->m, c->rng, scheme, (double)scale);
+        if (!rc_ok("ebm_model_init", rc, C(EBM_EVALUE) | C_MEM, -1)) {
+            ebm_model_get_params(c->m, c->params);
+            if (!same(before, c->params, (size_t)c->np * sizeof *before)) {
+                violation("ebm_model_init", "failed and changed the parameters");
+            }
+            rng_unchanged("ebm_model_init", c->rng, &rs);
+            free(before);
+            return 0;
+        }
+        free(before);
+        ebm_model_get_params(c->m, c->params);
+        /* what init made must be a valid parameter vector */
+        for (int64_t i = 0; i < c->np; i++) {
+            if (!isfinite(c->params[i])) {
+                snprintf(c->desc, sizeof c->desc, "init scheme %d scale %g", scheme,
+                         (double)scale);
+                g_ctx = c;
+                violation("ebm_model_init", "returned EBM_OK with parameter %lld = %g",
+                          (long long)i, (double)c->params[i]);
+                return 0;
+            }
+        }
+        if (ebm_model_set_params(c->m, c->params) != EBM_OK) {
+            violation("ebm_model_init", "made parameters set_params refuses: %s",
+                      ebm_model_errmsg(c->m));
+            return 0;
+        }
+    } else {
+        for (int64_t i = 0; i < c->np; i++) {
+            c->params[i] = value(rd);
+        }
+        rc = ebm_model_set_params(c->m, c->params);
+        if (rc != EBM_OK) {
+            rc_ok("ebm_model_set_params", rc, C(EBM_EVALUE), -1);
+            return 0; /* a parameter set_params refuses: nothing to test */
+        }
+    }
+    c->amax = 0.0f;
+    for (int64_t i = 0; i < c->np; i++) {
+        c->amax = fmaxf(c->amax, fabsf(c->params[i]));
+    }
+    /* states */
+    c->ldx = c->w; /* the padding byte comes after the states */
+    float *vals = xmalloc((size_t)(c->n * c->w) * sizeof *vals);
+    for (int64_t r = 0; r < c->n; r++) {
+        for (int64_t j = 0; j < c->w; j++) {
+            const int l = layer_of(c, j);
+            const unsigned b = u8(rd);
+            float v;
+            if (c->units[l] == EBM_UNITS_GAUSSIAN) {
+                v = value_of(rd, b);
+                if (!isfinite(v)) {
+                    v = 0.0f;
+                }
+            } else if (c->units[l] == EBM_UNITS_SPIN) {
+                v = (b & 1u) ? 1.0f : -1.0f;
+            } else {
+                v = (float)(b & 1u);
+            }
+            vals[r * c->w + j] = v;
+        }
+    }
+    c->ldx = c->w + pick(rd, MAX_PAD + 1);
+    c->x0 = fbuf((size_t)(c->n * c->ldx), PAD_BITS);
+    for (int64_t r = 0; r < c->n; r++) {
+        memcpy(c->x0 + r * c->ldx, vals + r * c->w, (size_t)c->w * sizeof *vals);
+    }
+    free(vals);
+    static const char *UNITS[3] = {"binary", "spin", "Gaussian"};
+    int k = snprintf(c->desc, sizeof c->desc, "%s visible, %s hidden, sizes", UNITS[vis_kind],
+                     UNITS[hid_kind]);
+    for (int l = 0; l < c->L1 && k > 0 && (size_t)k < sizeof c->desc; l++) {
+        k += snprintf(c->desc + k, sizeof c->desc - (size_t)k, "%s%lld", l ? "x" : " ",
+                      (long long)c->size[l]);
+    }
+    if (k > 0 && (size_t)k < sizeof c->desc) {
+        snprintf(c->desc + k, sizeof c->desc - (size_t)k,
+                 ", %lld params (max |p| %g), %lld rows, ldx %lld", (long long)c->np,
+                 (double)c->amax, (long long)c->n, (long long)c->ldx);
+    }
+    g_ctx = c;
+    if (env("FUZZ_API_VERBOSE") != NULL) {
+        fprintf(stderr, "fuzz_api: %s\n  params:", c->desc);
+        for (int64_t i = 0; i < c->np; i++) {
+            fprintf(stderr, " %.9g", (double)c->params[i]);
+        }
+        for (int64_t r = 0; r < c->n; r++) {
+            fprintf(stderr, "\n  state %lld:", (long long)r);
+            for (int64_t j = 0; j < c->w; j++) {
+                fprintf(stderr, " %.9g", (double)c->x0[r * c->ldx + j]);
+            }
+        }
+        fprintf(stderr, "\n");
+    }
+    return 1;
+}
+
+static float *state_copy(const ctx *c) { return copy_of(c->x0, (size_t)(c->n * c->ldx) * sizeof(float)); }
+
+/* Garbage (NaN, inf, 0.5, 7) in the layers of mask, for the "ignored" checks. */
+static void fill_garbage(const ctx *c, float *x, uint32_t mask, unsigned kind)
+{
+    static const float G[4] = {0.5f, 7.0f, -3.0f, 1e30f};
+    for (int64_t r = 0; r < c->n; r++) {
+        for (int l = 0; l < c->L1; l++) {
+            if (!(mask & (1u << l))) {
+                continue;
+            }
+            for (int64_t j = 0; j < c->size[l]; j++) {
+                float v = (kind & 4u) ? (kind & 1u ? NAN : INFINITY) : G[(kind + (unsigned)j) & 3u];
+                x[r * c->ldx + c->off[l] + j] = v;
+            }
+        }
+    }
+}
+
+/* A sum-out set: none, the odd or the even layers, or any subset. */
+static uint32_t pick_sum_out(const ctx *c, reader *rd)
+{
+    const unsigned b = u8(rd);
+    switch (b & 3u) {
+    case 0: return 0;
+    case 1: return 0xaaaaaaaau & c->all;
+    case 2: return 0x55555555u & c->all;
+    default: return (b >> 2) & c->all;
+    }
+}
+
+/* ---- energies -------------------------------------------------------------- */
+
+static void op_energy(const ctx *c)
+{
+    const char *call = "ebm_model_energy";
+    double *e = dbuf((size_t)c->n), *e0 = copy_of(e, (size_t)c->n * sizeof *e);
+    int rc = ebm_model_energy(c->m, c->n, c->x0, c->ldx, e);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_finite_d(call, e, c->n, "energy");
+    } else {
+        if (!same(e, e0, (size_t)c->n * sizeof *e)) {
+            violation(call, "failed (%s) and wrote energy", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    free(e);
+    free(e0);
+}
+
+static void op_free_energy(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_free_energy";
+    const uint32_t S = pick_sum_out(c, rd);
+    const unsigned g = u8(rd);
+    double *f = dbuf((size_t)c->n), *f0 = copy_of(f, (size_t)c->n * sizeof *f);
+    int rc = ebm_model_free_energy(c->m, S, c->n, c->x0, c->ldx, f);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_finite_d(call, f, c->n, "free energy");
+    } else {
+        if (!same(f, f0, (size_t)c->n * sizeof *f)) {
+            violation(call, "failed (%s) and wrote f", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    /* the values of summed-out layers are ignored entirely */
+    if (S != 0 && rc != EBM_ENOMEM) {
+        float *xg = state_copy(c);
+        fill_garbage(c, xg, S, g);
+        double *fg = dbuf((size_t)c->n);
+        int rcg = ebm_model_free_energy(c->m, S, c->n, xg, c->ldx, fg);
+        if (rcg != rc || (rc == EBM_OK && !same(f, fg, (size_t)c->n * sizeof *f))) {
+            violation(call, "the summed-out layers (S = 0x%x) are not ignored: %s with them "
+                      "valid, %s with garbage there%s", S, code_name(rc), code_name(rcg),
+                      rc == rcg ? " (different values)" : "");
+        }
+        free(xg);
+        free(fg);
+    }
+    free(f);
+    free(f0);
+}
+
+static void op_energy_grad(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_energy_grad";
+    const uint32_t S = pick_sum_out(c, rd);
+    const unsigned g = u8(rd);
+    double *coef = xmalloc((size_t)c->n * sizeof *coef);
+    for (int64_t r = 0; r < c->n; r++) {
+        double v = value(rd);
+        if (!isfinite(v)) {
+            v = 1.0;
+        }
+        coef[r] = fabs(v) > 1e30 ? copysign(1e30, v) : v;
+    }
+    float *grad = xmalloc((size_t)c->np * sizeof *grad);
+    const int small = pick(rd, 2); /* start from 0 or from small values */
+    for (int64_t i = 0; i < c->np; i++) {
+        grad[i] = small ? (float)((i % 7) - 3) * 0.25f : 0.0f;
+    }
+    float *g0 = copy_of(grad, (size_t)c->np * sizeof *grad);
+    int rc = ebm_model_energy_grad(c->m, S, c->n, c->x0, c->ldx, coef, grad);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_finite_f(call, grad, 1, c->np, c->np, "grad", -1);
+    } else {
+        if (!same(grad, g0, (size_t)c->np * sizeof *grad)) {
+            violation(call, "failed (%s) and changed grad", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    if (S != 0 && rc != EBM_ENOMEM) {
+        float *xg = state_copy(c);
+        fill_garbage(c, xg, S, g);
+        float *gg = copy_of(g0, (size_t)c->np * sizeof *grad);
+        int rcg = ebm_model_energy_grad(c->m, S, c->n, xg, c->ldx, coef, gg);
+        if (rcg != rc || (rc == EBM_OK && !same(grad, gg, (size_t)c->np * sizeof *grad))) {
+            violation(call, "the summed-out layers (S = 0x%x) are not ignored: %s with them "
+                      "valid, %s with garbage there%s", S, code_name(rc), code_name(rcg),
+                      rc == rcg ? " (different values)" : "");
+        }
+        free(xg);
+        free(gg);
+    }
+    free(coef);
+    free(grad);
+    free(g0);
+}
+
+static void op_energy_grad_input(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_energy_grad_input";
+    const uint32_t S = pick_sum_out(c, rd);
+    const int l = pick(rd, c->L1);
+    const int64_t ldo = c->size[l] + pick(rd, MAX_PAD + 1);
+    const unsigned g = u8(rd);
+    const size_t no = (size_t)(c->n * ldo);
+    float *out = fbuf(no, OUT_BITS), *o0 = copy_of(out, no * sizeof *out);
+    int rc = ebm_model_energy_grad_input(c->m, S, l, c->n, c->x0, c->ldx, out, ldo);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_finite_f(call, out, c->n, c->size[l], ldo, "out", -1);
+    } else {
+        if (!same(out, o0, no * sizeof *out)) {
+            violation(call, "failed (%s) and wrote out", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    if (S != 0 && rc != EBM_ENOMEM) {
+        float *xg = state_copy(c);
+        fill_garbage(c, xg, S, g);
+        float *og = fbuf(no, OUT_BITS);
+        int rcg = ebm_model_energy_grad_input(c->m, S, l, c->n, xg, c->ldx, og, ldo);
+        if (rcg != rc || (rc == EBM_OK && !same(out, og, no * sizeof *out))) {
+            violation(call, "the summed-out layers (S = 0x%x, l = %d) are not ignored: %s "
+                      "with them valid, %s with garbage there%s", S, l, code_name(rc),
+                      code_name(rcg), rc == rcg ? " (different values)" : "");
+        }
+        free(xg);
+        free(og);
+    }
+    free(out);
+    free(o0);
+}
+
+/* ---- conditionals of one layer ------------------------------------------- */
+
+/* input (what 0) or mean (1) of layer l */
+static void op_layer_input_mean(const ctx *c, reader *rd, int what)
+{
+    const char *call = what ? "ebm_model_layer_mean" : "ebm_model_layer_input";
+    const int l = pick(rd, c->L1);
+    const int64_t lda = c->size[l] + pick(rd, MAX_PAD + 1);
+    const unsigned g = u8(rd);
+    const size_t na = (size_t)(c->n * lda);
+    float *a = fbuf(na, OUT_BITS), *a0 = copy_of(a, na * sizeof *a);
+    int rc = what ? ebm_model_layer_mean(c->m, l, c->n, c->x0, c->ldx, a, lda)
+                  : ebm_model_layer_input(c->m, l, c->n, c->x0, c->ldx, a, lda);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_finite_f(call, a, c->n, c->size[l], lda, what ? "mean" : "input",
+                       what ? c->units[l] : -1);
+    } else {
+        if (!same(a, a0, na * sizeof *a)) {
+            violation(call, "failed (%s) and wrote its output", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    /* the values of layer l itself are ignored */
+    float *xg = state_copy(c);
+    fill_garbage(c, xg, 1u << l, g);
+    float *ag = fbuf(na, OUT_BITS);
+    int rcg = what ? ebm_model_layer_mean(c->m, l, c->n, xg, c->ldx, ag, lda)
+                   : ebm_model_layer_input(c->m, l, c->n, xg, c->ldx, ag, lda);
+    if (rcg != rc || (rc == EBM_OK && !same(a, ag, na * sizeof *a))) {
+        violation(call, "the values of layer %d itself are not ignored: %s with them valid, "
+                  "%s with garbage there%s", l, code_name(rc), code_name(rcg),
+                  rc == rcg ? " (different values)" : "");
+    }
+    free(xg);
+    free(ag);
+    free(a);
+    free(a0);
+}
+
+static void op_layer_logprob(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_layer_logprob";
+    const int l = pick(rd, c->L1);
+    const int64_t ldxl = c->size[l] + pick(rd, MAX_PAD + 1);
+    const unsigned g = u8(rd);
+    float *xl = fbuf((size_t)(c->n * ldxl), PAD_BITS);
+    for (int64_t r = 0; r < c->n; r++) {
+        for (int64_t j = 0; j < c->size[l]; j++) {
+            const unsigned b = u8(rd);
+            float v = c->units[l] == EBM_UNITS_GAUSSIAN ? value_of(rd, b)
+                      : c->units[l] == EBM_UNITS_SPIN   ? ((b & 1u) ? 1.0f : -1.0f)
+                                                        : (float)(b & 1u);
+            xl[r * ldxl + j] = isfinite(v) ? v : 0.0f;
+        }
+    }
+    float *xl0 = copy_of(xl, (size_t)(c->n * ldxl) * sizeof *xl);
+    double *lp = dbuf((size_t)c->n), *lp0 = copy_of(lp, (size_t)c->n * sizeof *lp);
+    int rc = ebm_model_layer_logprob(c->m, l, c->n, c->x0, c->ldx, xl, ldxl, lp);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_finite_d(call, lp, c->n, "logp");
+    } else {
+        if (!same(lp, lp0, (size_t)c->n * sizeof *lp)) {
+            violation(call, "failed (%s) and wrote logp", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    if (!same(xl, xl0, (size_t)(c->n * ldxl) * sizeof *xl)) {
+        violation(call, "wrote its input xl");
+    }
+    if (rc != EBM_ENOMEM) {
+        float *xg = state_copy(c);
+        fill_garbage(c, xg, 1u << l, g);
+        double *lg = dbuf((size_t)c->n);
+        int rcg = ebm_model_layer_logprob(c->m, l, c->n, xg, c->ldx, xl, ldxl, lg);
+        if (rcg != rc || (rc == EBM_OK && !same(lp, lg, (size_t)c->n * sizeof *lp))) {
+            violation(call, "the values of layer %d in x are not ignored: %s with them valid, "
+                      "%s with garbage there%s", l, code_name(rc), code_name(rcg),
+                      rc == rcg ? " (different values)" : "");
+        }
+        free(xg);
+        free(lg);
+    }
+    free(xl);
+    free(xl0);
+    free(lp);
+    free(lp0);
+}
+
+/* argmin (what 0) or sample (1) of layer l, in place */
+static void op_layer_argmin_sample(const ctx *c, reader *rd, int what)
+{
+    const char *call = what ? "ebm_model_layer_sample" : "ebm_model_layer_argmin";
+    const int l = pick(rd, c->L1);
+    const unsigned g = u8(rd);
+    const size_t nx = (size_t)(c->n * c->ldx) * sizeof(float);
+    float *x = state_copy(c);
+    rng_snap rs = rng_take(c->rng);
+    int rc = what ? ebm_model_layer_sample(c->m, l, c->rng, c->n, x, c->ldx)
+                  : ebm_model_layer_argmin(c->m, l, c->n, x, c->ldx);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_states(call, c, x, c->n, c->ldx, c->all, 0);
+        for (int64_t r = 0; r < c->n; r++) {
+            for (int64_t j = 0; j < c->w; j++) {
+                if (layer_of(c, j) != l &&
+                    !same(&x[r * c->ldx + j], &c->x0[r * c->ldx + j], sizeof(float))) {
+                    violation(call, "changed layer %d, not layer %d", layer_of(c, j), l);
+                    r = c->n;
+                    break;
+                }
+            }
+        }
+    } else {
+        if (!same(x, c->x0, nx)) {
+            violation(call, "failed (%s) and changed x", code_name(rc));
+        }
+        if (what) {
+            rng_unchanged(call, c->rng, &rs);
+        }
+        model_msg(call, c);
+    }
+    if (rc != EBM_ENOMEM) {
+        rng_snap after = rng_take(c->rng);
+        float *xg = state_copy(c);
+        fill_garbage(c, xg, 1u << l, g);
+        ebm_rng_set_state(c->rng, rs.s);
+        int rcg = what ? ebm_model_layer_sample(c->m, l, c->rng, c->n, xg, c->ldx)
+                       : ebm_model_layer_argmin(c->m, l, c->n, xg, c->ldx);
+        if (rcg != rc || (rc == EBM_OK && !same(x, xg, nx))) {
+            violation(call, "the values of layer %d itself are not ignored: %s with them "
+                      "valid, %s with garbage there%s", l, code_name(rc), code_name(rcg),
+                      rc == rcg ? " (different values)" : "");
+        }
+        ebm_rng_set_state(c->rng, after.s);
+        free(xg);
+    }
+    free(x);
+}
+
+/* ---- random states, local search, mean field ------------------------------ */
+
+/* A clamp mask: NULL, one row shared (ldc 0) or one per row (ldc >= width). */
+static uint8_t *make_clamp(const ctx *c, reader *rd, int64_t *ldc)
+{
+    const unsigned mode = u8(rd) % 4u;
+    if (mode == 0) {
+        *ldc = 0;
+        return NULL;
+    }
+    *ldc = mode == 1 ? 0 : c->w + (int64_t)(mode - 2);
+    const int64_t rows = *ldc == 0 ? 1 : c->n;
+    const int64_t ld = *ldc == 0 ? c->w : *ldc;
+    uint8_t *clamp = xmalloc((size_t)(rows * ld));
+    const unsigned layers = u8(rd); /* whole layers, or units by the bytes */
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < ld; j++) {
+            clamp[r * ld + j] = (uint8_t)(j >= c->w ? 0x5a /* ignored */
+                                          : (layers & 0x80u) ? (u8(rd) & 1u)
+                                                             : ((layers >> layer_of(c, j)) & 1u));
+        }
+    }
+    return clamp;
+}
+
+static int clamped(const ctx *c, const uint8_t *clamp, int64_t ldc, int64_t r, int64_t j)
+{
+    (void)c;
+    return clamp != NULL && clamp[(ldc == 0 ? 0 : r * ldc) + j] != 0;
+}
+
+static void check_clamped_kept(const char *call, const ctx *c, const float *x, const float *x0,
+                               const uint8_t *clamp, int64_t ldc)
+{
+    for (int64_t r = 0; r < c->n; r++) {
+        for (int64_t j = 0; j < c->w; j++) {
+            if (clamped(c, clamp, ldc, r, j) &&
+                !same(&x[r * c->ldx + j], &x0[r * c->ldx + j], sizeof(float))) {
+                violation(call, "changed clamped unit (row %lld, column %lld): %g -> %g",
+                          (long long)r, (long long)j, (double)x0[r * c->ldx + j],
+                          (double)x[r * c->ldx + j]);
+                return;
+            }
+        }
+    }
+}
+
+static void op_random_state(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_random_state";
+    int64_t ldc;
+    uint8_t *clamp = make_clamp(c, rd, &ldc);
+    /* x is only written: every unit starts as garbage, clamped ones keep it */
+    float *x = state_copy(c);
+    fill_garbage(c, x, c->all, 5);
+    float *x0 = copy_of(x, (size_t)(c->n * c->ldx) * sizeof *x);
+    rng_snap rs = rng_take(c->rng);
+    int rc = ebm_model_random_state(c->m, c->rng, c->n, x, c->ldx, clamp, ldc);
+    if (rc_ok(call, rc, C_MEM, -1)) {
+        check_clamped_kept(call, c, x, x0, clamp, ldc);
+        for (int64_t r = 0; r < c->n; r++) {
+            for (int64_t j = 0; j < c->ldx; j++) {
+                const float v = x[r * c->ldx + j];
+                if (j >= c->w) {
+                    if (!same(&v, &x0[r * c->ldx + j], sizeof v)) {
+                        violation(call, "wrote stride padding");
+                    }
+                } else if (!clamped(c, clamp, ldc, r, j) && !valid_unit(c->units[layer_of(c, j)], v)) {
+                    violation(call, "returned EBM_OK with %g at row %lld, column %lld",
+                              (double)v, (long long)r, (long long)j);
+                    r = c->n;
+                    break;
+                }
+            }
+        }
+    } else {
+        if (!same(x, x0, (size_t)(c->n * c->ldx) * sizeof *x)) {
+            violation(call, "failed (%s) and changed x", code_name(rc));
+        }
+        rng_unchanged(call, c->rng, &rs);
+    }
+    free(x);
+    free(x0);
+    free(clamp);
+}
+
+static void op_local_search(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_local_search";
+    int64_t ldc;
+    uint8_t *clamp = make_clamp(c, rd, &ldc);
+    const int64_t max_sweeps = 1 + pick(rd, 16);
+    const int want_sweeps = pick(rd, 2);
+    float *x = state_copy(c);
+    int64_t *sweeps = xmalloc((size_t)c->n * sizeof *sweeps);
+    for (int64_t r = 0; r < c->n; r++) {
+        sweeps[r] = -77;
+    }
+    rng_snap rs = rng_take(c->rng);
+    int rc = ebm_model_local_search(c->m, c->rng, c->n, x, c->ldx, clamp, ldc, max_sweeps,
+                                    want_sweeps ? sweeps : NULL);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, c->n)) {
+        check_states(call, c, x, c->n, c->ldx, c->all, 0);
+        check_clamped_kept(call, c, x, c->x0, clamp, ldc);
+        int64_t capped = 0;
+        for (int64_t r = 0; want_sweeps && r < c->n; r++) {
+            if (sweeps[r] < 1 || sweeps[r] > max_sweeps) {
+                violation(call, "sweeps[%lld] = %lld with max_sweeps %lld", (long long)r,
+                          (long long)sweeps[r], (long long)max_sweeps);
+            }
+            capped += sweeps[r] == max_sweeps;
+        }
+        if (want_sweeps && rc > capped) {
+            violation(call, "returned %d capped rows but only %lld rows made max_sweeps", rc,
+                      (long long)capped);
+        }
+    } else {
+        if (!same(x, c->x0, (size_t)(c->n * c->ldx) * sizeof *x)) {
+            violation(call, "failed (%s) and changed x", code_name(rc));
+        }
+        for (int64_t r = 0; r < c->n; r++) {
+            if (sweeps[r] != -77) {
+                violation(call, "failed (%s) and wrote sweeps", code_name(rc));
+                break;
+            }
+        }
+        rng_unchanged(call, c->rng, &rs);
+        model_msg(call, c);
+    }
+    free(x);
+    free(sweeps);
+    free(clamp);
+}
+
+static void op_mean_field(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_mean_field";
+    int64_t ldc;
+    uint8_t *clamp = make_clamp(c, rd, &ldc);
+    const int64_t max_iter = 1 + pick(rd, 16);
+    double tol = fabs((double)value(rd));
+    if (!isfinite(tol)) {
+        tol = 0.0;
+    }
+    /* free units start at data values or at means in the interior */
+    float *mu = state_copy(c);
+    const unsigned start = u8(rd);
+    for (int64_t r = 0; (start & 1u) && r < c->n; r++) {
+        for (int64_t j = 0; j < c->w; j++) {
+            const int u = c->units[layer_of(c, j)];
+            if (!clamped(c, clamp, ldc, r, j) && u != EBM_UNITS_GAUSSIAN) {
+                const float t = (float)(u8(rd) % 5u) / 4.0f; /* 0, 1/4, .., 1 */
+                mu[r * c->ldx + j] = u == EBM_UNITS_SPIN ? 2.0f * t - 1.0f : t;
+            }
+        }
+    }
+    float *mu0 = copy_of(mu, (size_t)(c->n * c->ldx) * sizeof *mu);
+    int rc = ebm_model_mean_field(c->m, c->n, mu, c->ldx, clamp, ldc, max_iter, tol);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, c->n)) {
+        check_states(call, c, mu, c->n, c->ldx, c->all, 1);
+        check_clamped_kept(call, c, mu, mu0, clamp, ldc);
+    } else {
+        if (!same(mu, mu0, (size_t)(c->n * c->ldx) * sizeof *mu)) {
+            violation(call, "failed (%s) and changed mu", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    free(mu);
+    free(mu0);
+    free(clamp);
+}
+
+/* ---- evaluation ------------------------------------------------------------ */
+
+static double op_log_partition_exact(const ctx *c)
+{
+    const char *call = "ebm_model_log_partition_exact";
+    double log_z = -777.0;
+    int rc = ebm_model_log_partition_exact(c->m, &log_z);
+    if (rc_ok(call, rc, C(EBM_ELIMIT) | C_MEM, -1)) {
+        check_finite_d(call, &log_z, 1, "log_z");
+        return log_z;
+    }
+    if (log_z != -777.0) {
+        violation(call, "failed (%s) and wrote log_z", code_name(rc));
+    }
+    model_msg(call, c);
+    return 0.0;
+}
+
+/* log-likelihood (what 0) or its mean-field bound (1) */
+static void op_log_likelihood(const ctx *c, double log_z, int what)
+{
+    const char *call = what ? "ebm_model_log_likelihood_bound" : "ebm_model_log_likelihood";
+    double *ll = dbuf((size_t)c->n), *ll0 = copy_of(ll, (size_t)c->n * sizeof *ll);
+    /* data: the visible layer of the states, at the states' stride, with
+     * garbage in the hidden columns (they are not data) */
+    float *d = state_copy(c);
+    fill_garbage(c, d, c->all & ~1u, 4);
+    int rc = what ? ebm_model_log_likelihood_bound(c->m, log_z, c->n, d, c->ldx, ll)
+                  : ebm_model_log_likelihood(c->m, log_z, c->n, d, c->ldx, ll);
+    const unsigned allowed = C(EBM_EVALUE) | C_MEM | (what ? 0u : C(EBM_ELIMIT));
+    if (rc_ok(call, rc, allowed, -1)) {
+        check_finite_d(call, ll, c->n, "ll");
+    } else {
+        if (!same(ll, ll0, (size_t)c->n * sizeof *ll)) {
+            violation(call, "failed (%s) and wrote ll", code_name(rc));
+        }
+        model_msg(call, c);
+    }
+    free(d);
+    free(ll);
+    free(ll0);
+}
+
+static void op_ais(const ctx *c, reader *rd)
+{
+    const char *call = "ebm_model_log_partition_ais";
+    const int64_t chains = 2 + pick(rd, 4), betas = 1 + pick(rd, 24);
+    const int want_se = pick(rd, 2);
+    double log_z = -777.0, se = -777.0;
+    rng_snap rs = rng_take(c->rng);
+    int rc = ebm_model_log_partition_ais(c->m, c->rng, chains, betas, &log_z,
+                                         want_se ? &se : NULL);
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, -1)) {
+        check_finite_d(call, &log_z, 1, "log_z");
+        if (want_se) {
+            check_finite_d(call, &se, 1, "std_err");
+        }
+    } else {
+        if (log_z != -777.0 || se != -777.0) {
+            violation(call, "failed (%s) and wrote log_z or std_err", code_name(rc));
+        }
+        rng_unchanged(call, c->rng, &rs);
+        model_msg(call, c);
+    }
+}
+
+/* ---- samplers -------------------------------------------------------------- */
+
+static const char *SAMPLER_NAME[4] = {"GIBBS", "MH_UNIFORM", "LANGEVIN", "GIBBS_LANGEVIN"};
+
+static void sampler_options(const ctx *c, ebm_sampler_t *s, int kind, reader *rd,
+                            uint32_t *clamp_layers)
+{
+    char call[96];
+    snprintf(call, sizeof call, "ebm_sampler_set_int/double (%s)", SAMPLER_NAME[kind]);
+    const unsigned cl = u8(rd);
+    *clamp_layers = 0;
+    if (cl & 0x80u) {
+        int rc = ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, (int64_t)(cl & c->all));
+        if (rc_ok(call, rc, C(EBM_EVALUE), -1)) {
+            *clamp_layers = cl & c->all;
+        }
+    }
+    if (kind >= EBM_SAMPLER_LANGEVIN) {
+        rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_LANGEVIN_STEPS, 1 + pick(rd, 4)),
+              C(EBM_EVALUE), -1);
+        rc_ok(call, ebm_sampler_set_double(s, EBM_SAMPLER_STEP_SIZE, positive(rd)),
+              C(EBM_EVALUE), -1);
+        rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_COSINE, pick(rd, 2)), C(EBM_EVALUE), -1);
+        rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_ADJUST_AFTER, pick(rd, 5) - 1),
+              C(EBM_EVALUE), -1);
+        rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, pick(rd, 2)),
+              C(EBM_EVALUE), -1);
+        rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_CLOSED_FORM, pick(rd, 2)),
+              C(EBM_EVALUE), -1);
+    }
+}
+
+static void check_layers_kept(const char *call, const ctx *c, const float *x, const float *x0,
+                              uint32_t layers)
+{
+    for (int64_t r = 0; r < c->n; r++) {
+        for (int64_t j = 0; j < c->w; j++) {
+            if (((layers >> layer_of(c, j)) & 1u) &&
+                !same(&x[r * c->ldx + j], &x0[r * c->ldx + j], sizeof(float))) {
+                violation(call, "changed clamped layer %d", layer_of(c, j));
+                return;
+            }
+        }
+    }
+}
+
+static void op_sampler(const ctx *c, reader *rd, int kind)
+{
+    char call[96], ccall[96];
+    snprintf(call, sizeof call, "ebm_sampler_step (%s)", SAMPLER_NAME[kind]);
+    snprintf(ccall, sizeof ccall, "ebm_sampler_coupled_step (%s)", SAMPLER_NAME[kind]);
+    ebm_sampler_t *s = NULL;
+    int rc = ebm_sampler_create(&s, c->m, kind);
+    if (!rc_ok("ebm_sampler_create", rc, C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
+        if (s != NULL) {
+            violation("ebm_sampler_create", "failed and left *out non-NULL");
+        }
+        return;
+    }
+    uint32_t cl;
+    sampler_options(c, s, kind, rd, &cl);
+    const size_t nx = (size_t)(c->n * c->ldx) * sizeof(float);
+    /* single steps */
+    float *x = state_copy(c);
+    const int steps = 1 + pick(rd, 3);
+    for (int t = 0; t < steps; t++) {
+        float *before = copy_of(x, nx);
+        rng_snap rs = rng_take(c->rng);
+        rc = ebm_sampler_step(s, c->rng, c->n, x, c->ldx);
+        if (rc_ok(call, rc, C(EBM_EVALUE) | C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
+            check_states(call, c, x, c->n, c->ldx, c->all, 0);
+            check_layers_kept(call, c, x, before, cl);
+        } else {
+            if (!same(x, before, nx)) {
+                violation(call, "failed (%s) and changed x", code_name(rc));
+            }
+            rng_unchanged(call, c->rng, &rs);
+            if (ebm_sampler_errmsg(s)[0] == '\0') {
+                violation(call, "failed without a message in ebm_sampler_errmsg");
+            }
+            t = steps;
+        }
+        free(before);
+    }
+    /* coupled steps: GIBBS with both couplings, the others once each */
+    const int couplings = kind == EBM_SAMPLER_GIBBS ? 2 : 1;
+    for (int cp = 0; cp < couplings; cp++) {
+        if (kind == EBM_SAMPLER_GIBBS) {
+            rc_ok("ebm_sampler_set_int (GIBBS)", ebm_sampler_set_int(s, EBM_SAMPLER_COUPLING, cp),
+                  C(EBM_EVALUE), -1);
+        }
+        float *cx = state_copy(c), *cy = state_copy(c);
+        /* bit r of eq: row r of y equals row r of x; else one unit differs */
+        const unsigned eq = u8(rd);
+        for (int64_t r = 0; r < c->n; r++) {
+            if (!((eq >> r) & 1u)) {
+                const int64_t j = pick(rd, (int)c->w);
+                float *v = &cy[r * c->ldx + j];
+                switch (c->units[layer_of(c, j)]) {
+                case EBM_UNITS_BINARY: *v = 1.0f - *v; break;
+                case EBM_UNITS_SPIN: *v = -*v; break;
+                default: *v = *v + 1.0f == *v ? -*v : *v + 1.0f; break;
+                }
+            }
+        }
+        uint8_t *met = xmalloc((size_t)c->n);
+        const int csteps = 1 + pick(rd, 3);
+        for (int t = 0; t < csteps; t++) {
+            float *bx = copy_of(cx, nx), *by = copy_of(cy, nx);
+            memset(met, 0xa5, (size_t)c->n);
+            rng_snap rs = rng_take(c->rng);
+            rc = ebm_sampler_coupled_step(s, c->rng, c->n, cx, c->ldx, cy, c->ldx, met);
+            if (rc_ok(ccall, rc, C(EBM_EVALUE) | C(EBM_EUNSUPPORTED) | C(EBM_ELIMIT) | C_MEM,
+                      -1)) {
+                if (kind >= EBM_SAMPLER_LANGEVIN) {
+                    violation(ccall, "returned EBM_OK for a Langevin kind (documented: "
+                              "EBM_EUNSUPPORTED)");
+                }
+                check_states(ccall, c, cx, c->n, c->ldx, c->all, 0);
+                check_states(ccall, c, cy, c->n, c->ldx, c->all, 0);
+                check_layers_kept(ccall, c, cx, bx, cl);
+                check_layers_kept(ccall, c, cy, by, cl);
+                for (int64_t r = 0; r < c->n; r++) {
+                    int equal = 1, was = 1;
+                    for (int64_t j = 0; j < c->w; j++) {
+                        equal &= cx[r * c->ldx + j] == cy[r * c->ldx + j];
+                        was &= bx[r * c->ldx + j] == by[r * c->ldx + j];
+                    }
+                    if (met[r] != equal) {
+                        violation(ccall, "met[%lld] = %d but the rows are %s", (long long)r,
+                                  met[r], equal ? "equal" : "different");
+                        break;
+                    }
+                    if (was && !equal) {
+                        violation(ccall, "rows equal on entry (row %lld) did not stay equal",
+                                  (long long)r);
+                        break;
+                    }
+                }
+            } else {
+                if (!same(cx, bx, nx) || !same(cy, by, nx)) {
+                    violation(ccall, "failed (%s) and changed x or y", code_name(rc));
+                }
+                for (int64_t r = 0; r < c->n; r++) {
+                    if (met[r] != 0xa5) {
+                        violation(ccall, "failed (%s) and wrote met", code_name(rc));
+                        break;
+                    }
+                }
+                rng_unchanged(ccall, c->rng, &rs);
+                if (ebm_sampler_errmsg(s)[0] == '\0') {
+                    violation(ccall, "failed without a message in ebm_sampler_errmsg");
+                }
+                t = csteps;
+            }
+            free(bx);
+            free(by);
+        }
+        free(cx);
+        free(cy);
+        free(met);
+    }
+    free(x);
+    ebm_sampler_destroy(s);
+}
+
+/* ---- estimators ------------------------------------------------------------ */
+
+static const char *EST_NAME[5] = {"CD", "PCD", "UCD", "UCD_LMI", "GRBM_CD"};
+
+static int est_set(const char *call, ebm_estimator_t *e, int option, int64_t v)
+{
+    return rc_ok(call, ebm_estimator_set_int(e, option, v),
+                 C(EBM_EVALUE) | C(EBM_EUNSUPPORTED), -1);
+}
+
+static void op_estimator(const ctx *c, reader *rd, int kind)
+{
+    char call[96], scall[96];
+    snprintf(call, sizeof call, "ebm_estimator_gradient (%s)", EST_NAME[kind]);
+    snprintf(scall, sizeof scall, "ebm_estimator_set_int/double (%s)", EST_NAME[kind]);
+    ebm_estimator_t *e = NULL;
+    int rc = ebm_estimator_create(&e, c->m, kind);
+    if (!rc_ok("ebm_estimator_create", rc, C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
+        if (e != NULL) {
+            violation("ebm_estimator_create", "failed and left *out non-NULL");
+        }
+        return;
+    }
+    const int ucd = kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI;
+    /* the caps that keep every input fast: a UCD kind without its coupling
+     * cap (and UCD_LMI without its search cap) makes no gradient */
+    int capped = est_set(scall, e, EBM_ESTIMATOR_MAX_STEPS, 1 + pick(rd, 50)) || !ucd;
+    capped &= est_set(scall, e, EBM_ESTIMATOR_SEARCH_SWEEPS, 1 + pick(rd, 32)) ||
+              kind != EBM_ESTIMATOR_UCD_LMI;
+    est_set(scall, e, EBM_ESTIMATOR_MEAN_FIELD_ITERS, 1 + pick(rd, 20));
+    est_set(scall, e, EBM_ESTIMATOR_K, ucd ? pick(rd, 3) : 1 + pick(rd, 3));
+    est_set(scall, e, EBM_ESTIMATOR_CHAINS, pick(rd, 5));
+    est_set(scall, e, EBM_ESTIMATOR_MARGINALIZE, pick(rd, 4));
+    est_set(scall, e, EBM_ESTIMATOR_POSITIVE, pick(rd, 5));
+    double tol = fabs((double)value(rd));
+    rc_ok(scall, ebm_estimator_set_double(e, EBM_ESTIMATOR_MEAN_FIELD_TOL, isfinite(tol) ? tol : 0),
+          C(EBM_EVALUE) | C(EBM_EUNSUPPORTED), -1);
+    if (kind == EBM_ESTIMATOR_GRBM_CD) {
+        static const int SAMPLERS[3] = {EBM_SAMPLER_GIBBS, EBM_SAMPLER_LANGEVIN,
+                                        EBM_SAMPLER_GIBBS_LANGEVIN};
+        est_set(scall, e, EBM_ESTIMATOR_SAMPLER, SAMPLERS[pick(rd, 3)]);
+        est_set(scall, e, EBM_ESTIMATOR_BURN_IN, pick(rd, 3));
+    }
+    const unsigned so = u8(rd);
+    if (so & 1u) {
+        est_set(scall, e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_COUPLING, (so >> 1) & 1u);
+    }
+    if (so & 4u) {
+        est_set(scall, e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_LANGEVIN_STEPS,
+                1 + ((so >> 3) & 3u));
+        rc_ok(scall, ebm_estimator_set_double(e, EBM_ESTIMATOR_SAMPLER_OPTION +
+                                                         EBM_SAMPLER_STEP_SIZE, positive(rd)),
+              C(EBM_EVALUE) | C(EBM_EUNSUPPORTED), -1);
+        est_set(scall, e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_ADJUST_AFTER,
+                (int64_t)((so >> 5) & 3u) - 1);
+    }
+    if (ucd) { /* the guard against chains that never meet: EBM_ELIMIT */
+        est_set(scall, e, EBM_ESTIMATOR_STEP_LIMIT, 1 + pick(rd, 100));
+    }
+    if (!capped) {
+        ebm_estimator_destroy(e);
+        return;
+    }
+    if (kind == EBM_ESTIMATOR_PCD && (so & 0x80u)) {
+        rc_ok("ebm_estimator_set_chains", ebm_estimator_set_chains(e, c->n, c->x0, c->ldx),
+              C(EBM_EVALUE) | C_MEM, -1);
+    }
+    /* data: the visible layer of the states; the other columns are stride */
+    float *data = state_copy(c);
+    fill_garbage(c, data, c->all & ~1u, 5);
+    const int calls = 1 + pick(rd, 2);
+    const size_t ng = (size_t)c->np * sizeof(float);
+    for (int k = 0; k < calls; k++) {
+        float *grad = fbuf((size_t)c->np, OUT_BITS), *g0 = copy_of(grad, ng);
+        const int64_t nch = ebm_estimator_num_chains(e);
+        float *ch0 = NULL;
+        if (nch > 0) {
+            ch0 = xmalloc((size_t)(nch * c->w) * sizeof *ch0);
+            if (ebm_estimator_get_chains(e, ch0, c->w) != EBM_OK) {
+                violation("ebm_estimator_get_chains", "failed on valid arguments");
+            }
+        }
+        rng_snap rs = rng_take(c->rng);
+        rc = ebm_estimator_gradient(e, c->rng, c->n, data, c->ldx, grad);
+        if (rc_ok(call, rc, C(EBM_EVALUE) | C(EBM_ELIMIT) | C_MEM, -1)) {
+            check_finite_f(call, grad, 1, c->np, c->np, "grad", -1);
+            const int64_t n2 = ebm_estimator_num_chains(e);
+            if (n2 > 0) {
+                float *ch = xmalloc((size_t)(n2 * c->w) * sizeof *ch);
+                if (ebm_estimator_get_chains(e, ch, c->w) != EBM_OK) {
+                    violation("ebm_estimator_get_chains", "failed on valid arguments");
+                }
+                for (int64_t r = 0; r < n2; r++) {
+                    for (int64_t j = 0; j < c->w; j++) {
+                        if (!valid_unit(c->units[layer_of(c, j)], ch[r * c->w + j])) {
+                            violation(call, "left persistent chain %lld with %g at column %lld",
+                                      (long long)r, (double)ch[r * c->w + j], (long long)j);
+                            r = n2;
+                            break;
+                        }
+                    }
+                }
+                free(ch);
+            }
+        } else {
+            if (!same(grad, g0, ng)) {
+                violation(call, "failed (%s) and wrote grad", code_name(rc));
+            }
+            rng_unchanged(call, c->rng, &rs);
+            if (ebm_estimator_num_chains(e) != nch) {
+                violation(call, "failed (%s) and changed the number of chains", code_name(rc));
+            } else if (nch > 0) {
+                float *ch = xmalloc((size_t)(nch * c->w) * sizeof *ch);
+                ebm_estimator_get_chains(e, ch, c->w);
+                if (!same(ch, ch0, (size_t)(nch * c->w) * sizeof *ch)) {
+                    violation(call, "failed (%s) and changed the chains", code_name(rc));
+                }
+                free(ch);
+            }
+            if (ebm_estimator_errmsg(e)[0] == '\0') {
+                violation(call, "failed without a message in ebm_estimator_errmsg");
+            }
+            k = calls;
+        }
+        free(ch0);
+        free(grad);
+        free(g0);
+    }
+    free(data);
+    ebm_estimator_destroy(e);
+}
+
+/* ---- the target ------------------------------------------------------------ */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader rd = {data, size, 0};
+    g_input = data;
+    g_input_size = size;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    g_ctx = NULL;
+    if (build(&c, &rd)) {
+        op_energy(&c);
+        op_free_energy(&c, &rd);
+        op_energy_grad(&c, &rd);
+        op_energy_grad_input(&c, &rd);
+        op_layer_input_mean(&c, &rd, 0);
+        op_layer_input_mean(&c, &rd, 1);
+        op_layer_logprob(&c, &rd);
+        op_layer_argmin_sample(&c, &rd, 0);
+        op_layer_argmin_sample(&c, &rd, 1);
+        op_random_state(&c, &rd);
+        op_local_search(&c, &rd);
+        op_mean_field(&c, &rd);
+        const double log_z = op_log_partition_exact(&c);
+        op_log_likelihood(&c, log_z, 0);
+        op_log_likelihood(&c, log_z, 1);
+        op_ais(&c, &rd);
+        for (int kind = 0; kind < 4; kind++) {
+            op_sampler(&c, &rd, kind);
+        }
+        for (int kind = 0; kind < 5; kind++) {
+            op_estimator(&c, &rd, kind);
+        }
+        /* no const call changed the parameters */
+        float *p = xmalloc((size_t)c.np * sizeof *p);
+        ebm_model_get_params(c.m, p);
+        if (!same(p, c.params, (size_t)c.np * sizeof *p)) {
+            violation("const calls", "the parameters changed");
+        }
+        free(p);
+    }
+    g_ctx = NULL;
+    ebm_model_destroy(c.m);
+    ebm_rng_destroy(c.rng);
+    free(c.params);
+    free(c.x0);
+    return 0;
+}
