@@ -182,27 +182,6 @@ static void tally_add(long points)
 
 /* ---- fixtures ----------------------------------------------------------- */
 
-static void fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64_t seed)
-{
-    for (int64_t r = 0; r < n; r++) {
-        for (int64_t c = 0; c < ld; c++) {
-            x[r * ld + c] = 0.5f; /* padding: never read, never written */
-        }
-        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
-            int64_t off = ebm_model_layer_offset(m, l);
-            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
-                double u = t_uniform(&seed);
-                float v;
-                switch (ebm_model_layer_units(m, l)) {
-                case EBM_UNITS_BINARY: v = u < 0.5 ? 0.0f : 1.0f; break;
-                case EBM_UNITS_SPIN: v = u < 0.5 ? -1.0f : 1.0f; break;
-                default: v = (float)(4.0 * u - 2.0); break;
-                }
-                x[r * ld + off + j] = v;
-            }
-        }
-    }
-}
 
 static void fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64_t seed)
 {
@@ -280,9 +259,9 @@ static void fx_setup(fx *f, const acase *c)
     ck_assert_int_le(f->n0, LDD - 1);
     ck_assert_int_le(f->np, NP_MAX);
     f->rng = fresh_rng();
-    fill_states(f->m, f->rows, f->x, LD, 1);
-    fill_states(f->m, f->rows, f->y, LD, 2);
-    fill_states(f->m, f->rows, f->xl, LD, 3);
+    t_fill_states(f->m, f->rows, f->x, LD, 1);
+    t_fill_states(f->m, f->rows, f->y, LD, 2);
+    t_fill_states(f->m, f->rows, f->xl, LD, 3);
     /* coupled steps: row 0 starts met (x == y: the rows move together) */
     memcpy(f->y, f->x, LD * sizeof *f->y);
     for (int64_t r = 0; r < f->rows; r++) {

@@ -312,30 +312,6 @@ static void teardown(void)
     g_rng = NULL;
 }
 
-/* n valid rows of m with stride ld; padding columns hold 0.5, which no call
- * may read. */
-static void fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64_t seed)
-{
-    int64_t w = ebm_model_state_width(m);
-    for (int64_t r = 0; r < n; r++) {
-        for (int64_t c = w; c < ld; c++) {
-            x[r * ld + c] = 0.5f;
-        }
-        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
-            int64_t off = ebm_model_layer_offset(m, l);
-            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
-                double u = t_uniform(&seed);
-                float v;
-                switch (ebm_model_layer_units(m, l)) {
-                case EBM_UNITS_BINARY: v = u < 0.5 ? 0.0f : 1.0f; break;
-                case EBM_UNITS_SPIN: v = u < 0.5 ? -1.0f : 1.0f; break;
-                default: v = (float)(4.0 * u - 2.0); break;
-                }
-                x[r * ld + off + j] = v;
-            }
-        }
-    }
-}
 
 /* Means inside the range of each layer (binary [0,1], spin [-1,1]). */
 static void fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64_t seed)
@@ -421,7 +397,7 @@ START_TEST(null_model_handle)
     unsigned char buf[4096];
     size_t size = 77;
     char msg[32];
-    fill_states(g_rbm, 3, x, 7, 1);
+    t_fill_states(g_rbm, 3, x, 7, 1);
     fill_means(g_rbm, 3, mu, 7, 2);
     sentinel(a, sizeof a);
     sentinel(e, sizeof e);
@@ -1219,7 +1195,7 @@ START_TEST(energy_bad_input)
 {
     float x[3 * 9];
     double e[3];
-    fill_states(g_rbm, 3, x, 9, 7);
+    t_fill_states(g_rbm, 3, x, 9, 7);
     sentinel(e, sizeof e);
     snap s;
     snap_init(&s, MSG_MODEL, g_rbm, NULL);
@@ -1251,7 +1227,7 @@ START_TEST(energy_bad_input)
     /* Spin DBM: 0 and 0.5 are not spins. */
     float y[2 * 8];
     double f[2];
-    fill_states(g_dbm, 2, y, 8, 8);
+    t_fill_states(g_dbm, 2, y, 8, 8);
     sentinel(f, sizeof f);
     snap_init(&s, MSG_MODEL, g_dbm, NULL);
     track(&s, "x", y, sizeof y);
@@ -1268,7 +1244,7 @@ START_TEST(energy_bad_input)
 
     /* GRBM: non-finite visible values, 0.5 in the binary hidden layer. */
     float z[2 * 5];
-    fill_states(g_grbm, 2, z, 5, 9);
+    t_fill_states(g_grbm, 2, z, 5, 9);
     sentinel(f, sizeof f);
     snap_init(&s, MSG_MODEL, g_grbm, NULL);
     track(&s, "x", z, sizeof z);
@@ -1294,7 +1270,7 @@ START_TEST(free_energy_bad_input)
 {
     float x[3 * 9];
     double f[3];
-    fill_states(g_rbm, 3, x, 9, 10);
+    t_fill_states(g_rbm, 3, x, 9, 10);
     sentinel(f, sizeof f);
     snap s;
     snap_init(&s, MSG_MODEL, g_rbm, NULL);
@@ -1321,7 +1297,7 @@ START_TEST(free_energy_bad_input)
 
     float y[2 * 8];
     double g[2];
-    fill_states(g_dbm, 2, y, 8, 11);
+    t_fill_states(g_dbm, 2, y, 8, 11);
     sentinel(g, sizeof g);
     snap_init(&s, MSG_MODEL, g_dbm, NULL);
     track(&s, "x", y, sizeof y);
@@ -1337,7 +1313,7 @@ START_TEST(free_energy_bad_input)
     y[1 * 8 + 3] = keep;
 
     float z[2 * 5];
-    fill_states(g_grbm, 2, z, 5, 12);
+    t_fill_states(g_grbm, 2, z, 5, 12);
     snap_init(&s, MSG_MODEL, g_grbm, NULL);
     track(&s, "x", z, sizeof z);
     track(&s, "f", g, sizeof g);
@@ -1354,7 +1330,7 @@ START_TEST(energy_grad_bad_input)
 {
     float x[3 * 9], grad[19];
     double coef[3] = {1.0, -0.5, 2.0};
-    fill_states(g_rbm, 3, x, 9, 13);
+    t_fill_states(g_rbm, 3, x, 9, 13);
     for (int i = 0; i < 19; i++) {
         grad[i] = 0.125f * (float)i - 1.0f;
     }
@@ -1388,7 +1364,7 @@ START_TEST(energy_grad_bad_input)
     /* DBM: spin values, sum_out */
     float y[2 * 8], gy[23];
     double cy[2] = {0.5, 0.5};
-    fill_states(g_dbm, 2, y, 8, 14);
+    t_fill_states(g_dbm, 2, y, 8, 14);
     memset(gy, 0, sizeof gy);
     snap_init(&s, MSG_MODEL, g_dbm, NULL);
     track(&s, "x", y, sizeof y);
@@ -1405,7 +1381,7 @@ START_TEST(energy_grad_bad_input)
     ck_assert_int_eq(ebm_model_get_params(g_grbm, p), EBM_OK);
     p[11] = p[12] = p[13] = -30.0f;
     ck_assert_int_eq(ebm_model_set_params(g_grbm, p), EBM_OK);
-    fill_states(g_grbm, 2, z, 5, 15);
+    t_fill_states(g_grbm, 2, z, 5, 15);
     z[0] = z[5] = 1e6f;
     for (int i = 0; i < 14; i++) {
         gz[i] = 0.5f;
@@ -1425,7 +1401,7 @@ START_TEST(energy_grad_input_bad_input)
 {
     /* DBM 3-3-2: l = 1 has 3 units. */
     float x[3 * 8], out[3 * 4];
-    fill_states(g_dbm, 3, x, 8, 16);
+    t_fill_states(g_dbm, 3, x, 8, 16);
     sentinel(out, sizeof out);
     snap s;
     snap_init(&s, MSG_MODEL, g_dbm, NULL);
@@ -1457,7 +1433,7 @@ START_TEST(energy_grad_input_bad_input)
 
     /* GRBM: Gaussian l = 0 */
     float z[2 * 5], oz[2 * 3];
-    fill_states(g_grbm, 2, z, 5, 17);
+    t_fill_states(g_grbm, 2, z, 5, 17);
     sentinel(oz, sizeof oz);
     snap_init(&s, MSG_MODEL, g_grbm, NULL);
     track(&s, "x", z, sizeof z);
@@ -1494,7 +1470,7 @@ START_TEST(layer_input_mean_bad_input)
         layer_out_fn fn = fns[k].fn;
         g_ctx = fns[k].name;
         float x[3 * 8], a[3 * 4];
-        fill_states(g_dbm, 3, x, 8, 18);
+        t_fill_states(g_dbm, 3, x, 8, 18);
         sentinel(a, sizeof a);
         snap s;
         snap_init(&s, MSG_MODEL, g_dbm, NULL);
@@ -1521,7 +1497,7 @@ START_TEST(layer_input_mean_bad_input)
         OK(g_dbm, fn(g_dbm, 1, 3, x, 8, a, 4));
 
         float z[2 * 5], az[2 * 3];
-        fill_states(g_grbm, 2, z, 5, 19);
+        t_fill_states(g_grbm, 2, z, 5, 19);
         sentinel(az, sizeof az);
         snap_init(&s, MSG_MODEL, g_grbm, NULL);
         track(&s, "x", z, sizeof z);
@@ -1544,7 +1520,7 @@ START_TEST(layer_logprob_bad_input)
 {
     float x[3 * 8], xl[3 * 4];
     double lp[3];
-    fill_states(g_dbm, 3, x, 8, 20);
+    t_fill_states(g_dbm, 3, x, 8, 20);
     for (int r = 0; r < 3; r++) {
         for (int j = 0; j < 4; j++) {
             xl[r * 4 + j] = j == 3 ? 0.5f : ((r + j) % 2 ? 1.0f : -1.0f); /* col 3: padding */
@@ -1581,7 +1557,7 @@ START_TEST(layer_logprob_bad_input)
     /* RBM: 0.5 in a binary candidate at row 1 unit 2 */
     float xr[2 * 7], xlr[2 * 4] = {0, 1, 1, 0, 1, 0, 0.5f, 1};
     double lr[2];
-    fill_states(g_rbm, 2, xr, 7, 21);
+    t_fill_states(g_rbm, 2, xr, 7, 21);
     sentinel(lr, sizeof lr);
     snap_init(&s, MSG_MODEL, g_rbm, NULL);
     track(&s, "xl", xlr, sizeof xlr);
@@ -1592,7 +1568,7 @@ START_TEST(layer_logprob_bad_input)
     /* GRBM: non-finite Gaussian candidates */
     float xg[2 * 5], xlg[2 * 3] = {0.1f, 0.2f, 0.3f, 0.4f, NAN, 0.6f};
     double lg[2];
-    fill_states(g_grbm, 2, xg, 5, 22);
+    t_fill_states(g_grbm, 2, xg, 5, 22);
     sentinel(lg, sizeof lg);
     snap_init(&s, MSG_MODEL, g_grbm, NULL);
     track(&s, "xl", xlg, sizeof xlg);
@@ -1610,7 +1586,7 @@ END_TEST
 START_TEST(layer_argmin_sample_bad_input)
 {
     float x[3 * 8];
-    fill_states(g_dbm, 3, x, 8, 23);
+    t_fill_states(g_dbm, 3, x, 8, 23);
     snap s;
     snap_init(&s, MSG_MODEL, g_dbm, g_rng);
     track(&s, "x", x, sizeof x);
@@ -1636,7 +1612,7 @@ START_TEST(layer_argmin_sample_bad_input)
     /* GRBM: a NaN visible value poisons the hidden conditional; a 0.5 hidden
      * value the visible one. */
     float z[2 * 5];
-    fill_states(g_grbm, 2, z, 5, 24);
+    t_fill_states(g_grbm, 2, z, 5, 24);
     snap_init(&s, MSG_MODEL, g_grbm, g_rng);
     track(&s, "x", z, sizeof z);
     z[1 * 5 + 2] = NAN;
@@ -1662,7 +1638,7 @@ START_TEST(random_state_bad_input)
 {
     float x[3 * 9];
     uint8_t clamp[3 * 9];
-    fill_states(g_rbm, 3, x, 9, 25);
+    t_fill_states(g_rbm, 3, x, 9, 25);
     memset(clamp, 0, sizeof clamp);
     clamp[1] = 1;
     snap s;
@@ -1691,7 +1667,7 @@ START_TEST(local_search_bad_input)
     float x[3 * 8];
     int64_t sweeps[3];
     uint8_t clamp[3 * 8];
-    fill_states(g_dbm, 3, x, 8, 26);
+    t_fill_states(g_dbm, 3, x, 8, 26);
     sentinel(sweeps, sizeof sweeps);
     memset(clamp, 0, sizeof clamp);
     clamp[0] = clamp[1] = clamp[2] = 1;
@@ -1718,14 +1694,14 @@ START_TEST(local_search_bad_input)
     x[1 * 8 + 1] = keep;
 
     float xr[2 * 7];
-    fill_states(g_rbm, 2, xr, 7, 27);
+    t_fill_states(g_rbm, 2, xr, 7, 27);
     snap_init(&s, MSG_MODEL, g_rbm, g_rng);
     track(&s, "x", xr, sizeof xr);
     track(&s, "sweeps", sweeps, sizeof sweeps);
     xr[1 * 7 + 2] = 0.5f;
     FAILS3(&s, EBM_EVALUE, "row 1", "0.5", "unit 2", ebm_model_local_search(g_rbm, g_rng, 2, xr, 7, NULL, 0, 10, sweeps));
     float z[2 * 5];
-    fill_states(g_grbm, 2, z, 5, 28);
+    t_fill_states(g_grbm, 2, z, 5, 28);
     snap_init(&s, MSG_MODEL, g_grbm, g_rng);
     track(&s, "x", z, sizeof z);
     track(&s, "sweeps", sweeps, sizeof sweeps);
@@ -1957,7 +1933,7 @@ START_TEST(failures_do_not_poison_the_handle)
     ebm_rng_t *r2 = fresh_rng();
     float x[3 * 7], bad[3 * 7], p[19], a1[9], a2[9];
     double e1[3], e2[3], f1[3], f2[3], lz1, lz2;
-    fill_states(g_rbm, 3, x, 7, 32);
+    t_fill_states(g_rbm, 3, x, 7, 32);
     memcpy(bad, x, sizeof x);
     bad[1 * 7 + 2] = 0.5f;
     ck_assert_int_eq(ebm_model_get_params(g_rbm, p), EBM_OK);

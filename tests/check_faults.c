@@ -378,30 +378,11 @@ static int set_magnitude(ebm_model_t *m, uint64_t seed, int pattern, double mag)
     return rc;
 }
 
-/* n valid states: binary 0/1, spin -1/+1, Gaussian in [-2, 2]. */
-static void fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64_t seed)
-{
-    for (int64_t r = 0; r < n; r++) {
-        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
-            int64_t off = ebm_model_layer_offset(m, l);
-            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
-                double u = t_uniform(&seed);
-                float v;
-                switch (ebm_model_layer_units(m, l)) {
-                case EBM_UNITS_BINARY: v = u < 0.5 ? 0.0f : 1.0f; break;
-                case EBM_UNITS_SPIN: v = u < 0.5 ? -1.0f : 1.0f; break;
-                default: v = (float)(4.0 * u - 2.0); break;
-                }
-                x[r * ld + off + j] = v;
-            }
-        }
-    }
-}
 
 /* Starting means: 1/2 for binary, 0 for spin, data for Gaussian. */
 static void fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64_t seed)
 {
-    fill_states(m, n, mu, ld, seed);
+    t_fill_states(m, n, mu, ld, seed);
     for (int64_t r = 0; r < n; r++) {
         for (int64_t l = 1; l < ebm_model_num_layers(m); l++) {
             int64_t off = ebm_model_layer_offset(m, l);
@@ -828,7 +809,7 @@ static void body_ucd_huge(void *arg)
             if (r != NULL && set_params(m, p) == EBM_OK &&
                 ebm_estimator_create(&e, m, EBM_ESTIMATOR_UCD) == EBM_OK) {
                 float data[4 * 9];
-                fill_states(m, 4, data, 9, 5);
+                t_fill_states(m, 4, data, 9, 5);
                 char mag[32] = "10^U(18,30)";
                 if (mags[k] > 0) {
                     snprintf(mag, sizeof mag, "%g", mags[k]);
@@ -973,7 +954,7 @@ static void guard_samplers(ebm_model_t *m, ebm_rng_t *r, const char *tag)
             /* MH_UNIFORM moves discrete layers only: clamp the Gaussian one. */
             CHECK(ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, 1) == EBM_OK, "clamp");
         }
-        fill_states(m, GN, x, w, 17 + (uint64_t)kind);
+        t_fill_states(m, GN, x, w, 17 + (uint64_t)kind);
         snap sn;
         snap_begin(&sn, m, r, NULL);
         snap_add(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
@@ -996,8 +977,8 @@ static void guard_coupled(ebm_model_t *m, ebm_rng_t *r, const char *tag)
     static const char *const names[3] = {"GIBBS MAXIMAL", "GIBBS CRN", "MH_UNIFORM"};
     for (int k = 0; k < 3; k++) {
         doing("%s: ebm_sampler_coupled_step %s", tag, names[k]);
-        fill_states(m, GN, x, w, 23 + (uint64_t)k);
-        fill_states(m, GN, y, w, 31 + (uint64_t)k);
+        t_fill_states(m, GN, x, w, 23 + (uint64_t)k);
+        t_fill_states(m, GN, y, w, 31 + (uint64_t)k);
         memcpy(y + (GN - 1) * w, x + (GN - 1) * w, (size_t)w * sizeof *x); /* met on entry */
         if (rows_equal(x, y, w)) {
             y[0] = ebm_model_layer_units(m, 0) == EBM_UNITS_SPIN ? -y[0]
@@ -1025,7 +1006,7 @@ static void guard_estimators(ebm_model_t *m, ebm_rng_t *r, const char *tag)
         return;
     }
     float *chains = data + GN * w;
-    fill_states(m, GN, data, w, 41);
+    t_fill_states(m, GN, data, w, 41);
     static const char *const names[5] = {"CD", "PCD", "UCD", "UCD_LMI", "GRBM_CD"};
     static const int order[5] = {EBM_ESTIMATOR_CD, EBM_ESTIMATOR_PCD, EBM_ESTIMATOR_GRBM_CD,
                                  EBM_ESTIMATOR_UCD_LMI, EBM_ESTIMATOR_UCD};
@@ -1046,7 +1027,7 @@ static void guard_estimators(ebm_model_t *m, ebm_rng_t *r, const char *tag)
                   T_STEP_LIMIT, ebm_error_name(rc), ebm_estimator_errmsg(e));
         }
         if (kind == EBM_ESTIMATOR_PCD) {
-            fill_states(m, GN, chains, w, 43);
+            t_fill_states(m, GN, chains, w, 43);
             CHECK(ebm_estimator_set_chains(e, GN, chains, w) == EBM_OK, "set_chains: %s",
                   ebm_estimator_errmsg(e));
         }
@@ -1070,7 +1051,7 @@ static void guard_single(ebm_model_t *m, ebm_rng_t *r, const char *tag)
         const int64_t nl = ebm_model_layer_size(m, l);
         snap sn;
         doing("%s: ebm_model_layer_mean(l = %lld)", tag, (long long)l);
-        fill_states(m, GN, x, w, 51 + (uint64_t)l);
+        t_fill_states(m, GN, x, w, 51 + (uint64_t)l);
         memset(a, 0xA5, (size_t)(GN * nl) * sizeof *a);
         snap_begin(&sn, m, NULL, NULL);
         snap_add(&sn, "mean", a, (size_t)(GN * nl) * sizeof *a);
@@ -1089,7 +1070,7 @@ static void guard_single(ebm_model_t *m, ebm_rng_t *r, const char *tag)
         memset(clamp, 0, (size_t)w);
         memset(clamp, c, (size_t)ebm_model_layer_size(m, 0));
         doing("%s: ebm_model_local_search(%s)", tag, c ? "visible clamped" : "no clamp");
-        fill_states(m, GN, x, w, 61 + (uint64_t)c);
+        t_fill_states(m, GN, x, w, 61 + (uint64_t)c);
         snap_begin(&sn, m, r, NULL);
         snap_add(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
         snap_add(&sn, "sweeps", sweeps, sizeof sweeps);
@@ -1118,7 +1099,7 @@ static void guard_single(ebm_model_t *m, ebm_rng_t *r, const char *tag)
         double ll[GN];
         memset(ll, 0xA5, sizeof ll);
         doing("%s: ebm_model_log_likelihood_bound", tag);
-        fill_states(m, GN, x, w, 81);
+        t_fill_states(m, GN, x, w, 81);
         snap_begin(&sn, m, NULL, NULL);
         snap_add(&sn, "ll", ll, sizeof ll);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m),
@@ -1536,7 +1517,7 @@ START_TEST(layer_mean_never_ok_with_nan)
         const int64_t w = ebm_model_state_width(m);
         float x[4 * 10], a[4 * 10];
         ones(m, 1, x);
-        fill_states(m, 3, x + w, w, 7 + (uint64_t)k);
+        t_fill_states(m, 3, x + w, w, 7 + (uint64_t)k);
         for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
             int64_t nl = ebm_model_layer_size(m, l);
             doing("model %d (%s, %lld layers): ebm_model_layer_mean(l = %lld)", k,
@@ -1600,7 +1581,7 @@ START_TEST(mean_field_and_bound_never_ok_with_nan)
               units_name(ebm_model_layer_units(m, 0)));
         float data[3 * 8];
         ones(m, 1, data);
-        fill_states(m, 2, data + w, w, 11 + (uint64_t)k);
+        t_fill_states(m, 2, data + w, w, 11 + (uint64_t)k);
         double ll[3];
         memset(ll, 0xA5, sizeof ll);
         snap sn;

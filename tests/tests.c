@@ -55,6 +55,29 @@ uint64_t t_checksum(const void *p, size_t n)
     return h;
 }
 
+void t_fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64_t seed)
+{
+    int64_t w = ebm_model_state_width(m);
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t c = w; c < ld; c++) {
+            x[r * ld + c] = 0.5f;
+        }
+        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
+            int64_t off = ebm_model_layer_offset(m, l);
+            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
+                double u = t_uniform(&seed);
+                float v;
+                switch (ebm_model_layer_units(m, l)) {
+                case EBM_UNITS_BINARY: v = u < 0.5 ? 0.0f : 1.0f; break;
+                case EBM_UNITS_SPIN: v = u < 0.5 ? -1.0f : 1.0f; break;
+                default: v = (float)(4.0 * u - 2.0); break;
+                }
+                x[r * ld + off + j] = v;
+            }
+        }
+    }
+}
+
 int main(void)
 {
     SRunner *sr = srunner_create(ebm_rng_suite());

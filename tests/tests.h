@@ -35,6 +35,9 @@ void t_random_params(ebm_model_t *m, uint64_t seed, double scale);
 uint64_t t_checksum(const void *p, size_t n);
 /* A deterministic uniform double in [0,1) from a 64-bit state (splitmix64). */
 double t_uniform(uint64_t *state);
+/* n valid state rows of m with stride ld from seed (binary 0/1, spin -1/+1,
+ * Gaussian in [-2, 2]); padding columns hold 0.5, which no call may read. */
+void t_fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64_t seed);
 
 /* Allocation-failure injection (tests/fault.c): after t_fault_arm(n) the
  * n-th allocation (malloc, calloc or realloc; n >= 1) returns NULL;
