@@ -1133,22 +1133,6 @@ static int readable(const char *msg)
     return msg[i] == '\0';
 }
 
-/* Case-insensitive strstr. */
-static int contains(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p != '\0'; p++) {
-        size_t i = 0;
-        while (i < n && p[i] != '\0' &&
-               tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i])) {
-            i++;
-        }
-        if (i == n) {
-            return 1;
-        }
-    }
-    return n == 0;
-}
 
 /* EBM_ALLOC_VERBOSE: 1 prints each row's points, 2 also each message. */
 static int verbose(void)
@@ -1236,7 +1220,7 @@ START_TEST(alloc_case)
                 } else if (strcmp(msg, primed) == 0) {
                     soft_fail(c, n, "left no message of its own in %s (still \"%s\")",
                               msg_source(c->msg), msg);
-                } else if (!readable(msg) || !contains(msg, "memory")) {
+                } else if (!readable(msg) || !t_contains(msg, "memory")) {
                     soft_fail(c, n, "the message in %s does not say memory ran out: \"%s\"",
                               msg_source(c->msg), msg);
                 }

@@ -66,25 +66,6 @@ static void soft_fail(int line, const char *fmt, ...)
     ck_assert_msg(g_nfail == 0, "%d bad-input check(s) failed (all listed on stderr); first: %s", \
                   g_nfail, g_first)
 
-/* Case-insensitive strstr ("nan" matches "NaN"). */
-static int contains(const char *hay, const char *needle)
-{
-    if (hay == NULL) {
-        return 0;
-    }
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p != '\0'; p++) {
-        size_t i = 0;
-        while (i < n && p[i] != '\0' &&
-               tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i])) {
-            i++;
-        }
-        if (i == n) {
-            return 1;
-        }
-    }
-    return n == 0;
-}
 
 /* ---- snapshots: what a failed call must leave alone ---------------------- */
 
@@ -206,7 +187,7 @@ static void verify(const snap *s, int line, const char *call, int rc, int code, 
         } else {
             const char *needles[3] = {n1, n2, n3};
             for (int i = 0; i < 3; i++) {
-                if (needles[i] != NULL && !contains(msg, needles[i])) {
+                if (needles[i] != NULL && !t_contains(msg, needles[i])) {
                     soft_fail(line, "%s: message \"%s\" does not mention \"%s\"", call, msg,
                               needles[i]);
                 }
@@ -600,10 +581,10 @@ static void create_fails(int line, int code, const char *n1, const char *n2, int
     } else if (eb[0] == '\0') {
         soft_fail(line, "errbuf is empty after a failed create");
     } else {
-        if (n1 != NULL && !contains(eb, n1)) {
+        if (n1 != NULL && !t_contains(eb, n1)) {
             soft_fail(line, "create: errbuf \"%s\" does not mention \"%s\"", eb, n1);
         }
-        if (n2 != NULL && !contains(eb, n2)) {
+        if (n2 != NULL && !t_contains(eb, n2)) {
             soft_fail(line, "create: errbuf \"%s\" does not mention \"%s\"", eb, n2);
         }
     }
@@ -626,7 +607,7 @@ START_TEST(create_bad_input)
     memset(eb, 'Z', sizeof eb);
     int rc = ebm_model_create(NULL, 2, ok2, EBM_UNITS_BINARY, EBM_UNITS_BINARY, eb, sizeof eb);
     CHECK(rc == EBM_ENULL, "create(out NULL) returned %s", ebm_error_name(rc));
-    CHECK(memchr(eb, '\0', sizeof eb) != NULL && contains(eb, "out"),
+    CHECK(memchr(eb, '\0', sizeof eb) != NULL && t_contains(eb, "out"),
           "create(out NULL): errbuf does not mention \"out\"");
     create_fails(__LINE__, EBM_ENULL, "sizes", NULL, 2, NULL, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
     create_fails(__LINE__, EBM_ESHAPE, "n_layers", "1", 1, ok2, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
@@ -969,7 +950,7 @@ static void load_fails(int line, int rc, ebm_model_t *out, int code, const char 
     }
     if (eb[0] == '\0') {
         soft_fail(line, "a failed load left errbuf empty");
-    } else if (n1 != NULL && !contains(eb, n1)) {
+    } else if (n1 != NULL && !t_contains(eb, n1)) {
         soft_fail(line, "load: errbuf \"%s\" does not mention \"%s\"", eb, n1);
     }
 }
@@ -1157,10 +1138,10 @@ START_TEST(errmsg_is_per_model)
     ck_assert_int_eq(ebm_model_param_block(g_dbm, 77, 0, NULL, NULL, NULL), EBM_EVALUE);
     char b_msg[600];
     snprintf(b_msg, sizeof b_msg, "%s", ebm_model_errmsg(g_dbm));
-    ck_assert(contains(b_msg, "77"));
+    ck_assert(t_contains(b_msg, "77"));
     /* A failure on A leaves B's and C's messages alone. */
     ck_assert_int_eq(ebm_model_energy(g_rbm, 1, x, 7, &e), EBM_EVALUE);
-    CHECK(contains(ebm_model_errmsg(g_rbm), "0.5"), "A's message \"%s\"", ebm_model_errmsg(g_rbm));
+    CHECK(t_contains(ebm_model_errmsg(g_rbm), "0.5"), "A's message \"%s\"", ebm_model_errmsg(g_rbm));
     CHECK(strcmp(ebm_model_errmsg(g_dbm), b_msg) == 0,
           "a failure on model A changed model B's message to \"%s\"", ebm_model_errmsg(g_dbm));
     CHECK(ebm_model_errmsg(c)[0] == '\0', "a failure on model A changed model C's message to \"%s\"",

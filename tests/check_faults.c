@@ -147,31 +147,12 @@ static void setup(void)
     g_ctx[0] = '\0';
 }
 
-/* Case-insensitive strstr ("nan" matches "NaN"). */
-static int contains(const char *hay, const char *needle)
-{
-    if (hay == NULL) {
-        return 0;
-    }
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p != '\0'; p++) {
-        size_t i = 0;
-        while (i < n && p[i] != '\0' &&
-               tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i])) {
-            i++;
-        }
-        if (i == n) {
-            return 1;
-        }
-    }
-    return n == 0;
-}
 
 /* 1 if hay contains any of the NULL-terminated needles. */
 static int contains_any(const char *hay, const char *const *needles)
 {
     for (; *needles != NULL; needles++) {
-        if (contains(hay, *needles)) {
+        if (t_contains(hay, *needles)) {
             return 1;
         }
     }
@@ -1753,7 +1734,7 @@ START_TEST(energy_grad_nan_in_grad_message)
         int rc = ebm_model_energy_grad(m, 0, 2, x, 5, coef, grad);
         judge(&sn, __LINE__, "ebm_model_energy_grad", rc, FAIL_VALUE, ebm_model_errmsg(m), 1);
         CHECK(rc == EBM_EVALUE, "returned %s", ebm_error_name(rc));
-        CHECK(contains(ebm_model_errmsg(m), "nan"), "message \"%s\" does not mention the NaN",
+        CHECK(t_contains(ebm_model_errmsg(m), "nan"), "message \"%s\" does not mention the NaN",
               ebm_model_errmsg(m));
     }
     ebm_model_destroy(m);

@@ -2189,25 +2189,6 @@ static void soft_fail(int line, const char *fmt, ...)
     T_ASSERT_MSG(g_nfail == 0, "%d bad-input check(s) failed (all listed on stderr); first: %s",   \
                  g_nfail, g_first)
 
-/* Case-insensitive strstr. */
-static int contains(const char *hay, const char *needle)
-{
-    if (hay == NULL) {
-        return 0;
-    }
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p != '\0'; p++) {
-        size_t i = 0;
-        while (i < n && p[i] != '\0' &&
-               tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i])) {
-            i++;
-        }
-        if (i == n) {
-            return 1;
-        }
-    }
-    return n == 0;
-}
 
 /* Everything a failing call must leave as it was. */
 typedef struct world {
@@ -2248,7 +2229,7 @@ static void expect_refused(int line, const world *wd, const snap *before, int rc
                   ebm_error_name(code), msg);
         return;
     }
-    if ((n1 != NULL && !contains(msg, n1)) || (n2 != NULL && !contains(msg, n2))) {
+    if ((n1 != NULL && !t_contains(msg, n1)) || (n2 != NULL && !t_contains(msg, n2))) {
         soft_fail(line, "%s: message \"%s\" does not name \"%s\"%s%s", what, msg, n1,
                   n2 != NULL ? " and " : "", n2 != NULL ? n2 : "");
     }
@@ -2285,7 +2266,7 @@ START_TEST(bad_create)
     CHECK(s == NULL, "create with a NULL model left *out = %p (must be NULL on failure)",
           (void *)s);
     rc = ebm_sampler_create(NULL, m, EBM_SAMPLER_GIBBS);
-    CHECK(rc == EBM_ENULL && contains(ebm_model_errmsg(m), "out"),
+    CHECK(rc == EBM_ENULL && t_contains(ebm_model_errmsg(m), "out"),
           "create(out NULL): %s, message \"%s\"", ebm_error_name(rc), ebm_model_errmsg(m));
     static const int kinds[] = {-1, 4, 1000};
     for (size_t i = 0; i < 3; i++) {
@@ -2295,7 +2276,7 @@ START_TEST(bad_create)
         rc = ebm_sampler_create(&s, m, kinds[i]);
         CHECK(rc == EBM_EVALUE && s == NULL, "create(kind %d): %s, out %p", kinds[i],
               ebm_error_name(rc), (void *)s);
-        CHECK(contains(ebm_model_errmsg(m), "kind") && contains(ebm_model_errmsg(m), v),
+        CHECK(t_contains(ebm_model_errmsg(m), "kind") && t_contains(ebm_model_errmsg(m), v),
               "create(kind %d): message \"%s\"", kinds[i], ebm_model_errmsg(m));
     }
     static const int lk[] = {EBM_SAMPLER_LANGEVIN, EBM_SAMPLER_GIBBS_LANGEVIN};
@@ -2304,7 +2285,7 @@ START_TEST(bad_create)
         rc = ebm_sampler_create(&s, m, lk[i]);
         CHECK(rc == EBM_EUNSUPPORTED && s == NULL, "create(kind %d) on an RBM: %s", lk[i],
               ebm_error_name(rc));
-        CHECK(contains(ebm_model_errmsg(m), "LANGEVIN") && contains(ebm_model_errmsg(m), "GRBM"),
+        CHECK(t_contains(ebm_model_errmsg(m), "LANGEVIN") && t_contains(ebm_model_errmsg(m), "GRBM"),
               "create(LANGEVIN) on an RBM: message \"%s\"", ebm_model_errmsg(m));
         s = (ebm_sampler_t *)&g_nfail;
         rc = ebm_sampler_create(&s, g3, lk[i]);

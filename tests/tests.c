@@ -1,7 +1,9 @@
 /* The test runner and the helpers shared by the suites. */
 #include "tests.h"
 
+#include <ctype.h>
 #include <stdlib.h>
+#include <string.h>
 
 int t_level(void)
 {
@@ -76,6 +78,25 @@ void t_fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64
             }
         }
     }
+}
+
+int t_contains(const char *hay, const char *needle)
+{
+    if (hay == NULL) {
+        return 0;
+    }
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p != '\0'; p++) {
+        size_t i = 0;
+        while (i < n && p[i] != '\0' &&
+               tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i])) {
+            i++;
+        }
+        if (i == n) {
+            return 1;
+        }
+    }
+    return n == 0;
 }
 
 int main(void)

@@ -38,6 +38,8 @@ double t_uniform(uint64_t *state);
 /* n valid state rows of m with stride ld from seed (binary 0/1, spin -1/+1,
  * Gaussian in [-2, 2]); padding columns hold 0.5, which no call may read. */
 void t_fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64_t seed);
+/* 1 if hay (NULL: no) contains needle, ignoring case ("nan" matches "NaN"). */
+int t_contains(const char *hay, const char *needle);
 
 /* Allocation-failure injection (tests/fault.c): after t_fault_arm(n) the
  * n-th allocation (malloc, calloc or realloc; n >= 1) returns NULL;
