@@ -144,7 +144,7 @@ static void copy_b1(const couple *c, const float *src, float *dst)
 /*
  * Off the meeting event, draw from the residuals (p1 - min(p1,p2)) and
  * (p2 - min(p1,p2)) by rejection, trying until both accept: never truncated,
- * but a row that has not accepted after EBM__RESIDUAL_TRY_LIMIT tries
+ * but a row that has not accepted after ebm__residual_try_limit tries
  * fails the step (returns 0; the caller undoes it). A try of chain y
  * accepts with probability TV(p1, p2), so in exact arithmetic a row is
  * stopped with probability TV (1 - TV)^limit <= 1 / (e limit) per step;
