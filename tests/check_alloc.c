@@ -183,25 +183,6 @@ static void tally_add(long points)
 /* ---- fixtures ----------------------------------------------------------- */
 
 
-static void fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64_t seed)
-{
-    for (int64_t r = 0; r < n; r++) {
-        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
-            int64_t off = ebm_model_layer_offset(m, l);
-            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
-                double u = t_uniform(&seed);
-                float v;
-                switch (ebm_model_layer_units(m, l)) {
-                case EBM_UNITS_BINARY: v = (float)u; break;
-                case EBM_UNITS_SPIN: v = (float)(2.0 * u - 1.0); break;
-                default: v = (float)(4.0 * u - 2.0); break;
-                }
-                mu[r * ld + off + j] = v;
-            }
-        }
-    }
-}
-
 static ebm_rng_t *fresh_rng(void)
 {
     ebm_rng_t *r = NULL;
@@ -666,7 +647,7 @@ static int call_local_search(fx *f)
                                   50, f->sweeps);
 }
 
-static void prep_means(fx *f) { fill_means(f->m, f->rows, f->x, LD, 4); }
+static void prep_means(fx *f) { t_fill_means(f->m, f->rows, f->x, LD, 4); }
 
 static int call_mean_field(fx *f)
 {

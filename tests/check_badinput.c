@@ -294,30 +294,6 @@ static void teardown(void)
 }
 
 
-/* Means inside the range of each layer (binary [0,1], spin [-1,1]). */
-static void fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64_t seed)
-{
-    int64_t w = ebm_model_state_width(m);
-    for (int64_t r = 0; r < n; r++) {
-        for (int64_t c = w; c < ld; c++) {
-            mu[r * ld + c] = 7.0f; /* padding: never read */
-        }
-        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
-            int64_t off = ebm_model_layer_offset(m, l);
-            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
-                double u = t_uniform(&seed);
-                float v;
-                switch (ebm_model_layer_units(m, l)) {
-                case EBM_UNITS_BINARY: v = (float)u; break;
-                case EBM_UNITS_SPIN: v = (float)(2.0 * u - 1.0); break;
-                default: v = (float)(4.0 * u - 2.0); break;
-                }
-                mu[r * ld + off + j] = v;
-            }
-        }
-    }
-}
-
 static void sentinel(void *p, size_t n) { memset(p, 0xA5, n); }
 
 /* ======================================================================== */
@@ -379,7 +355,7 @@ START_TEST(null_model_handle)
     size_t size = 77;
     char msg[32];
     t_fill_states(g_rbm, 3, x, 7, 1);
-    fill_means(g_rbm, 3, mu, 7, 2);
+    t_fill_means(g_rbm, 3, mu, 7, 2);
     sentinel(a, sizeof a);
     sentinel(e, sizeof e);
     sentinel(sweeps, sizeof sweeps);
@@ -1700,7 +1676,7 @@ START_TEST(mean_field_bad_input)
 {
     float mu[3 * 9];
     uint8_t clamp[9] = {1, 1, 1, 0, 0, 0, 0, 0, 0};
-    fill_means(g_dbm, 3, mu, 9, 29);
+    t_fill_means(g_dbm, 3, mu, 9, 29);
     snap s;
     snap_init(&s, MSG_MODEL, g_dbm, NULL);
     track(&s, "mu", mu, sizeof mu);
@@ -1727,7 +1703,7 @@ START_TEST(mean_field_bad_input)
 
     /* binary means in [0, 1] */
     float mr[2 * 7];
-    fill_means(g_rbm, 2, mr, 7, 30);
+    t_fill_means(g_rbm, 2, mr, 7, 30);
     snap_init(&s, MSG_MODEL, g_rbm, NULL);
     track(&s, "mu", mr, sizeof mr);
     mr[1 * 7 + 2] = -0.25f;
@@ -1740,7 +1716,7 @@ START_TEST(mean_field_bad_input)
 
     /* GRBM: Gaussian finite, hidden in [0, 1] */
     float mg[2 * 5];
-    fill_means(g_grbm, 2, mg, 5, 31);
+    t_fill_means(g_grbm, 2, mg, 5, 31);
     snap_init(&s, MSG_MODEL, g_grbm, NULL);
     track(&s, "mu", mg, sizeof mg);
     mg[1 * 5 + 0] = INFINITY;

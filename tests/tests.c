@@ -80,6 +80,29 @@ void t_fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64
     }
 }
 
+void t_fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64_t seed)
+{
+    int64_t w = ebm_model_state_width(m);
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t c = w; c < ld; c++) {
+            mu[r * ld + c] = 7.0f; /* padding: never read */
+        }
+        for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
+            int64_t off = ebm_model_layer_offset(m, l);
+            for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
+                double u = t_uniform(&seed);
+                float v;
+                switch (ebm_model_layer_units(m, l)) {
+                case EBM_UNITS_BINARY: v = (float)u; break;
+                case EBM_UNITS_SPIN: v = (float)(2.0 * u - 1.0); break;
+                default: v = (float)(4.0 * u - 2.0); break;
+                }
+                mu[r * ld + off + j] = v;
+            }
+        }
+    }
+}
+
 int t_contains(const char *hay, const char *needle)
 {
     if (hay == NULL) {

@@ -38,6 +38,10 @@ double t_uniform(uint64_t *state);
 /* n valid state rows of m with stride ld from seed (binary 0/1, spin -1/+1,
  * Gaussian in [-2, 2]); padding columns hold 0.5, which no call may read. */
 void t_fill_states(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uint64_t seed);
+/* n rows of means inside each layer's range (binary [0, 1], spin [-1, 1],
+ * Gaussian [-2, 2]) from seed; padding columns hold 7, which no call may
+ * read. */
+void t_fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64_t seed);
 /* 1 if hay (NULL: no) contains needle, ignoring case ("nan" matches "NaN"). */
 int t_contains(const char *hay, const char *needle);
 
