@@ -380,12 +380,18 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
 }
 
 /* The message of an integer option's value out of its range [lo, hi]. */
-static int out_of_range(ebm_estimator_t *e, const char *name, int64_t value, int64_t lo,
-                        int64_t hi)
+static int out_of_range(ebm_estimator_t *e, int option, int64_t value, int64_t lo, int64_t hi)
 {
+    static const char *const names[] = {
+        "EBM_ESTIMATOR_K",           "EBM_ESTIMATOR_MAX_STEPS",
+        "EBM_ESTIMATOR_CHAINS",      "EBM_ESTIMATOR_MARGINALIZE (enum ebm_marginalize)",
+        "EBM_ESTIMATOR_POSITIVE (enum ebm_positive_phase)", "EBM_ESTIMATOR_SAMPLER",
+        "EBM_ESTIMATOR_BURN_IN",     "EBM_ESTIMATOR_SEARCH_SWEEPS",
+        "EBM_ESTIMATOR_MEAN_FIELD_ITERS", "EBM_ESTIMATOR_MEAN_FIELD_TOL",
+        "EBM_ESTIMATOR_STEP_LIMIT"};
     ebm__msg msg;
     return fail(e,
-                ebm__fail(&msg, EBM_EVALUE, "%s is %lld; it takes %lld to %lld", name,
+                ebm__fail(&msg, EBM_EVALUE, "%s is %lld; it takes %lld to %lld", names[option],
                           (long long)value, (long long)lo, (long long)hi),
                 &msg);
 }
@@ -415,7 +421,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     }
     case EBM_ESTIMATOR_STEP_LIMIT:
         if (value < 1) {
-            return out_of_range(e, "EBM_ESTIMATOR_STEP_LIMIT", value, 1, INT64_MAX);
+            return out_of_range(e, option, value, 1, INT64_MAX);
         }
         e->step_limit = value;
         return EBM_OK;
@@ -423,11 +429,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     case EBM_ESTIMATOR_CHAINS:
     case EBM_ESTIMATOR_BURN_IN:
         if (value < 0 || value > INT32_MAX) {
-            return out_of_range(e,
-                                option == EBM_ESTIMATOR_MAX_STEPS ? "EBM_ESTIMATOR_MAX_STEPS"
-                                : option == EBM_ESTIMATOR_CHAINS  ? "EBM_ESTIMATOR_CHAINS"
-                                                                  : "EBM_ESTIMATOR_BURN_IN",
-                                value, 0, INT32_MAX);
+            return out_of_range(e, option, value, 0, INT32_MAX);
         }
         if (option == EBM_ESTIMATOR_MAX_STEPS) {
             e->max_steps = value;
@@ -446,25 +448,19 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     case EBM_ESTIMATOR_SEARCH_SWEEPS:
     case EBM_ESTIMATOR_MEAN_FIELD_ITERS:
         if (value < 1 || value > INT32_MAX) {
-            return out_of_range(e,
-                                option == EBM_ESTIMATOR_SEARCH_SWEEPS
-                                    ? "EBM_ESTIMATOR_SEARCH_SWEEPS"
-                                    : "EBM_ESTIMATOR_MEAN_FIELD_ITERS",
-                                value, 1, INT32_MAX);
+            return out_of_range(e, option, value, 1, INT32_MAX);
         }
         *(option == EBM_ESTIMATOR_SEARCH_SWEEPS ? &e->search_sweeps : &e->mf_iters) = value;
         return EBM_OK;
     case EBM_ESTIMATOR_MARGINALIZE:
         if (value < EBM_MARGINALIZE_NONE || value > EBM_MARGINALIZE_BOTH) {
-            return out_of_range(e, "EBM_ESTIMATOR_MARGINALIZE (enum ebm_marginalize)", value,
-                                EBM_MARGINALIZE_NONE, EBM_MARGINALIZE_BOTH);
+            return out_of_range(e, option, value, EBM_MARGINALIZE_NONE, EBM_MARGINALIZE_BOTH);
         }
         e->marginalize = (int)value;
         return EBM_OK;
     case EBM_ESTIMATOR_POSITIVE:
         if (value < EBM_POSITIVE_AUTO || value > EBM_POSITIVE_SAMPLED) {
-            return out_of_range(e, "EBM_ESTIMATOR_POSITIVE (enum ebm_positive_phase)", value,
-                                EBM_POSITIVE_AUTO, EBM_POSITIVE_SAMPLED);
+            return out_of_range(e, option, value, EBM_POSITIVE_AUTO, EBM_POSITIVE_SAMPLED);
         }
         if (value == EBM_POSITIVE_EXACT && m->n_layers != 2) {
             return fail(e,
