@@ -31,9 +31,17 @@
 #ifndef EBM_H
 #define EBM_H
 
+/* Only size_t is taken from <stddef.h> (GCC's and Clang's honour
+ * __need_size_t; other compilers include all of it): its max_align_t carries
+ * attributes that FFI parsers reject. */
+#define __need_size_t
 #include <stddef.h>
 #include <stdint.h>
 
+/* Defining EBM_API before including this header replaces the export
+ * attribute: `cc -E -P -DEBM_API= ebm.h` gives plain declarations that FFI
+ * generators (cffi's cdef) read. */
+#ifndef EBM_API
 #if defined(_WIN32) && defined(EBM_BUILDING_DLL)
 #define EBM_API __declspec(dllexport)
 #elif defined(_WIN32) && defined(EBM_USING_DLL)
@@ -42,6 +50,7 @@
 #define EBM_API __attribute__((visibility("default")))
 #else
 #define EBM_API
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -194,6 +203,8 @@ enum ebm_init_scheme {
 
 /** Largest number of layers (sum-out masks are 32-bit). */
 #define EBM_MAX_LAYERS 32
+/** @return EBM_MAX_LAYERS, for callers that cannot see macros. */
+EBM_API int ebm_max_layers(void);
 
 /**
  * Create a model with all parameters zero (log-variances zero: sigma = 1).

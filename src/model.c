@@ -216,6 +216,8 @@ void ebm__model_refresh(ebm_model_t *m)
 
 /* ---- shape accessors -------------------------------------------------- */
 
+int ebm_max_layers(void) { return EBM_MAX_LAYERS; }
+
 int64_t ebm_model_num_layers(const ebm_model_t *m) { return m == NULL ? -1 : m->n_layers; }
 
 int64_t ebm_model_layer_size(const ebm_model_t *m, int64_t l)

@@ -13,6 +13,7 @@ START_TEST(version_and_codes)
     ck_assert_int_eq(ebm_version_number(), EBM_VERSION_NUMBER);
     ck_assert_int_eq(ebm_abi_version(), EBM_ABI_VERSION);
     ck_assert_int_eq(ebm_rng_state_words(), EBM_RNG_STATE_WORDS);
+    ck_assert_int_eq(ebm_max_layers(), EBM_MAX_LAYERS);
     const int codes[] = {EBM_OK,     EBM_ENULL,  EBM_ESHAPE,       EBM_EVALUE,  EBM_ENOMEM,
                          EBM_EIO,    EBM_EFORMAT, EBM_EUNSUPPORTED, EBM_ELIMIT, EBM_EINTERNAL};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
