@@ -1,0 +1,31 @@
+"""libebm for Python: restricted and deep Boltzmann machines and GRBMs.
+
+A thin, complete layer over the C library (ctypes): every exported function
+is reachable, through the objects below or as ebm.lib.<name> with ctypes
+signatures. Errors raise EbmError. See python/README.md.
+
+    import ebm
+    m = ebm.RBM(64, 16)
+    m.init(ebm.Generator(1), scheme="gaussian", scale=0.1)
+    est = ebm.Estimator(m, "ucd", k=1)
+    g = est.gradient(data, ebm.Generator(2))
+"""
+from ._abi import (Coupling, EstimatorKind, EstimatorOption, EstimatorStat, InitScheme,
+                   Marginalize, ParamKind, PositivePhase, SamplerKind, SamplerOption,
+                   SamplerStat, Status, Units)
+from ._core import (DBM, GRBM, MAX_LAYERS, RBM, RNG_STATE_WORDS, EbmError, EbmIOError,
+                    EbmMemoryError, EbmValueError, Estimator, Generator, Model, Sampler,
+                    from_bytes, load, version)
+from ._lib import lib
+from ._lib import path as library_path
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model", "Sampler", "Estimator", "Generator", "RBM", "DBM", "GRBM", "load", "from_bytes",
+    "EbmError", "EbmValueError", "EbmMemoryError", "EbmIOError", "version", "lib",
+    "library_path", "MAX_LAYERS", "RNG_STATE_WORDS",
+    "Status", "Units", "ParamKind", "InitScheme", "SamplerKind", "Coupling", "SamplerOption",
+    "SamplerStat", "EstimatorKind", "PositivePhase", "Marginalize", "EstimatorOption",
+    "EstimatorStat",
+]
