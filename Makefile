@@ -7,6 +7,10 @@
 #                   make fuzz-ci: 60 s each, as CI runs them
 #   make examples   build the example programs into build/examples/
 #   make bench      build and run the benchmarks (figures, not tests)
+#   make python     install the Python package (python/, ctypes over the shared
+#                   library) into the venv VENV (.venv), made if missing by
+#                   PYTHON (/usr/bin/python3) with Debian's numpy and scikit-learn
+#   make check-python  make python, then python/tests under pytest in the venv
 #   make demo       train a DBM on Fashion-MNIST by UCD-LMI, then by PCD, ~12 min
 #                   (DEMO_MINUTES=5 per method; docs/demo.md)
 #   make results    the long runs of docs/results.md (about 90 min; RESULTS=names)
@@ -72,7 +76,7 @@ TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
 .PHONY: FORCE all check check-valgrind examples bench bench-programs install uninstall clean symbols demo results deps \
-  fashion-mnist mnist-data
+  fashion-mnist mnist-data python check-python
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
 # Examples use only the public header; they link the static library and the
@@ -241,6 +245,31 @@ check-valgrind: $(TEST_BIN)
 	CK_FORK=no CK_EXCLUDE_TAGS=threads OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
 	  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
 	  ./$(TEST_BIN)
+
+# The Python package (python/: pyproject.toml, setup.py, ebm/). The venv sees
+# the system's site-packages (--system-site-packages), so that Debian's numpy,
+# scikit-learn and pytest (python3-numpy python3-sklearn python3-pytest) serve
+# it without PyPI; it is an installation, and `make clean` leaves it. pip
+# builds ./python in place; its setup.py copies lib/libebm.so.0 into the
+# installed package (ebm/libebm.so.0), so rerun `make python` after rebuilding
+# the library. The tests run from the repository root (no ebm/ there) with
+# PYTHONSAFEPATH and --import-mode=append, so that they import the installed
+# package, not python/ebm; EBM_REPO tells them where the header, the ABI list
+# and build/examples/bas_ucd are.
+PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+VENV   ?= .venv
+PIP_BUILD_JUNK = python/build python/ebm.egg-info
+python: $(SOFILE)
+	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv --system-site-packages $(VENV)
+	@rm -rf $(PIP_BUILD_JUNK)
+	$(VENV)/bin/python -m pip install -q --no-build-isolation --no-index --force-reinstall \
+	  --no-deps ./python
+	@rm -rf $(PIP_BUILD_JUNK)
+	@echo "ebm installed in $(VENV); use it with: $(VENV)/bin/python -c 'import ebm'"
+
+check-python: python build/examples/bas_ucd
+	EBM_REPO=$(CURDIR) PYTHONSAFEPATH=1 OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} \
+	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider --import-mode=append python/tests
 
 # The exported symbols, one per line, to compare with tests/abi/symbols.txt.
 symbols: $(SOFILE)

@@ -49,6 +49,12 @@
  * the evaluations). Progress goes to stderr, a summary table to stdout, and
  * the curves to <out>/bas_loglik.png.
  *
+ * --save DIR: after each method's run, its final model goes to
+ * DIR/bas_<file>.ebm (ebm_model_save), <file> as in the CSV's name: cd, pcd,
+ * ucd, ucd_cap, ucd_lmi. DIR must exist; nothing else is written there.
+ * Other programs, e.g. the Python package's tests, can compare their own
+ * training with these models.
+ *
  * Threads: the library never changes BLAS threading; set
  * OPENBLAS_NUM_THREADS (more than 1 gains nothing at this size: docs/bas.md).
  */
@@ -96,6 +102,7 @@ typedef struct options {
     double lr;
     uint64_t seed;
     const char *out;
+    const char *save; /* NULL, or where to save each method's final model */
 } options;
 
 /* One method's run. */
@@ -132,6 +139,9 @@ static void usage(FILE *f)
             "  --cap N         ucd-cap's cap on coupling steps (default 100, as cdtau)\n"
             "  --seed N        seed of the initial model and the chains (default 1)\n"
             "  --out DIR       output directory, created if missing (default examples/out)\n"
+            "  --save DIR      save each method's final model to DIR/bas_<file>.ebm, <file>\n"
+            "                  cd, pcd, ucd, ucd_cap or ucd_lmi (DIR must exist; default:\n"
+            "                  not saved)\n"
             "  --help          this text\n");
 }
 
@@ -145,6 +155,7 @@ static int parse_options(int argc, char **argv, options *o)
     o->cap = 100;
     o->lr = 0.1;
     o->out = "examples/out";
+    o->save = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val;
         size_t len;
@@ -168,6 +179,8 @@ static int parse_options(int argc, char **argv, options *o)
             bad = cli_parse_int(val, 0, INT64_MAX, &seed);
         } else if (cli_is_option(arg, len, "--out")) {
             o->out = val;
+        } else if (cli_is_option(arg, len, "--save")) {
+            o->save = val;
         } else {
             return cli_unknown_option(PROG, arg, usage);
         }
@@ -441,6 +454,12 @@ static void train(const options *o, const problem *p, int index, run *res)
     if (ferror(csv) | fclose(csv)) {
         fprintf(stderr, "bas_ucd: error writing %s\n", path);
         exit(1);
+    }
+    if (o->save != NULL) { /* the final model, also after an early stop */
+        snprintf(path, sizeof path, "%s/bas_%s.ebm", o->save, me->file);
+        if ((rc = ebm_model_save(m, path)) != EBM_OK) {
+            cli_die(PROG, "ebm_model_save", rc, ebm_model_errmsg(m));
+        }
     }
     free(ll);
     free(coef);
