@@ -171,8 +171,9 @@ def _mask_array(clamp, n, width, name="clamp"):
     if clamp is None:
         return None, 0
     c = np.asarray(clamp)
-    if c.dtype.kind not in "biu":
-        raise TypeError("%s must be boolean or integer, not %s" % (name, c.dtype))
+    if c.dtype.kind not in "biuf":
+        raise TypeError("%s must be boolean or numeric (nonzero: clamped), not %s" %
+                        (name, c.dtype))
     c = np.ascontiguousarray(c != 0, dtype=np.uint8)
     if c.ndim == 1 and c.shape[0] == width:
         return c, 0
