@@ -120,10 +120,12 @@ def _float_array(a, name):
 def _ld(a):
     """The row stride of a in elements, copying a's rows to make them dense if needed."""
     n, c = a.shape
+    s0, s1 = a.strides
+    if s1 != 4 and c > 1:
+        raise _NeedsCopy
     if n <= 1:
         return max(c, 1)
-    s0, s1 = a.strides
-    if (s1 == 4 or c <= 1) and s0 >= 4 * c and s0 % 4 == 0:
+    if s0 >= 4 * c and s0 % 4 == 0:
         return s0 // 4
     raise _NeedsCopy
 
