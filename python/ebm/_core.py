@@ -15,6 +15,7 @@ Conventions (python/README.md has the long form):
    As in C, a failed call changes nothing.
 """
 import ctypes
+import operator
 import os
 
 import numpy as np
@@ -297,7 +298,14 @@ class Generator(_Handle):
 
     @state.setter
     def state(self, value):
-        s = np.asarray(value)
+        if isinstance(value, np.ndarray):
+            s = value
+        else:  # Python ints (e.g. from JSON): words of 2^63 and more stay exact
+            try:
+                s = np.array([operator.index(w) for w in value], dtype=np.uint64)
+            except (TypeError, OverflowError) as exc:
+                raise ValueError("state must be %d words in [0, 2^64): %s" %
+                                 (RNG_STATE_WORDS, exc)) from None
         if s.shape != (RNG_STATE_WORDS,) or s.dtype.kind not in "iu":
             raise ValueError("state must be %d integer words, not %s of %s" %
                              (RNG_STATE_WORDS, s.shape, s.dtype))
@@ -353,7 +361,7 @@ def _model_errmsg(p):
 
 
 def _layers_mask(sum_out, n_layers):
-    """A sum-out bitmask from layer indices, "odd", "even" or an int mask."""
+    """A sum-out bitmask from layer indices, "odd" or "even"."""
     if sum_out is None:
         return 0
     if isinstance(sum_out, str):
@@ -361,6 +369,9 @@ def _layers_mask(sum_out, n_layers):
         if parity is None:
             raise ValueError("sum_out: %r is not 'odd', 'even' or a list of layers" % sum_out)
         return sum(1 << l for l in range(parity, n_layers, 2))
+    if isinstance(sum_out, (int, np.integer)):
+        raise TypeError("sum_out must be a list of layers, 'odd' or 'even', not %r (for "
+                        "layer %d alone: [%d])" % (sum_out, sum_out, sum_out))
     mask = 0
     for l in sum_out:
         l = _check_int(l, "sum_out layer")
@@ -793,6 +804,13 @@ def _stats(getter, p, enum):
     return {m.name.lower(): getter(p, int(m)) for m in enum if m.name != "COUNT"}
 
 
+def _dependent_handle(obj):
+    """The handle of a sampler or estimator, whose C object points to its model."""
+    if obj.model.closed:
+        raise ValueError("the model of this %s is closed" % type(obj).__name__)
+    return _Handle._h(obj)
+
+
 # ---------------------------------------------------------------------------
 # Sampler
 
@@ -821,6 +839,9 @@ class Sampler(_Handle):
         self._p = out.value
         self._options = {}
         self.set(**options)
+
+    def _h(self):
+        return _dependent_handle(self)
 
     def set(self, **options):
         """Set options by name; on an error the ones before it stay set."""
@@ -905,6 +926,9 @@ class Estimator(_Handle):
         self._p = out.value
         self._options = {}
         self.set(**options)
+
+    def _h(self):
+        return _dependent_handle(self)
 
     def set(self, **options):
         """Set options by name; on an error the ones before it stay set."""
