@@ -121,6 +121,8 @@ def _float_array(a, name):
 def _ld(a):
     """The row stride of a in elements, copying a's rows to make them dense if needed."""
     n, c = a.shape
+    if n == 0:
+        return max(c, 1)
     s0, s1 = a.strides
     if s1 != 4 and c > 1:
         raise _NeedsCopy

@@ -1,0 +1,701 @@
+"""scikit-learn estimators over libebm: RBMs, DBMs and GRBMs as transformers.
+
+    from ebm.sklearn import BernoulliRBM, BoltzmannMachine
+    from sklearn.pipeline import make_pipeline
+    from sklearn.linear_model import LogisticRegression
+    clf = make_pipeline(BernoulliRBM(n_components=100, n_iter=10, random_state=0),
+                        LogisticRegression(max_iter=1000)).fit(X, y)
+
+BoltzmannMachine is the general estimator (any layer sizes, unit kinds and
+gradient estimator of the library); BernoulliRBM takes exactly the
+parameters of sklearn.neural_network.BernoulliRBM (plus estimator and
+binarize) and replaces it (its docstring lists the differences). Both pass
+scikit-learn's check_estimator (SKIPPED_CHECKS would list the checks they
+do not, with the reason; it is empty).
+
+This is the only module of the package that imports scikit-learn.
+"""
+import numbers
+import sys
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from . import _core as _ebm
+from ._core import Estimator, Generator, Model, Sampler
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # pragma: no cover - depends on the installed version
+    _sk_validate_data = None
+
+__all__ = ["BoltzmannMachine", "BernoulliRBM", "SKIPPED_CHECKS"]
+
+# Checks of sklearn.utils.estimator_checks.check_estimator that an estimator
+# is expected to fail, by class name: {check name: reason}. They are passed
+# to scikit-learn as the "_xfail_checks" tag, so parametrize_with_checks
+# marks them xfail. Empty: both classes pass every check.
+SKIPPED_CHECKS = {
+    "BoltzmannMachine": {},
+    "BernoulliRBM": {},
+}
+
+# score_samples uses exact enumeration when it is cheap (see
+# BoltzmannMachine.score_samples): log Z enumerates 2^EXACT_LOG_Z_MAX_BITS
+# states at most (the library allows 2^32, hours of work) and sums out
+# EXACT_LOG_Z_MAX_WORK units at most over all of them (2^bits times the
+# units of the other class; 2^26 is about 2 s: a 20-256 RBM, 2^28, takes
+# 9 s exactly, 3 s by AIS), and a DBM's log p(v) enumerates at most
+# 2^EXACT_ROW_MAX_BITS hidden states per row (the library allows 2^24).
+# Past any of these, log Z comes from AIS.
+EXACT_LOG_Z_MAX_BITS = 20
+EXACT_LOG_Z_MAX_WORK = 1 << 26
+EXACT_ROW_MAX_BITS = 16
+# AIS settings: independent runs and inverse temperatures.
+AIS_CHAINS = 100
+AIS_BETAS = 10000
+
+_ESTIMATORS = ("pcd", "cd", "ucd", "ucd_lmi", "grbm_cd")
+_UNITS = ("binary", "spin")
+_VISIBLE = ("binary", "spin", "gaussian")
+_INITS = ("orthogonal", "gaussian")
+_DEFAULT_RMS = 0.01  # root-mean-square weight of the default initialisation
+# Mean-field posterior settings of transform: those of the library's
+# ebm_model_log_likelihood_bound, so that transform returns the Q of score_samples.
+_MF_ITERS = 200
+_MF_TOL = 1e-7
+# Generator streams derived from the seed: training (initialisation,
+# shuffles, gradients), sampling (gibbs, sample), AIS.
+_STREAM_FIT, _STREAM_SAMPLE, _STREAM_AIS = 0, 1, 2
+
+
+def _seed_from(random_state):
+    """A 64-bit seed: an int as is; from a RandomState (or np.random for None) else."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        seed = int(random_state)
+        if not 0 <= seed < 1 << 64:
+            raise ValueError("random_state must be in [0, 2^64) as an integer, not %d" % seed)
+        return seed
+    rs = check_random_state(random_state)  # None -> np.random's singleton; ValueError else
+    hi, lo = (int(v) for v in rs.randint(0, 1 << 32, size=2, dtype=np.uint64))
+    return hi << 32 | lo
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """A restricted or deep Boltzmann machine, or a Gaussian-Bernoulli RBM (libebm).
+
+    One hidden layer makes an RBM (a GRBM with visible="gaussian"), more a
+    DBM. Trained by minibatch stochastic gradient ascent on the
+    log-likelihood with one of libebm's gradient estimators.
+
+    Parameters
+    ----------
+    hidden : tuple of int, default=(256,)
+        Hidden layer sizes, bottom first. One entry: an RBM; more: a DBM.
+    units : {"binary", "spin"}, default="binary"
+        Unit kind of every layer (0/1 or -1/+1).
+    visible : {None, "binary", "spin", "gaussian"}, default=None
+        Visible unit kind; None means `units`. "gaussian" makes a GRBM
+        (Liao et al. 2022) with learned means and variances.
+    estimator : {"pcd", "cd", "ucd", "ucd_lmi", "grbm_cd"}, default="pcd"
+        Gradient estimator (ebm.Estimator): persistent or plain contrastive
+        divergence, unbiased CD by coupled chains (Qiu et al. 2020), UCD with
+        local-mode initialisation (Taniguchi et al. 2023; binary or spin
+        layers only), or the modified CD of Liao et al. (GRBMs only). PCD
+        keeps `batch_size` persistent chains unless estimator_options sets
+        "chains".
+    estimator_options : dict or None, default=None
+        Keyword options of ebm.Estimator, e.g. {"k": 1} or
+        {"marginalize": "odd"}; None keeps the library's defaults.
+    learning_rate : float, default=0.1
+        Step size: theta += learning_rate * (minibatch-mean gradient).
+    batch_size : int, default=10
+        Rows per minibatch.
+    n_iter : int, default=10
+        Epochs (passes over the training data) of fit.
+    init : {"orthogonal", "gaussian"}, default="orthogonal"
+        Weight initialisation (ebm.Model.init): Haar-random semi-orthogonal
+        W_l times a scale, or i.i.d. N(0, scale^2) entries. Biases follow the
+        library (binary 0; spin Logistic(0, 0.5); Gaussian mean 0, variance 1).
+    init_scale : float or None, default=None
+        The `scale` of ebm.Model.init. None gives every W_l a root-mean-square
+        entry of 0.01, as scikit-learn's BernoulliRBM (N(0, 0.01^2)): scale
+        0.01 for "gaussian"; for "orthogonal", W_l is the orthogonal matrix
+        times 0.01 * sqrt(max(n_{l-1}, n_l)) (its singular values are then all
+        equal to the typical one of the Gaussian matrix).
+    binarize : float or None, default=0.5
+        Threshold applied to the input of binary and spin visible units:
+        values > binarize become 1 (binary) or +1 (spin), the others 0 or -1.
+        None passes the data as it is: it must then hold only 0/1 (or -1/+1),
+        and the library's ValueError (naming the row, unit and value) is
+        raised otherwise. Ignored for Gaussian visible units.
+    random_state : int, RandomState instance or None, default=None
+        Seeds every draw (initialisation, shuffles, gradients, sampling and
+        AIS) through ebm.Generator: an int is the seed itself, a RandomState
+        gives a seed drawn from it, None a seed drawn from np.random. Fits
+        with the same int are identical.
+    verbose : int, default=0
+        Print one line per epoch: the mean exact log-likelihood when it is
+        cheap (score_method_ == "exact"), and the epoch time.
+
+    Attributes
+    ----------
+    model_ : ebm.Model
+        The trained machine (layers: n_features_in_, *hidden).
+    components_ : ndarray of shape (hidden[0], n_features_in_)
+        W_1 transposed (float64), as in scikit-learn's BernoulliRBM.
+    intercept_hidden_ : ndarray of shape (hidden[0],)
+        Biases of the first hidden layer.
+    intercept_visible_ : ndarray of shape (n_features_in_,)
+        Visible biases (for Gaussian visible units: their means mu).
+    n_features_in_ : int
+    n_iter_ : int
+        Epochs trained: n_iter after fit, plus one per partial_fit.
+    score_method_ : {"exact", "ais"}
+        How score_samples computes log Z (see there).
+    log_partition_ : float
+        log Z of the fitted model, computed on first use and kept until the
+        next fit or partial_fit.
+    log_partition_std_ : float
+        The AIS standard error of log_partition_ (0.0 when exact).
+
+    Notes
+    -----
+    check_estimator: every check passes (SKIPPED_CHECKS["BoltzmannMachine"]
+    is empty).
+    """
+
+    def __init__(self, hidden=(256,), *, units="binary", visible=None, estimator="pcd",
+                 estimator_options=None, learning_rate=0.1, batch_size=10, n_iter=10,
+                 init="orthogonal", init_scale=None, binarize=0.5, random_state=None,
+                 verbose=0):
+        self.hidden = hidden
+        self.units = units
+        self.visible = visible
+        self.estimator = estimator
+        self.estimator_options = estimator_options
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.init = init
+        self.init_scale = init_scale
+        self.binarize = binarize
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- configuration --------------------------------------------------------
+
+    def _settings(self):
+        """The settings of the machinery, by the names of BoltzmannMachine's parameters."""
+        return {name: getattr(self, name) for name in (
+            "hidden", "units", "visible", "estimator", "estimator_options", "learning_rate",
+            "batch_size", "n_iter", "init", "init_scale", "binarize", "random_state",
+            "verbose")}
+
+    def _config(self):
+        """_settings(), validated and normalised; ValueError names a bad parameter."""
+        c = dict(self._settings())
+        hidden = c["hidden"]
+        if _is_int(hidden):
+            hidden = (hidden,)
+        try:
+            hidden = tuple(hidden)
+        except TypeError:
+            raise ValueError("hidden must be a tuple of layer sizes, not %r" % (hidden,)) from None
+        if not hidden or not all(_is_int(h) and h >= 1 for h in hidden):
+            raise ValueError("hidden must be a non-empty tuple of positive integers, not %r" %
+                             (c["hidden"],))
+        if len(hidden) + 1 > _ebm.MAX_LAYERS:
+            raise ValueError("hidden: at most %d hidden layers, not %d" %
+                             (_ebm.MAX_LAYERS - 1, len(hidden)))
+        c["hidden"] = tuple(int(h) for h in hidden)
+        if c["units"] not in _UNITS:
+            raise ValueError("units must be one of %s, not %r" % (_UNITS, c["units"]))
+        if c["visible"] is None:
+            c["visible"] = c["units"]
+        if c["visible"] not in _VISIBLE:
+            raise ValueError("visible must be None or one of %s, not %r" %
+                             (_VISIBLE, c["visible"]))
+        if c["estimator"] not in _ESTIMATORS:
+            raise ValueError("estimator must be one of %s, not %r" %
+                             (_ESTIMATORS, c["estimator"]))
+        gaussian = c["visible"] == "gaussian"
+        if c["estimator"] == "grbm_cd" and not (gaussian and len(c["hidden"]) == 1):
+            raise ValueError("estimator='grbm_cd' trains GRBMs only: it needs "
+                             "visible='gaussian' and one hidden layer, not visible=%r and "
+                             "hidden=%r" % (c["visible"], c["hidden"]))
+        if c["estimator"] == "ucd_lmi" and gaussian:
+            raise ValueError("estimator='ucd_lmi' needs binary or spin visible units, not "
+                             "visible='gaussian'")
+        opts = c["estimator_options"]
+        if opts is None:
+            opts = {}
+        if not isinstance(opts, dict):
+            raise ValueError("estimator_options must be a dict or None, not %r" % (opts,))
+        c["estimator_options"] = dict(opts)
+        if not (_is_real(c["learning_rate"]) and np.isfinite(c["learning_rate"])
+                and c["learning_rate"] > 0):
+            raise ValueError("learning_rate must be a finite number > 0, not %r" %
+                             (c["learning_rate"],))
+        if not (_is_int(c["batch_size"]) and c["batch_size"] >= 1):
+            raise ValueError("batch_size must be an integer >= 1, not %r" % (c["batch_size"],))
+        if not (_is_int(c["n_iter"]) and c["n_iter"] >= 0):
+            raise ValueError("n_iter must be an integer >= 0, not %r" % (c["n_iter"],))
+        if c["init"] not in _INITS:
+            raise ValueError("init must be one of %s, not %r" % (_INITS, c["init"]))
+        s = c["init_scale"]
+        if s is not None and not (_is_real(s) and np.isfinite(s) and s > 0):
+            raise ValueError("init_scale must be None or a finite number > 0, not %r" % (s,))
+        b = c["binarize"]
+        if b is not None and not (_is_real(b) and np.isfinite(b)):
+            raise ValueError("binarize must be None or a finite number, not %r" % (b,))
+        return c
+
+    # -- data -------------------------------------------------------------------
+
+    def _validate(self, X, reset):
+        kw = dict(dtype=(np.float64, np.float32), reset=reset)
+        if _sk_validate_data is not None:  # pragma: no cover
+            return _sk_validate_data(self, X, **kw)
+        return self._validate_data(X, **kw)
+
+    def _visible_rows(self, X, visible, binarize):
+        """Validated X as float32 visible states (binarized for binary and spin units)."""
+        if visible == "gaussian" or binarize is None:
+            return np.ascontiguousarray(X, dtype=np.float32)
+        low = 0.0 if visible == "binary" else -1.0
+        return np.where(X > binarize, np.float32(1.0), np.float32(low))
+
+    # -- fitting ----------------------------------------------------------------
+
+    def _new_model(self, c, n_features, rng):
+        sizes = (n_features,) + c["hidden"]
+        model = Model(sizes, visible=c["visible"], hidden=c["units"])
+        if c["init_scale"] is not None:
+            model.init(rng, c["init"], float(c["init_scale"]))
+        elif c["init"] == "gaussian":
+            model.init(rng, "gaussian", _DEFAULT_RMS)
+        else:  # orthogonal, rescaled per layer to an RMS entry of 0.01
+            model.init(rng, "orthogonal", 1.0)
+            p = model.params()
+            for l in range(1, len(sizes)):
+                off, rows, cols = model.param_block("weight", l)
+                p[off:off + rows * cols] *= _DEFAULT_RMS * np.sqrt(max(rows, cols))
+            model.set_params(p)
+        return model
+
+    def _new_estimator(self, c, model):
+        opts = dict(c["estimator_options"])
+        if c["estimator"] in ("pcd", "grbm_cd"):
+            opts.setdefault("chains", c["batch_size"])
+        return Estimator(model, c["estimator"], **opts)
+
+    def _start(self, c, n_features):
+        """(model, estimator, seed, fit generator) for a new fit."""
+        seed = _seed_from(c["random_state"])
+        rng = Generator(seed, _STREAM_FIT)
+        model = self._new_model(c, n_features, rng)
+        return model, self._new_estimator(c, model), seed, rng
+
+    @staticmethod
+    def _check_rows(model, V):
+        """The library's ValueError for invalid visible values, naming X's row (not a batch's)."""
+        x = np.ones((V.shape[0], model.state_width), np.float32)  # 1: valid hidden values
+        x[:, :model.n_visible] = V
+        model.layer_input(x, 1)
+
+    def _epoch(self, c, model, est, rng, V):
+        n, bs = V.shape[0], c["batch_size"]
+        order = np.argsort(rng.uniform(n), kind="stable")
+        lr = float(c["learning_rate"])
+        for i in range(0, n, bs):
+            grad = est.gradient(V[order[i:i + bs]], rng)
+            model.axpy_params(lr, grad)
+
+    def _finish(self, model, est, seed, rng, n_iter, new):
+        """Store the fitted state: everything at once, after training succeeded."""
+        self.model_ = model
+        self._ebm_estimator = est
+        self._seed = seed
+        self._rng = rng
+        if new:
+            self._sample_rng = Generator(seed, _STREAM_SAMPLE)
+        self._log_z = None
+        self.n_iter_ = n_iter
+        self._n_features_out = model.sizes[1]
+        self._update_attributes()
+
+    def _update_attributes(self):
+        m = self.model_
+        self.components_ = m.weight(1).T.astype(np.float64)
+        self.intercept_hidden_ = m.bias(1).astype(np.float64)
+        self.intercept_visible_ = m.bias(0).astype(np.float64)
+
+    def _report(self, epoch, V, elapsed):
+        if self._score_method(self.model_) == "exact":
+            ll = self._log_likelihood(V).mean()
+            print("[%s] Iteration %d, log-likelihood = %.2f, time = %.2fs" %
+                  (type(self).__name__, epoch, ll, elapsed))
+        else:
+            print("[%s] Iteration %d, time = %.2fs" % (type(self).__name__, epoch, elapsed))
+        sys.stdout.flush()
+
+    def fit(self, X, y=None):
+        """Train a new machine on X for n_iter epochs of shuffled minibatches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        return self._restoring(self._fit, X)
+
+    def _restoring(self, method, X):
+        """method(X), with the estimator's attributes as they were if it raises.
+
+        (The model itself is only restored by fit: partial_fit on a fitted
+        machine may have applied some minibatches before a failure.)
+        """
+        saved = dict(self.__dict__)
+        try:
+            return method(X)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    def _fit(self, X):
+        c = self._config()
+        X = self._validate(X, reset=True)
+        V = self._visible_rows(X, c["visible"], c["binarize"])
+        model, est, seed, rng = self._start(c, X.shape[1])
+        if c["binarize"] is None:
+            self._check_rows(model, V)
+        for epoch in range(1, c["n_iter"] + 1):
+            t0 = time.time()
+            self._epoch(c, model, est, rng, V)
+            if c["verbose"]:
+                self._finish(model, est, seed, rng, epoch, new=True)
+                self._report(epoch, V, time.time() - t0)
+        self._finish(model, est, seed, rng, c["n_iter"], new=True)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One epoch of minibatches over X; the first call creates the machine.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        return self._restoring(self._partial_fit, X)
+
+    def _partial_fit(self, X):
+        c = self._config()
+        first = not hasattr(self, "model_")
+        X = self._validate(X, reset=first)
+        V = self._visible_rows(X, c["visible"], c["binarize"])
+        t0 = time.time()
+        if first:
+            model, est, seed, rng = self._start(c, X.shape[1])
+            n_iter = 0
+        else:
+            model, est, seed, rng = self.model_, self._ebm_estimator, self._seed, self._rng
+            n_iter = self.n_iter_
+        if c["binarize"] is None:
+            self._check_rows(model, V)
+        self._epoch(c, model, est, rng, V)
+        self._finish(model, est, seed, rng, n_iter + 1, new=first)
+        if c["verbose"]:
+            self._report(self.n_iter_, V, time.time() - t0)
+        return self
+
+    # -- representation -----------------------------------------------------------
+
+    def _posterior_means(self, V):
+        """Full states: V, then the means of the hidden layers given V (mean field for a DBM)."""
+        m = self.model_
+        mu = np.zeros((V.shape[0], m.state_width), np.float32)
+        if m.n_layers == 2:
+            mu[:, :m.n_visible] = V
+            mu[:, m.n_visible:] = m.layer_mean(V, 1)
+            return mu
+        for l in range(1, m.n_layers):  # start: every hidden unit at its mean under no input
+            if m.units[l] == _ebm.Units.BINARY:
+                mu[:, m.offsets[l]:m.offsets[l] + m.sizes[l]] = 0.5
+        mu[:, :m.n_visible] = V
+        clamp = np.zeros(m.state_width, bool)
+        clamp[:m.n_visible] = True
+        mu, _ = m.mean_field(mu, clamp, max_iter=_MF_ITERS, tol=_MF_TOL)
+        return mu
+
+    def transform(self, X):
+        """The means of the first hidden layer given X.
+
+        For an RBM or GRBM, E[h_1 | v = X] (sigmoid or tanh of the layer
+        input). For a DBM, the exact posterior of h_1 is not factorial: this
+        returns the means of h_1 under the mean-field posterior Q(h | v)
+        (Salakhutdinov and Larochelle 2010), the fixed point of
+        ebm.Model.mean_field with the visible layer clamped to X, started from
+        hidden means 0.5 (binary) or 0 (spin), 200 iterations at most,
+        tolerance 1e-7 (the settings of the library's log-likelihood bound).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, hidden[0]), of X's float dtype
+        """
+        check_is_fitted(self)
+        c = self._config()
+        X = self._validate(X, reset=False)
+        V = self._visible_rows(X, c["visible"], c["binarize"])
+        mu = self._posterior_means(V)
+        m = self.model_
+        return mu[:, m.offsets[1]:m.offsets[1] + m.sizes[1]].astype(X.dtype, copy=False)
+
+    # -- likelihood -------------------------------------------------------------------
+
+    @staticmethod
+    def _enumeration_bits(model):
+        """(bits of exact log Z, bits per row of exact log p(v)), as the library enumerates."""
+        s = model.sizes
+        even, odd = sum(s[0::2]), sum(s[1::2])
+        logz = odd if model.units[0] == _ebm.Units.GAUSSIAN else min(even, odd)
+        row = 0 if len(s) == 2 else min(sum(s[2::2]), odd)
+        return logz, row
+
+    @classmethod
+    def _score_method(cls, model):
+        logz, row = cls._enumeration_bits(model)
+        exact = (logz <= EXACT_LOG_Z_MAX_BITS and row <= EXACT_ROW_MAX_BITS
+                 and (1 << logz) * (model.state_width - logz) <= EXACT_LOG_Z_MAX_WORK)
+        return "exact" if exact else "ais"
+
+    @property
+    def score_method_(self):
+        """ "exact" or "ais": how score_samples computes log Z (see there)."""
+        check_is_fitted(self)
+        return self._score_method(self.model_)
+
+    def _partition(self):
+        if self._log_z is None:
+            m = self.model_
+            if self._score_method(m) == "exact":
+                self._log_z = (m.log_partition("exact"), 0.0)
+            else:
+                self._log_z = m.log_partition("ais", Generator(self._seed, _STREAM_AIS),
+                                              chains=AIS_CHAINS, betas=AIS_BETAS,
+                                              return_std=True)
+        return self._log_z
+
+    @property
+    def log_partition_(self):
+        """log Z of the fitted model (exact or AIS, per score_method_), cached."""
+        check_is_fitted(self)
+        return self._partition()[0]
+
+    @property
+    def log_partition_std_(self):
+        """The AIS standard error of log_partition_; 0.0 when exact."""
+        check_is_fitted(self)
+        return self._partition()[1]
+
+    def _log_likelihood(self, V):
+        m = self.model_
+        log_z = self._partition()[0]
+        if self._score_method(m) == "exact" or m.n_layers == 2:
+            return m.log_likelihood(V, log_z)
+        return m.log_likelihood_bound(V, log_z)
+
+    def score_samples(self, X):
+        """log p(x) of each row of X (after binarize).
+
+        score_method_ == "exact" when log Z enumerates at most
+        2^EXACT_LOG_Z_MAX_BITS states (the parity class of layers with fewer
+        units; a Gaussian layer is always integrated out), summing out at most
+        EXACT_LOG_Z_MAX_WORK units in all (2^bits times the units of the
+        other class), and, for a DBM, log p(v) enumerates at most
+        2^EXACT_ROW_MAX_BITS hidden states per row: then the result is
+        exact (these module constants keep it to about 2 s). Otherwise
+        ("ais") log Z is estimated by annealed importance sampling
+        (AIS_CHAINS runs, AIS_BETAS temperatures, drawn from random_state;
+        about 9 s for a 64-256 RBM), and log p(v) is exact given log Z for an
+        RBM or GRBM (the free energy is closed-form) and the mean-field lower
+        bound for a DBM. log Z is computed once per fitted model
+        (log_partition_), on first use.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        check_is_fitted(self)
+        c = self._config()
+        X = self._validate(X, reset=False)
+        return self._log_likelihood(self._visible_rows(X, c["visible"], c["binarize"]))
+
+    def score(self, X, y=None):
+        """The mean of score_samples(X): the average log-likelihood."""
+        return float(np.mean(self.score_samples(X)))
+
+    # -- sampling ---------------------------------------------------------------
+
+    def _sweep(self, x, rng):
+        """One Gibbs sweep of full states x: odd layers given the even, then even given odd."""
+        m = self.model_
+        for parity in (1, 0):
+            for l in range(parity, m.n_layers, 2):
+                x = m.sample_layer(x, l, rng)
+        return x
+
+    def gibbs(self, v):
+        """One Gibbs sweep from visible rows v: the new visible samples.
+
+        For an RBM or GRBM: h ~ p(h | v), then v' ~ p(v | h), as
+        scikit-learn's BernoulliRBM.gibbs. For a DBM the even hidden layers
+        are first drawn from the mean-field posterior Q(h | v) (see
+        transform), then the odd layers are drawn given the even ones and the
+        even layers (v among them) given the odd ones. Draws come from a
+        generator seeded by random_state that moves with each call.
+
+        Parameters
+        ----------
+        v : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features), float64
+        """
+        check_is_fitted(self)
+        c = self._config()
+        v = self._validate(v, reset=False)
+        V = self._visible_rows(v, c["visible"], c["binarize"])
+        m, rng = self.model_, self._sample_rng
+        x = np.zeros((V.shape[0], m.state_width), np.float32)
+        x[:, :m.n_visible] = V
+        if m.n_layers > 2:
+            mu = self._posterior_means(V)
+            for l in range(2, m.n_layers, 2):
+                a, b = m.offsets[l], m.offsets[l] + m.sizes[l]
+                u = rng.uniform(V.shape[0] * m.sizes[l]).reshape(V.shape[0], m.sizes[l])
+                if m.units[l] == _ebm.Units.BINARY:
+                    x[:, a:b] = u < mu[:, a:b]
+                else:
+                    x[:, a:b] = np.where(u < (1 + mu[:, a:b]) / 2, 1.0, -1.0)
+        x = self._sweep(x, rng)
+        return x[:, :m.n_visible].astype(np.float64)
+
+    def sample(self, n_samples, n_steps=1000):
+        """n_samples visible rows from the model: n_steps Gibbs sweeps from random states.
+
+        The chains start from independent uniform states (N(0, 1) for Gaussian
+        visible units) and are n_samples independent chains; draws come from
+        the generator of gibbs.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features_in_), float64
+        """
+        check_is_fitted(self)
+        if not (_is_int(n_samples) and n_samples >= 0):
+            raise ValueError("n_samples must be an integer >= 0, not %r" % (n_samples,))
+        if not (_is_int(n_steps) and n_steps >= 0):
+            raise ValueError("n_steps must be an integer >= 0, not %r" % (n_steps,))
+        m, rng = self.model_, self._sample_rng
+        x = m.random_state(rng, int(n_samples))
+        sampler = Sampler(m, "gibbs")
+        for _ in range(int(n_steps)):
+            sampler.step(x, rng)
+        return x[:, :m.n_visible].astype(np.float64)
+
+    # -- scikit-learn ---------------------------------------------------------
+
+    def _more_tags(self):
+        tags = {"preserves_dtype": [np.float64, np.float32]}
+        xfail = SKIPPED_CHECKS.get(type(self).__name__)
+        if xfail:
+            tags["_xfail_checks"] = dict(xfail)
+        return tags
+
+
+class BernoulliRBM(BoltzmannMachine):
+    """A binary RBM with the parameters of sklearn.neural_network.BernoulliRBM.
+
+    A replacement for scikit-learn's BernoulliRBM, trained by
+    libebm: BoltzmannMachine(hidden=(n_components,), units="binary",
+    init="gaussian", init_scale=0.01) (scikit-learn's N(0, 0.01^2) weights
+    and zero biases), with the same learning_rate, batch_size, n_iter,
+    verbose and random_state. Differences from scikit-learn's: the input
+    is binarized (values > binarize become 1) instead of being read as
+    probabilities; minibatches are shuffled each epoch; score_samples is
+    the log-likelihood (exact or AIS, see BoltzmannMachine.score_samples),
+    not a random pseudo-likelihood.
+
+    Parameters
+    ----------
+    n_components : int, default=256
+        Hidden units.
+    learning_rate : float, default=0.1
+    batch_size : int, default=10
+    n_iter : int, default=10
+    verbose : int, default=0
+    random_state : int, RandomState instance or None, default=None
+    estimator : {"pcd", "cd", "ucd", "ucd_lmi"}, default="pcd"
+        scikit-learn's BernoulliRBM uses PCD ("stochastic maximum likelihood").
+    binarize : float or None, default=0.5
+        As in BoltzmannMachine.
+
+    Attributes are those of BoltzmannMachine.
+
+    Notes
+    -----
+    check_estimator: every check passes (SKIPPED_CHECKS["BernoulliRBM"] is
+    empty).
+    """
+
+    def __init__(self, n_components=256, *, learning_rate=0.1, batch_size=10, n_iter=10,
+                 verbose=0, random_state=None, estimator="pcd", binarize=0.5):
+        self.n_components = n_components
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.verbose = verbose
+        self.random_state = random_state
+        self.estimator = estimator
+        self.binarize = binarize
+
+    def _settings(self):
+        n = self.n_components
+        if not (_is_int(n) and n >= 1):
+            raise ValueError("n_components must be an integer >= 1, not %r" % (n,))
+        return {"hidden": (int(n),), "units": "binary", "visible": "binary",
+                "estimator": self.estimator, "estimator_options": None,
+                "learning_rate": self.learning_rate, "batch_size": self.batch_size,
+                "n_iter": self.n_iter, "init": "gaussian", "init_scale": _DEFAULT_RMS,
+                "binarize": self.binarize, "random_state": self.random_state,
+                "verbose": self.verbose}
