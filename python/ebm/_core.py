@@ -719,9 +719,11 @@ class Model(_Handle):
         self._call("ebm_model_log_likelihood", float(log_z), v.shape[0], _ptr(v), ld, _ptr(out))
         return out
 
-    def log_likelihood_bound(self, v, log_z):
-        """The mean-field lower bound on log p(v) of visible rows, given log Z."""
+    def log_likelihood_bound(self, v, log_z=None):
+        """The mean-field lower bound on log p(v) of visible rows; log Z exact if not given."""
         v, ld = self._visible(v)
+        if log_z is None:
+            log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
         self._call("ebm_model_log_likelihood_bound", float(log_z), v.shape[0], _ptr(v), ld,
                    _ptr(out))
