@@ -578,10 +578,7 @@ class Model(_Handle):
             raise ValueError("coef must have shape (%d,), not %s" % (n, coef.shape))
         if out is None:
             out = np.zeros(self.param_count, _f32)
-        elif not (isinstance(out, np.ndarray) and out.dtype == _f32 and out.flags.c_contiguous
-                  and out.flags.writeable and out.shape == (self.param_count,)):
-            raise ValueError("out must be a writable contiguous float32 array of shape (%d,)" %
-                             self.param_count)
+        out = _out_vector(out, self.param_count)
         self._call("ebm_model_energy_grad", mask, n, _ptr(x), ld, _ptr(coef), _ptr(out))
         return out
 
@@ -804,22 +801,78 @@ def _option_value(name, value):
     return _check_int(value, name)
 
 
-def _stats(getter, p, enum):
-    return {m.name.lower(): getter(p, int(m)) for m in enum if m.name != "COUNT"}
+def _out_vector(out, n):
+    """out, or a new float32 vector of n, for a result written in place."""
+    if out is None:
+        return np.empty(n, _f32)
+    if not (isinstance(out, np.ndarray) and out.dtype == _f32 and out.flags.c_contiguous
+            and out.flags.writeable and out.shape == (n,)):
+        raise ValueError("out must be a writable contiguous float32 array of shape (%d,)" % n)
+    return out
 
 
-def _dependent_handle(obj):
-    """The handle of a sampler or estimator, whose C object points to its model."""
-    if obj.model.closed:
-        raise ValueError("the model of this %s is closed" % type(obj).__name__)
-    return _Handle._h(obj)
+class _OnModel(_Handle):
+    """A sampler or estimator: a C object that points to its model.
+
+    Subclasses name their C prefix, kind enum, option lookup and stat enum.
+    """
+
+    _prefix = ""  # "ebm_sampler" or "ebm_estimator"
+    _kinds = _stat_enum = None
+
+    def __init__(self, model, kind, options):
+        if not isinstance(model, Model):
+            raise TypeError("model must be an ebm.Model, not %r" % (model,))
+        self.model = model
+        self.kind = _enum_value(self._kinds, kind, "kind")
+        out, create = ctypes.c_void_p(), self._prefix + "_create"
+        # A failed create leaves its message in the model.
+        _check(getattr(_C, create)(ctypes.byref(out), model._h(), int(self.kind)), create,
+               _model_errmsg, model._p)
+        self._p = out.value
+        self._options = {}
+        self.set(**options)
+
+    def _h(self):
+        if self.model.closed:
+            raise ValueError("the model of this %s is closed" % type(self).__name__)
+        return _Handle._h(self)
+
+    def _call(self, suffix, *args):
+        name = self._prefix + suffix
+        return _check(getattr(_C, name)(self._h(), *args), name,
+                      getattr(_C, self._prefix + "_errmsg"), self._p)
+
+    def set(self, **options):
+        """Set options by name; on an error the ones before it stay set."""
+        for name, value in options.items():
+            v = _option_value(name, value)
+            self._call("_set_double" if isinstance(v, float) else "_set_int",
+                       self._option(name), v)
+            self._options[name] = v
+        return self
+
+    @property
+    def stats(self):
+        """The statistics of the last call, by name ("tau_mean", "accept_rate", ...)."""
+        stat, p = getattr(_C, self._prefix + "_stat"), self._h()
+        return {m.name.lower(): stat(p, int(m)) for m in self._stat_enum if m.name != "COUNT"}
+
+    def __repr__(self):
+        return "<ebm.%s %s%s>" % (type(self).__name__, self.kind.name.lower(),
+                                  " closed" if self.closed else "")
+
+
+def _unknown_option(what, name, enums):
+    names = [m.name.lower() for e in enums for m in e if m.name != "SAMPLER_OPTION"]
+    return TypeError("unknown %s option %r (one of %s)" % (what, name, ", ".join(names)))
 
 
 # ---------------------------------------------------------------------------
 # Sampler
 
 
-class Sampler(_Handle):
+class Sampler(_OnModel):
     """A transition kernel on a model's states, single or coupled (ebm_sampler_t).
 
     Sampler(model, kind="gibbs", **options): kind "gibbs", "mh_uniform",
@@ -831,41 +884,22 @@ class Sampler(_Handle):
     """
 
     _destroy = _C.ebm_sampler_destroy
+    _prefix, _kinds, _stat_enum = "ebm_sampler", SamplerKind, SamplerStat
 
     def __init__(self, model, kind="gibbs", **options):
-        if not isinstance(model, Model):
-            raise TypeError("model must be an ebm.Model, not %r" % (model,))
-        self.model = model
-        self.kind = _enum_value(SamplerKind, kind, "kind")
-        out = ctypes.c_void_p()
-        _check(_C.ebm_sampler_create(ctypes.byref(out), model._h(), int(self.kind)),
-               "ebm_sampler_create", _model_errmsg, model._p)
-        self._p = out.value
-        self._options = {}
-        self.set(**options)
+        super().__init__(model, kind, options)
 
-    def _h(self):
-        return _dependent_handle(self)
-
-    def set(self, **options):
-        """Set options by name; on an error the ones before it stay set."""
-        for name, value in options.items():
-            try:
-                opt = SamplerOption[name.upper()]
-            except KeyError:
-                names = ", ".join(m.name.lower() for m in SamplerOption)
-                raise TypeError("unknown sampler option %r (one of %s)" % (name, names)) from None
-            v = _option_value(name, value)
-            fn = "ebm_sampler_set_double" if isinstance(v, float) else "ebm_sampler_set_int"
-            _check(getattr(_C, fn)(self._h(), int(opt), v), fn, _C.ebm_sampler_errmsg, self._p)
-            self._options[name] = v
-        return self
+    @staticmethod
+    def _option(name):
+        try:
+            return int(SamplerOption[name.upper()])
+        except KeyError:
+            raise _unknown_option("sampler", name, (SamplerOption,)) from None
 
     def step(self, x, rng):
         """One transition of every row of the float32 chains x, in place; returns x."""
         x, ld = _writable(x, "x", self.model.state_width)
-        _check(_C.ebm_sampler_step(self._h(), _generator(rng)._h(), x.shape[0], _ptr(x), ld),
-               "ebm_sampler_step", _C.ebm_sampler_errmsg, self._p)
+        self._call("_step", _generator(rng)._h(), x.shape[0], _ptr(x), ld)
         return x
 
     def coupled_step(self, x, y, rng):
@@ -877,23 +911,14 @@ class Sampler(_Handle):
         if np.shares_memory(x, y):
             raise ValueError("x and y share memory")
         met = np.zeros(x.shape[0], np.uint8)
-        _check(_C.ebm_sampler_coupled_step(self._h(), _generator(rng)._h(), x.shape[0], _ptr(x),
-                                           ldx, _ptr(y), ldy, _ptr(met)),
-               "ebm_sampler_coupled_step", _C.ebm_sampler_errmsg, self._p)
+        self._call("_coupled_step", _generator(rng)._h(), x.shape[0], _ptr(x), ldx, _ptr(y), ldy,
+                   _ptr(met))
         return met.astype(bool)
-
-    @property
-    def stats(self):
-        """The statistics of the last call, by name ("accept_rate", "met_fraction", ...)."""
-        return _stats(_C.ebm_sampler_stat, self._h(), SamplerStat)
 
     def __reduce__(self):
         options = dict(self._options)
         options["iteration"] = int(self.stats["iteration"])
         return (_sampler, (self.model, self.kind, options))
-
-    def __repr__(self):
-        return "<ebm.Sampler %s%s>" % (self.kind.name.lower(), " closed" if self.closed else "")
 
 
 def _sampler(model, kind, options):
@@ -904,7 +929,7 @@ def _sampler(model, kind, options):
 # Estimator
 
 
-class Estimator(_Handle):
+class Estimator(_OnModel):
     """A gradient estimator (ebm_estimator_t): CD, PCD, UCD, UCD-LMI, GRBM modified CD.
 
     Estimator(model, kind="ucd", **options): kind "cd", "pcd", "ucd",
@@ -918,40 +943,19 @@ class Estimator(_Handle):
     """
 
     _destroy = _C.ebm_estimator_destroy
+    _prefix, _kinds, _stat_enum = "ebm_estimator", EstimatorKind, EstimatorStat
 
     def __init__(self, model, kind="ucd", **options):
-        if not isinstance(model, Model):
-            raise TypeError("model must be an ebm.Model, not %r" % (model,))
-        self.model = model
-        self.kind = _enum_value(EstimatorKind, kind, "kind")
-        out = ctypes.c_void_p()
-        _check(_C.ebm_estimator_create(ctypes.byref(out), model._h(), int(self.kind)),
-               "ebm_estimator_create", _model_errmsg, model._p)
-        self._p = out.value
-        self._options = {}
-        self.set(**options)
+        super().__init__(model, kind, options)
 
-    def _h(self):
-        return _dependent_handle(self)
-
-    def set(self, **options):
-        """Set options by name; on an error the ones before it stay set."""
-        for name, value in options.items():
-            key = name.upper()
-            if key in EstimatorOption.__members__ and key != "SAMPLER_OPTION":
-                opt = int(EstimatorOption[key])
-            elif key in SamplerOption.__members__:
-                opt = int(EstimatorOption.SAMPLER_OPTION) + int(SamplerOption[key])
-            else:
-                names = [m.name.lower() for m in EstimatorOption if m.name != "SAMPLER_OPTION"]
-                names += [m.name.lower() for m in SamplerOption]
-                raise TypeError("unknown estimator option %r (one of %s)" %
-                                (name, ", ".join(names)))
-            v = _option_value(name, value)
-            fn = "ebm_estimator_set_double" if isinstance(v, float) else "ebm_estimator_set_int"
-            _check(getattr(_C, fn)(self._h(), opt, v), fn, _C.ebm_estimator_errmsg, self._p)
-            self._options[name] = v
-        return self
+    @staticmethod
+    def _option(name):
+        key = name.upper()
+        if key in EstimatorOption.__members__ and key != "SAMPLER_OPTION":
+            return int(EstimatorOption[key])
+        if key in SamplerOption.__members__:
+            return int(EstimatorOption.SAMPLER_OPTION) + int(SamplerOption[key])
+        raise _unknown_option("estimator", name, (EstimatorOption, SamplerOption))
 
     def gradient(self, data, rng, out=None):
         """The estimate of (1/n) sum_r d log p(v_r)/dtheta over the visible rows data.
@@ -965,21 +969,9 @@ class Estimator(_Handle):
         if data.shape[1] not in (m.n_visible, m.state_width):
             raise ValueError("data has %d columns: expected %d visible columns" %
                              (data.shape[1], m.n_visible))
-        if out is None:
-            out = np.empty(m.param_count, _f32)
-        elif not (isinstance(out, np.ndarray) and out.dtype == _f32 and out.flags.c_contiguous
-                  and out.flags.writeable and out.shape == (m.param_count,)):
-            raise ValueError("out must be a writable contiguous float32 array of shape (%d,)" %
-                             m.param_count)
-        _check(_C.ebm_estimator_gradient(self._h(), _generator(rng)._h(), data.shape[0],
-                                         _ptr(data), ld, _ptr(out)),
-               "ebm_estimator_gradient", _C.ebm_estimator_errmsg, self._p)
+        out = _out_vector(out, m.param_count)
+        self._call("_gradient", _generator(rng)._h(), data.shape[0], _ptr(data), ld, _ptr(out))
         return out
-
-    @property
-    def stats(self):
-        """The statistics of the last gradient call, by name ("tau_mean", ...)."""
-        return _stats(_C.ebm_estimator_stat, self._h(), EstimatorStat)
 
     @property
     def num_chains(self):
@@ -991,25 +983,17 @@ class Estimator(_Handle):
         """A copy of the persistent chains (num_chains full states); assign to replace."""
         w = self.model.state_width
         out = np.empty((self.num_chains, w), _f32)
-        _check(_C.ebm_estimator_get_chains(self._h(), _ptr(out), w), "ebm_estimator_get_chains",
-               _C.ebm_estimator_errmsg, self._p)
+        self._call("_get_chains", _ptr(out), w)
         return out
 
     @chains.setter
     def chains(self, x):
         w = self.model.state_width
-        if x is None:
-            x = np.zeros((0, w), _f32)
-        x, ld = _readable(x, "chains", w)
-        _check(_C.ebm_estimator_set_chains(self._h(), x.shape[0], _ptr(x), ld),
-               "ebm_estimator_set_chains", _C.ebm_estimator_errmsg, self._p)
+        x, ld = _readable(np.zeros((0, w), _f32) if x is None else x, "chains", w)
+        self._call("_set_chains", x.shape[0], _ptr(x), ld)
 
     def __reduce__(self):
         return (_estimator, (self.model, self.kind, dict(self._options), self.chains))
-
-    def __repr__(self):
-        return "<ebm.Estimator %s%s>" % (self.kind.name.lower(),
-                                         " closed" if self.closed else "")
 
 
 def _estimator(model, kind, options, chains):
