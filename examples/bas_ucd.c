@@ -124,71 +124,47 @@ typedef struct problem {
     double optimum; /* bas_max_log_likelihood */
 } problem;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: bas_ucd [options]\n"
-            "  Qiu et al. (2020) section 6.1: an RBM (16 visible, 16 hidden) on 4x4\n"
-            "  bars-and-stripes, trained by CD-1, PCD-1, UCD and UCD-LMI.\n"
-            "  --methods LIST  from cd, pcd, ucd, ucd-cap (UCD with at most --cap coupling\n"
-            "                  steps per chain), ucd-lmi (default " DEFAULT_METHODS ")\n"
-            "  --iters N       SGD iterations (default 10000)\n"
-            "  --lr X          learning rate (default 0.1)\n"
-            "  --chains N      Markov chains of the negative phase (default 1000)\n"
-            "  --every N       exact log-likelihood every N iterations (default 50)\n"
-            "  --cap N         ucd-cap's cap on coupling steps (default 100, as cdtau)\n"
-            "  --seed N        seed of the initial model and the chains (default 1)\n"
-            "  --out DIR       output directory, created if missing (default examples/out)\n"
-            "  --save DIR      save each method's final model to DIR/bas_<file>.ebm, <file>\n"
-            "                  cd, pcd, ucd, ucd_cap or ucd_lmi (DIR must exist; default:\n"
-            "                  not saved)\n"
-            "  --help          this text\n");
-}
-
+/* @return 0, 1 after --help, or -1 after a message */
 static int parse_options(int argc, char **argv, options *o)
 {
     const char *list = DEFAULT_METHODS;
-    int64_t seed = 1;
     o->iters = 10000;
     o->chains = 1000;
     o->every = 50;
     o->cap = 100;
     o->lr = 0.1;
+    o->seed = 1;
     o->out = "examples/out";
     o->save = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val;
-        size_t len;
-        int bad = 0;
-        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
-            return -1;
-        }
-        if (cli_is_option(arg, len, "--methods")) {
-            list = val;
-        } else if (cli_is_option(arg, len, "--iters")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->iters);
-        } else if (cli_is_option(arg, len, "--lr")) {
-            bad = cli_parse_double(val, 1e-12, 1e6, &o->lr);
-        } else if (cli_is_option(arg, len, "--chains")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 24, &o->chains);
-        } else if (cli_is_option(arg, len, "--every")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->every);
-        } else if (cli_is_option(arg, len, "--cap")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->cap);
-        } else if (cli_is_option(arg, len, "--seed")) {
-            bad = cli_parse_int(val, 0, INT64_MAX, &seed);
-        } else if (cli_is_option(arg, len, "--out")) {
-            o->out = val;
-        } else if (cli_is_option(arg, len, "--save")) {
-            o->save = val;
-        } else {
-            return cli_unknown_option(PROG, arg, usage);
-        }
-        if (bad) {
-            return cli_bad_value(PROG, arg, len, val);
-        }
+    const cli_spec specs[] = {
+        CLI_STR("--methods", "LIST", &list,
+                "from cd, pcd, ucd, ucd-cap (UCD with at most --cap coupling steps per chain), "
+                "ucd-lmi"),
+        CLI_I64("--iters", "N", &o->iters, 1, INT64_C(1) << 40, "SGD iterations"),
+        CLI_DBL("--lr", "X", &o->lr, 1e-12, 1e6, "learning rate"),
+        CLI_I64("--chains", "N", &o->chains, 1, INT64_C(1) << 24,
+                "Markov chains of the negative phase"),
+        CLI_I64("--every", "N", &o->every, 1, INT64_C(1) << 40,
+                "exact log-likelihood every N iterations"),
+        CLI_I64("--cap", "N", &o->cap, 1, INT64_C(1) << 40,
+                "ucd-cap's cap on coupling steps (100: as cdtau)"),
+        {.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &o->seed,
+         .help = "seed of the initial model and the chains"},
+        CLI_STR("--out", "DIR", &o->out, "output directory, created if missing"),
+        {.type = CLI_TEXT, .name = "--save", .meta = "DIR", .field = &o->save,
+         .dflt = "not saved",
+         .help = "save each method's final model to DIR/bas_<file>.ebm, <file> cd, pcd, ucd, "
+                 "ucd_cap or ucd_lmi (DIR must exist)"},
+    };
+    const cli_program p = {
+        PROG, "[options]",
+        "  Qiu et al. (2020) section 6.1: an RBM (16 visible, 16 hidden) on 4x4\n"
+        "  bars-and-stripes, trained by CD-1, PCD-1, UCD and UCD-LMI.\n",
+        specs, (int)(sizeof specs / sizeof specs[0]), NULL, NULL, NULL};
+    const int parsed = cli_parse(&p, argc, argv);
+    if (parsed != 0) {
+        return parsed;
     }
-    o->seed = (uint64_t)seed;
     const char *names[N_METHODS];
     char unknown[64];
     for (int k = 0; k < N_METHODS; k++) {
@@ -598,8 +574,9 @@ static void write_plot(const run *runs, int n_runs, const options *o, const prob
 int main(int argc, char **argv)
 {
     options o;
-    if (parse_options(argc, argv, &o) != 0) {
-        return 2;
+    const int parsed = parse_options(argc, argv, &o);
+    if (parsed != 0) {
+        return parsed == 1 ? 0 : 2;
     }
     if (cli_make_dirs(o.out) != 0) {
         fprintf(stderr, "bas_ucd: cannot create %s: %s\n", o.out, strerror(errno));

@@ -94,55 +94,33 @@ typedef struct result {
     double tau_mean, tau_min, tau_max, T_mean, T_min, T_max;
 } result;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: coupling_times [options]\n"
-            "  --dims LIST     visible = hidden sizes d (default " DEFAULT_DIMS ")\n"
-            "  --reps N        chain pairs per d and method, rows of one batch (default 100)\n"
-            "  --cap N         most steps tau per pair; slower pairs count as capped (default %d)\n"
-            "  --seed N        seed of the models and chains (default 1)\n"
-            "  --methods LIST  from gibbs, gibbs-lmi, mh, mh-lmi, gibbs-crn, gibbs-crn-lmi\n"
-            "                  (default " DEFAULT_METHODS ")\n"
-            "  --out DIR       output directory, created if missing (default examples/out)\n"
-            "  --help          this text\n",
-            DEFAULT_CAP);
-}
-
+/* @return 0, 1 after --help, or -1 after a message */
 static int parse_options(int argc, char **argv, options *o)
 {
     const char *dims = DEFAULT_DIMS, *list = DEFAULT_METHODS;
-    int64_t seed = 1;
     o->reps = 100;
     o->cap = DEFAULT_CAP;
+    o->seed = 1;
     o->out = "examples/out";
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val;
-        size_t len;
-        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
-            return -1;
-        }
-        int bad = 0;
-        if (cli_is_option(arg, len, "--dims")) {
-            dims = val;
-        } else if (cli_is_option(arg, len, "--methods")) {
-            list = val;
-        } else if (cli_is_option(arg, len, "--reps")) {
-            bad = cli_parse_int(val, 1, 1 << 20, &o->reps);
-        } else if (cli_is_option(arg, len, "--cap")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->cap);
-        } else if (cli_is_option(arg, len, "--seed")) {
-            bad = cli_parse_int(val, 0, INT64_MAX, &seed);
-        } else if (cli_is_option(arg, len, "--out")) {
-            o->out = val;
-        } else {
-            return cli_unknown_option(PROG, arg, usage);
-        }
-        if (bad) {
-            return cli_bad_value(PROG, arg, len, val);
-        }
+    const cli_spec specs[] = {
+        CLI_STR("--dims", "LIST", &dims,
+                "visible = hidden sizes d, each 1..1048576, at most 64 of them"),
+        CLI_I64("--reps", "N", &o->reps, 1, 1 << 20,
+                "chain pairs per d and method, rows of one batch"),
+        CLI_I64("--cap", "N", &o->cap, 1, INT64_C(1) << 40,
+                "most steps tau per pair; slower pairs count as capped"),
+        {.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &o->seed,
+         .help = "seed of the models and chains"},
+        CLI_STR("--methods", "LIST", &list,
+                "from gibbs, gibbs-lmi, mh, mh-lmi, gibbs-crn, gibbs-crn-lmi"),
+        CLI_STR("--out", "DIR", &o->out, "output directory, created if missing"),
+    };
+    const cli_program p = {PROG, "[options]", NULL, specs, (int)(sizeof specs / sizeof specs[0]),
+                           NULL, NULL, NULL};
+    const int parsed = cli_parse(&p, argc, argv);
+    if (parsed != 0) {
+        return parsed;
     }
-    o->seed = (uint64_t)seed;
     /* Comma lists, parsed from a copy. */
     char buf[512], *tok, *save = NULL;
     o->n_dims = 0;
@@ -474,8 +452,9 @@ static void write_plot(const result *res, int n_res, const options *o)
 int main(int argc, char **argv)
 {
     options o;
-    if (parse_options(argc, argv, &o) != 0) {
-        return 2;
+    const int parsed = parse_options(argc, argv, &o);
+    if (parsed != 0) {
+        return parsed == 1 ? 0 : 2;
     }
     if (cli_make_dirs(o.out) != 0) {
         fprintf(stderr, "coupling_times: cannot create %s: %s\n", o.out, strerror(errno));

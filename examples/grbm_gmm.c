@@ -147,36 +147,7 @@ typedef struct queue {
     const options *o;
 } queue;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: grbm_gmm [options]\n"
-            "  Liao et al. (2022) section 4.1: GRBMs on two 2-D Gaussian mixtures, trained by\n"
-            "  modified CD with Gibbs, Langevin and Gibbs-Langevin sampling (with and\n"
-            "  without Metropolis adjustment).\n"
-            "  --mixtures LIST       from iso, aniso (default iso,aniso)\n"
-            "  --methods LIST        from gibbs, langevin, langevin-adj, gibbs-langevin,\n"
-            "                        gibbs-langevin-adj, ucd (default: all but ucd)\n"
-            "  --epochs N            passes over the data (default 50; the paper: 50000)\n"
-            "  --cd-steps N          sampler steps per gradient and per sample (default 100)\n"
-            "  --langevin-steps N    Langevin steps inside a Gibbs-Langevin step (default 10)\n"
-            "  --step-size X         Langevin step size alpha0, times the mean variance\n"
-            "                        (default 0.1)\n"
-            "  --langevin-schedule S cosine: langevin and langevin-adj anneal the step size\n"
-            "                        over the chain (Liao Alg. 1; default); constant: a fixed\n"
-            "                        step, through EBM_ESTIMATOR_GRBM_CD\n"
-            "  --hidden N            hidden units (default 256)\n"
-            "  --batch N             mini-batch size (default 100)\n"
-            "  --data N              training points, and as many held out (default 1000)\n"
-            "  --lr X                initial learning rate, cosine-decayed to 0 (default 0.01)\n"
-            "  --clip X              gradient-norm clipping, 0 for none (default 10)\n"
-            "  --samples N           samples drawn after training (default 1000)\n"
-            "  --every N             log a line every N epochs (default epochs/10)\n"
-            "  --threads N           runs trained at once (default 2)\n"
-            "  --seed N              seed of data, models and chains (default 1)\n"
-            "  --out DIR             output directory, created if missing (default examples/out)\n"
-            "  --help                this text\n");
-}
+static const char *const schedule_names[] = {"cosine", "constant"};
 
 static int parse_list(const char *what, const char *list, const char *const *names, int n,
                       int *use)
@@ -195,10 +166,10 @@ static int parse_list(const char *what, const char *list, const char *const *nam
     return 0;
 }
 
+/* @return 0, 1 after --help, or -1 after a message */
 static int parse_options(int argc, char **argv, options *o)
 {
     const char *method_list = DEFAULT_METHODS, *mixture_list = "iso,aniso";
-    int64_t seed = 1;
     o->epochs = 50;
     o->cd_steps = 100;
     o->langevin_steps = 10;
@@ -212,55 +183,46 @@ static int parse_options(int argc, char **argv, options *o)
     o->clip = 10.0;
     o->step_size = 0.1;
     o->constant_langevin = 0;
+    o->seed = 1;
     o->out = "examples/out";
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val;
-        size_t len;
-        int bad = 0;
-        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
-            return -1;
-        }
-        if (cli_is_option(arg, len, "--mixtures")) {
-            mixture_list = val;
-        } else if (cli_is_option(arg, len, "--methods")) {
-            method_list = val;
-        } else if (cli_is_option(arg, len, "--epochs")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 30, &o->epochs);
-        } else if (cli_is_option(arg, len, "--cd-steps")) {
-            bad = cli_parse_int(val, 1, 1 << 20, &o->cd_steps);
-        } else if (cli_is_option(arg, len, "--langevin-steps")) {
-            bad = cli_parse_int(val, 1, 1 << 20, &o->langevin_steps);
-        } else if (cli_is_option(arg, len, "--step-size")) {
-            bad = cli_parse_double(val, 1e-12, 1e6, &o->step_size);
-        } else if (cli_is_option(arg, len, "--langevin-schedule")) {
-            o->constant_langevin = strcmp(val, "constant") == 0;
-            bad = !o->constant_langevin && strcmp(val, "cosine") != 0;
-        } else if (cli_is_option(arg, len, "--hidden")) {
-            bad = cli_parse_int(val, 1, 1 << 20, &o->hidden);
-        } else if (cli_is_option(arg, len, "--batch")) {
-            bad = cli_parse_int(val, 1, 1 << 24, &o->batch);
-        } else if (cli_is_option(arg, len, "--data")) {
-            bad = cli_parse_int(val, 1, 1 << 24, &o->data);
-        } else if (cli_is_option(arg, len, "--lr")) {
-            bad = cli_parse_double(val, 1e-12, 1e6, &o->lr);
-        } else if (cli_is_option(arg, len, "--clip")) {
-            bad = cli_parse_double(val, 0.0, 1e30, &o->clip);
-        } else if (cli_is_option(arg, len, "--samples")) {
-            bad = cli_parse_int(val, 1, 1 << 24, &o->samples);
-        } else if (cli_is_option(arg, len, "--every")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 30, &o->every);
-        } else if (cli_is_option(arg, len, "--threads")) {
-            bad = cli_parse_int(val, 1, 64, &o->threads);
-        } else if (cli_is_option(arg, len, "--seed")) {
-            bad = cli_parse_int(val, 0, INT64_MAX, &seed);
-        } else if (cli_is_option(arg, len, "--out")) {
-            o->out = val;
-        } else {
-            return cli_unknown_option(PROG, arg, usage);
-        }
-        if (bad) {
-            return cli_bad_value(PROG, arg, len, val);
-        }
+    const cli_spec specs[] = {
+        CLI_STR("--mixtures", "LIST", &mixture_list, "from iso, aniso"),
+        {.type = CLI_TEXT, .name = "--methods", .meta = "LIST", .field = &method_list,
+         .dflt = "all but ucd",
+         .help = "from gibbs, langevin, langevin-adj, gibbs-langevin, gibbs-langevin-adj, ucd"},
+        CLI_I64("--epochs", "N", &o->epochs, 1, INT64_C(1) << 30,
+                "passes over the data (the paper: 50000)"),
+        CLI_I64("--cd-steps", "N", &o->cd_steps, 1, 1 << 20,
+                "sampler steps per gradient and per sample"),
+        CLI_I64("--langevin-steps", "N", &o->langevin_steps, 1, 1 << 20,
+                "Langevin steps inside a Gibbs-Langevin step"),
+        CLI_DBL("--step-size", "X", &o->step_size, 1e-12, 1e6,
+                "Langevin step size alpha0, times the mean variance"),
+        CLI_ONE_OF("--langevin-schedule", &o->constant_langevin, schedule_names, 0,
+                   "cosine: langevin and langevin-adj anneal the step size over the chain "
+                   "(Liao Alg. 1); constant: a fixed step, through EBM_ESTIMATOR_GRBM_CD"),
+        CLI_I64("--hidden", "N", &o->hidden, 1, 1 << 20, "hidden units"),
+        CLI_I64("--batch", "N", &o->batch, 1, 1 << 24, "mini-batch size"),
+        CLI_I64("--data", "N", &o->data, 1, 1 << 24, "training points, and as many held out"),
+        CLI_DBL("--lr", "X", &o->lr, 1e-12, 1e6, "initial learning rate, cosine-decayed to 0"),
+        CLI_DBL("--clip", "X", &o->clip, 0.0, 1e30, "gradient-norm clipping; 0: none"),
+        CLI_I64("--samples", "N", &o->samples, 1, 1 << 24, "samples drawn after training"),
+        {.type = CLI_INT64, .name = "--every", .meta = "N", .field = &o->every, .ilo = 1,
+         .ihi = INT64_C(1) << 30, .dflt = "epochs/10", .help = "log a line every N epochs"},
+        CLI_I64("--threads", "N", &o->threads, 1, 64, "runs trained at once"),
+        {.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &o->seed,
+         .help = "seed of data, models and chains"},
+        CLI_STR("--out", "DIR", &o->out, "output directory, created if missing"),
+    };
+    const cli_program p = {
+        PROG, "[options]",
+        "  Liao et al. (2022) section 4.1: GRBMs on two 2-D Gaussian mixtures, trained by\n"
+        "  modified CD with Gibbs, Langevin and Gibbs-Langevin sampling (with and\n"
+        "  without Metropolis adjustment).\n",
+        specs, (int)(sizeof specs / sizeof specs[0]), NULL, NULL, NULL};
+    const int parsed = cli_parse(&p, argc, argv);
+    if (parsed != 0) {
+        return parsed;
     }
     if (o->batch > o->data) {
         fprintf(stderr, "grbm_gmm: --batch %lld is larger than --data %lld\n",
@@ -270,7 +232,6 @@ static int parse_options(int argc, char **argv, options *o)
     if (o->every == 0) {
         o->every = o->epochs >= 10 ? o->epochs / 10 : 1;
     }
-    o->seed = (uint64_t)seed;
     const char *names[N_METHODS];
     for (int k = 0; k < N_METHODS; k++) {
         names[k] = methods[k].name;
@@ -964,8 +925,9 @@ static void write_figure(const options *o, const problem *p, run *const *cols, i
 int main(int argc, char **argv)
 {
     options o;
-    if (parse_options(argc, argv, &o) != 0) {
-        return 2;
+    const int parsed = parse_options(argc, argv, &o);
+    if (parsed != 0) {
+        return parsed == 1 ? 0 : 2;
     }
     if (cli_make_dirs(o.out) != 0) {
         fprintf(stderr, "grbm_gmm: cannot create %s: %s\n", o.out, strerror(errno));

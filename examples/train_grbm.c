@@ -29,7 +29,15 @@
  * Output in --out (default examples/out/grbm):
  *   train_grbm.csv       one line per --log-every steps: step, epoch, seconds,
  *                        lr, grad norm, mean / min / max variance,
- *                        acceptance, reconstruction MSE (standardised units)
+ *                        acceptance, reconstruction MSE (standardised units),
+ *                        sample acceptance; with --eval-every N three more
+ *                        columns, filled every N steps ("nan" elsewhere):
+ *                        heldout_loglik_exact (up to 20 hidden units: log Z
+ *                        by enumerating the hidden states) or
+ *                        heldout_loglik_ais (AIS log Z, --ais-chains x
+ *                        --eval-betas), the mean log-density of the first
+ *                        --eval-rows test images in standardised units;
+ *                        heldout_log_z; heldout_seconds
  *   samples_<step>.png   --samples chains from N(0, I), --gibbs-steps
  *                        steps of the training sampler, un-standardised
  *   means_<step>.png     the same chains' E[v | h] = mu + W h: the published
@@ -38,14 +46,23 @@
  *   model.ebm            the model (ebm_model_save), after each picture
  *   train_grbm.ckpt      a checkpoint (examples/common/checkpoint.h) with each
  *                        picture: model, training generator, optimiser step
- * Progress lines with rate and ETA go to stderr.
+ * Progress lines with rate and ETA go to stderr. "seconds" is training time:
+ * pictures, checkpoints and held-out evaluations are not counted.
  *
  * Resuming: --resume <out>/train_grbm.ckpt continues a run with the same
  * settings (the checkpoint's configuration text must match) bit for bit:
  * the batch order of epoch t comes from generator (seed, 2^33 + t), the
- * pictures of step s from (seed, 2^32 + s), and training from (seed, 0),
- * whose state the checkpoint holds. (With --minutes and no --epochs the
- * learning rate follows the clock, so that run is not reproducible anyway.)
+ * pictures of step s from (seed, 2^32 + s), the held-out AIS of step s from
+ * (seed, 3 * 2^32 + s), and training from (seed, 0), whose state the
+ * checkpoint holds. (With --minutes and no --epochs the learning rate follows
+ * the clock, so that run is not reproducible anyway.) train_grbm.csv is
+ * appended to.
+ *
+ * Signals: SIGINT or SIGTERM ends training after the step in progress; the
+ * model.ebm and train_grbm.ckpt of that step are written and named on
+ * stderr, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second
+ * signal ends the program at once. Exit status otherwise: 0 done, 1 an error,
+ * 2 a bad option.
  *
  * Threads: OpenBLAS's (OPENBLAS_NUM_THREADS); the library has none of its own.
  */
@@ -73,51 +90,18 @@
 
 typedef struct options {
     int64_t hidden, batch, epochs, gibbs_steps, langevin_steps, adjust, samples, log_every,
-        limit;
+        limit, eval_every, eval_rows, ais_chains, eval_betas;
     double lr, clip, step_size, minutes, sample_minutes, sd_floor;
     int global; /* one mean and sd for all pixels */
     uint64_t seed;
     const char *out, *data_dir, *resume;
 } options;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: train_grbm [options]\n"
-            "  Liao et al. (2022): a GRBM on Fashion-MNIST by modified CD with Gibbs-Langevin\n"
-            "  sampling. Defaults are the paper's (appendix B), except --step-size (see\n"
-            "  docs/grbm.md).\n"
-            "  --hidden N          hidden units (default 10000, the paper's)\n"
-            "  --batch N           mini-batch size (default 512)\n"
-            "  --lr X              initial learning rate, cosine-decayed to 0 (default 0.01)\n"
-            "  --epochs N          passes over the 60,000 images (default 3000)\n"
-            "  --minutes X         stop after X minutes of training; without --epochs the\n"
-            "                      learning rate decays over this budget instead\n"
-            "  --gibbs-steps N     Gibbs-Langevin steps per gradient and per sample (default 100)\n"
-            "  --langevin-steps N  Langevin steps in one Gibbs-Langevin step (default 10)\n"
-            "  --step-size X       Langevin step size, times the mean variance (default 1)\n"
-            "  --adjust ETA        Metropolis-adjust the steps after the ETA-th; -1 never\n"
-            "                      (default -1)\n"
-            "  --clip X            gradient-norm clipping, 0 for none (default 10)\n"
-            "  --standardize HOW   pixel (per pixel, the paper's text) or global (one mean and\n"
-            "                      sd, the published config) (default pixel)\n"
-            "  --sd-floor X        smallest per-pixel sd, grey units (default 0.05)\n"
-            "  --limit N           use the first N training images (default all)\n"
-            "  --samples N         chains in each picture (default 100)\n"
-            "  --sample-every M    pictures, model.ebm and a checkpoint every M minutes\n"
-            "                      (default 2)\n"
-            "  --log-every N       a CSV line and a progress line every N steps (default 20)\n"
-            "  --seed N            seed of the model, batches and chains (default 1)\n"
-            "  --data DIR          Fashion-MNIST directory (default " DATA_FASHION_MNIST_DIR ")\n"
-            "  --out DIR           output directory, created if missing (default examples/out/grbm)\n"
-            "  --resume FILE       continue from a checkpoint (<out>/train_grbm.ckpt) written\n"
-            "                      with the same settings\n"
-            "  --help              this text\n");
-}
+static const char *const standardize_names[] = {"pixel", "global"};
 
+/* @return 0, 1 after --help, or -1 after a message */
 static int parse_options(int argc, char **argv, options *o, int *epochs_given)
 {
-    int64_t seed = 1;
     o->hidden = 10000;
     o->batch = 512;
     o->epochs = 3000;
@@ -127,6 +111,10 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     o->samples = 100;
     o->log_every = 20;
     o->limit = 0;
+    o->eval_every = 0;
+    o->eval_rows = 500;
+    o->ais_chains = 100;
+    o->eval_betas = 100;
     o->lr = 0.01;
     o->clip = 10.0;
     o->step_size = 1.0;
@@ -134,68 +122,68 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     o->sample_minutes = 2.0;
     o->sd_floor = 0.05;
     o->global = 0;
+    o->seed = 1;
     o->out = "examples/out/grbm";
     o->data_dir = NULL;
     o->resume = NULL;
     *epochs_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val;
-        size_t len;
-        int bad = 0;
-        if (cli_option(argc, argv, &i, &len, &val, PROG, usage) != 0) {
-            return -1;
-        }
-        if (cli_is_option(arg, len, "--hidden")) {
-            bad = cli_parse_int(val, 1, 1 << 24, &o->hidden);
-        } else if (cli_is_option(arg, len, "--batch")) {
-            bad = cli_parse_int(val, 1, 1 << 20, &o->batch);
-        } else if (cli_is_option(arg, len, "--lr")) {
-            bad = cli_parse_double(val, 1e-12, 1e6, &o->lr);
-        } else if (cli_is_option(arg, len, "--epochs")) {
-            bad = cli_parse_int(val, 1, 1 << 30, &o->epochs);
-            *epochs_given = 1;
-        } else if (cli_is_option(arg, len, "--minutes")) {
-            bad = cli_parse_double(val, 1e-6, 1e9, &o->minutes);
-        } else if (cli_is_option(arg, len, "--gibbs-steps")) {
-            bad = cli_parse_int(val, 1, 1 << 20, &o->gibbs_steps);
-        } else if (cli_is_option(arg, len, "--langevin-steps")) {
-            bad = cli_parse_int(val, 1, 1 << 20, &o->langevin_steps);
-        } else if (cli_is_option(arg, len, "--step-size")) {
-            bad = cli_parse_double(val, 1e-12, 1e6, &o->step_size);
-        } else if (cli_is_option(arg, len, "--adjust")) {
-            bad = cli_parse_int(val, -1, 1 << 30, &o->adjust);
-        } else if (cli_is_option(arg, len, "--clip")) {
-            bad = cli_parse_double(val, 0.0, 1e30, &o->clip);
-        } else if (cli_is_option(arg, len, "--standardize")) {
-            o->global = strcmp(val, "global") == 0;
-            bad = !o->global && strcmp(val, "pixel") != 0;
-        } else if (cli_is_option(arg, len, "--sd-floor")) {
-            bad = cli_parse_double(val, 1e-6, 1.0, &o->sd_floor);
-        } else if (cli_is_option(arg, len, "--limit")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->limit);
-        } else if (cli_is_option(arg, len, "--samples")) {
-            bad = cli_parse_int(val, 1, 1 << 16, &o->samples);
-        } else if (cli_is_option(arg, len, "--sample-every")) {
-            bad = cli_parse_double(val, 1e-6, 1e9, &o->sample_minutes);
-        } else if (cli_is_option(arg, len, "--log-every")) {
-            bad = cli_parse_int(val, 1, INT64_C(1) << 40, &o->log_every);
-        } else if (cli_is_option(arg, len, "--seed")) {
-            bad = cli_parse_int(val, 0, INT64_MAX, &seed);
-        } else if (cli_is_option(arg, len, "--data")) {
-            o->data_dir = val;
-        } else if (cli_is_option(arg, len, "--out")) {
-            o->out = val;
-        } else if (cli_is_option(arg, len, "--resume")) {
-            o->resume = val;
-        } else {
-            return cli_unknown_option(PROG, arg, usage);
-        }
-        if (bad) {
-            return cli_bad_value(PROG, arg, len, val);
-        }
-    }
-    o->seed = (uint64_t)seed;
-    return 0;
+    const cli_spec specs[] = {
+        CLI_I64("--hidden", "N", &o->hidden, 1, 1 << 24, "hidden units; the paper's 10000"),
+        CLI_I64("--batch", "N", &o->batch, 1, 1 << 20, "mini-batch size"),
+        CLI_DBL("--lr", "X", &o->lr, 1e-12, 1e6, "initial learning rate, cosine-decayed to 0"),
+        {.type = CLI_INT64, .name = "--epochs", .meta = "N", .field = &o->epochs, .ilo = 1,
+         .ihi = 1 << 30, .seen = epochs_given, .help = "passes over the training images"},
+        {.type = CLI_DOUBLE, .name = "--minutes", .meta = "X", .field = &o->minutes,
+         .dlo = 1e-12, .dhi = 1e9, .dflt = "none",
+         .help = "stop after X minutes of training; without --epochs the learning rate "
+                 "decays over this budget instead (then a run does not repeat to the bit)"},
+        CLI_I64("--gibbs-steps", "N", &o->gibbs_steps, 1, 1 << 20,
+                "Gibbs-Langevin steps per gradient and per sample"),
+        CLI_I64("--langevin-steps", "N", &o->langevin_steps, 1, 1 << 20,
+                "Langevin steps in one Gibbs-Langevin step"),
+        CLI_DBL("--step-size", "X", &o->step_size, 1e-12, 1e6,
+                "Langevin step size, times the mean variance"),
+        CLI_I64("--adjust", "ETA", &o->adjust, -1, 1 << 30,
+                "Metropolis-adjust the steps after the ETA-th; -1: never"),
+        CLI_DBL("--clip", "X", &o->clip, 0.0, 1e30, "gradient-norm clipping; 0: none"),
+        CLI_ONE_OF("--standardize", &o->global, standardize_names, 0,
+                   "per pixel (the paper's text) or one mean and sd (the published config)"),
+        CLI_DBL("--sd-floor", "X", &o->sd_floor, 1e-6, 1.0, "smallest per-pixel sd, grey units"),
+        {.type = CLI_INT64, .name = "--limit", .meta = "N", .field = &o->limit, .ilo = 1,
+         .ihi = INT64_C(1) << 40, .dflt = "all",
+         .help = "use the first N training images"},
+        CLI_I64("--samples", "N", &o->samples, 1, 1 << 16, "chains in each picture"),
+        CLI_DBL("--sample-every", "M", &o->sample_minutes, 1e-12, 1e9,
+                "pictures, model.ebm and a checkpoint every M minutes"),
+        CLI_I64("--log-every", "N", &o->log_every, 1, INT64_C(1) << 40,
+                "a CSV line and a progress line every N steps"),
+        CLI_I64("--eval-every", "N", &o->eval_every, 0, INT64_C(1) << 40,
+                "held-out log-likelihood every N steps into train_grbm.csv; 0: none"),
+        CLI_I64("--eval-rows", "N", &o->eval_rows, 1, 10000,
+                "--eval-every: the first N Fashion-MNIST test images"),
+        CLI_I64("--ais-chains", "N", &o->ais_chains, 2, 1 << 24,
+                "--eval-every: AIS runs, where AIS is needed (more than 20 hidden units)"),
+        CLI_I64("--eval-betas", "N", &o->eval_betas, 1, 1 << 30,
+                "--eval-every: AIS inverse temperatures"),
+        {.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &o->seed,
+         .help = "seed of the model, batches and chains"},
+        {.type = CLI_TEXT, .name = "--data", .meta = "DIR", .field = &o->data_dir,
+         .dflt = DATA_FASHION_MNIST_DIR, .help = "Fashion-MNIST directory"},
+        CLI_STR("--out", "DIR", &o->out, "output directory, created if missing"),
+        CLI_STR("--resume", "FILE", &o->resume,
+                "continue from a checkpoint (<out>/train_grbm.ckpt) written with the same "
+                "settings"),
+    };
+    const cli_program p = {
+        PROG, "[options]",
+        "  Liao et al. (2022): a GRBM on Fashion-MNIST by modified CD with Gibbs-Langevin\n"
+        "  sampling. Defaults are the paper's (appendix B), except --step-size (see\n"
+        "  docs/grbm.md). Each option: what it sets (the values it accepts, its default).\n",
+        specs, (int)(sizeof specs / sizeof specs[0]),
+        "SIGINT or SIGTERM: the step in progress ends, the checkpoint and model.ebm\n"
+        "are written, and the exit status is 130 or 143 (man ebm-train-grbm).\n",
+        NULL, NULL};
+    return cli_parse(&p, argc, argv);
 }
 
 /* ---- data -------------------------------------------------------------- */
@@ -233,7 +221,9 @@ static void write_grid(const options *o, const data_set *d, const char *name, co
 {
     uint8_t *img;
     int w, h;
-    int rc = image_tile(&img, &w, &h, grey, n, d->dim, d->height, d->width, 10, 1, 0.0f, 1.0f);
+    const int scale = image_scale_for(d->height, d->width, IMAGE_MIN_SIDE, 1);
+    int rc = image_tile_scaled(&img, &w, &h, grey, n, d->dim, d->height, d->width, 10, 1, scale,
+                               0.0f, 1.0f);
     if (rc != IMAGE_OK) {
         cli_die(PROG, "image_tile", EBM_EVALUE, image_strerror(rc));
     }
@@ -289,12 +279,77 @@ static double draw_pictures(const options *o, const data_set *d, const data_enco
     data_decode(enc, n, d->dim, sp->mean, d->dim, sp->grey, d->dim);
     snprintf(name, sizeof name, "means_%08lld.png", (long long)step);
     write_grid(o, d, name, sp->grey, n);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/model.ebm", o->out);
-    if ((rc = ebm_model_save(m, path)) != EBM_OK) {
-        cli_die(PROG, "ebm_model_save", rc, ebm_model_errmsg(m));
-    }
     return acc / (double)o->gibbs_steps;
+}
+
+/* model.ebm and train_grbm.ckpt (model, training generator, optimiser, step,
+ * training time). @return 0, or -1 after a message */
+static int save_state(const options *o, const ebm_model_t *m, const ebm_rng_t *rng,
+                      const optim *opt, const ebm_estimator_t *e, int64_t step, double elapsed,
+                      const char *config)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/model.ebm", o->out);
+    if (ebm_model_save(m, path) != EBM_OK) {
+        fprintf(stderr, "train_grbm: %s: %s\n", path, ebm_model_errmsg(m));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/train_grbm.ckpt", o->out);
+    if (checkpoint_save(path, m, rng, opt, e, step, elapsed, config, err, sizeof err) !=
+        CHECKPOINT_OK) {
+        fprintf(stderr, "train_grbm: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- held-out log-likelihood (--eval-every) ----------------------------- */
+
+/* The first --eval-rows test images, standardised as the training images, and
+ * how they are scored: exact (log Z enumerates the 2^hidden hidden states;
+ * the Gaussian visible layer is integrated out) up to 20 hidden units, else
+ * AIS (--ais-chains x --eval-betas) for log Z. log p(v) is the density of the
+ * standardised pixels, in nats per image. */
+enum { HELDOUT_EXACT_HIDDEN = 20 };
+#define STREAM_HELDOUT (UINT64_C(3) << 32)
+
+typedef struct heldout {
+    float *x;
+    int64_t n, dim;
+    int exact;
+    const char *column;
+    double *ll;
+} heldout;
+
+/* @return 0, or -1 after a message */
+static int heldout_score(const options *o, const heldout *h, const ebm_model_t *m, int64_t step,
+                         double *ll_mean, double *log_z)
+{
+    int rc;
+    ebm_rng_t *rng = NULL;
+    if (h->exact) {
+        rc = ebm_model_log_partition_exact(m, log_z);
+    } else {
+        rc = ebm_rng_create(&rng, o->seed, STREAM_HELDOUT + (uint64_t)step);
+        if (rc == EBM_OK) {
+            rc = ebm_model_log_partition_ais(m, rng, o->ais_chains, o->eval_betas, log_z, NULL);
+        }
+    }
+    if (rc == EBM_OK) {
+        rc = ebm_model_log_likelihood(m, *log_z, h->n, h->x, h->dim, h->ll);
+    }
+    ebm_rng_destroy(rng);
+    if (rc != EBM_OK) {
+        fprintf(stderr, "train_grbm: --eval-every at step %lld: %s\n", (long long)step,
+                ebm_model_errmsg(m));
+        return -1;
+    }
+    double sum = 0.0;
+    for (int64_t r = 0; r < h->n; r++) {
+        sum += h->ll[r];
+    }
+    *ll_mean = sum / (double)h->n;
+    return 0;
 }
 
 /* ---- statistics -------------------------------------------------------- */
@@ -349,16 +404,18 @@ int main(int argc, char **argv)
 {
     options o;
     int epochs_given;
-    if (parse_options(argc, argv, &o, &epochs_given) != 0) {
-        return 2;
+    const int parsed = parse_options(argc, argv, &o, &epochs_given);
+    if (parsed != 0) {
+        return parsed == 1 ? 0 : 2;
     }
     if (cli_make_dirs(o.out) != 0) {
         fprintf(stderr, "train_grbm: cannot create %s: %s\n", o.out, strerror(errno));
         return 1;
     }
-    data_set train;
+    data_set train, test = {0};
     char err[512];
-    int rc = data_load_fashion_mnist(&train, NULL, o.data_dir, err, sizeof err);
+    int rc = data_load_fashion_mnist(&train, o.eval_every > 0 ? &test : NULL, o.data_dir, err,
+                                     sizeof err);
     if (rc != DATA_OK) {
         fprintf(stderr, "train_grbm: %s\n", err);
         return 1;
@@ -395,6 +452,18 @@ int main(int argc, char **argv)
         cli_die(PROG, "ebm_model_init", rc, ebm_model_errmsg(m));
     }
     const int64_t w = ebm_model_state_width(m), n_params = ebm_model_param_count(m);
+
+    heldout ho = {NULL, 0, n0, o.hidden <= HELDOUT_EXACT_HIDDEN, NULL, NULL};
+    if (o.eval_every > 0) {
+        ho.n = o.eval_rows < test.n ? o.eval_rows : test.n;
+        ho.x = cli_xmalloc(PROG, (size_t)(ho.n * n0) * sizeof *ho.x);
+        ho.ll = cli_xmalloc(PROG, (size_t)ho.n * sizeof *ho.ll);
+        ho.column = ho.exact ? "heldout_loglik_exact" : "heldout_loglik_ais";
+        rc = data_batch(&test, &enc, NULL, NULL, ho.n, ho.x, n0, err, sizeof err);
+        if (rc != DATA_OK) {
+            cli_die(PROG, "data_batch (test images)", rc, err);
+        }
+    }
 
     /* The estimator and a sampler configured as its negative chains. */
     const int so = EBM_ESTIMATOR_SAMPLER_OPTION;
@@ -454,15 +523,33 @@ int main(int argc, char **argv)
              o.global ? "global" : "pixel", o.sd_floor, (long long)o.limit,
              (unsigned long long)o.seed);
 
-    char path[1024];
+    /* The CSV: appended to when resuming (its columns must be the same), else
+     * written anew; the held-out columns come last. */
+    char path[1024], header[512], old[512] = "";
+    snprintf(header, sizeof header,
+             "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
+             "sample_accept%s%s%s\n", ho.column != NULL ? "," : "",
+             ho.column != NULL ? ho.column : "",
+             ho.column != NULL ? ",heldout_log_z,heldout_seconds" : "");
     snprintf(path, sizeof path, "%s/train_grbm.csv", o.out);
-    FILE *csv = fopen(path, "w");
+    FILE *probe = o.resume != NULL ? fopen(path, "r") : NULL;
+    const int has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
+    if (probe != NULL) {
+        fclose(probe);
+    }
+    if (has_header && strcmp(old, header) != 0) {
+        fprintf(stderr, "train_grbm: %s has other columns than this run writes (another "
+                        "--eval-every?):\n  it has: %s  now:    %s", path, old, header);
+        return 2;
+    }
+    FILE *csv = fopen(path, has_header ? "a" : "w");
     if (csv == NULL) {
         fprintf(stderr, "train_grbm: cannot write %s: %s\n", path, strerror(errno));
         return 1;
     }
-    fprintf(csv, "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
-                 "sample_accept\n");
+    if (!has_header) {
+        fputs(header, csv);
+    }
     write_grid(&o, &train, "data.png", train.x, o.samples < train.n ? o.samples : train.n);
     fprintf(stderr,
             "train_grbm: %lld images, %lld x %lld GRBM, batch %lld, %lld x %lld Gibbs-Langevin "
@@ -500,12 +587,22 @@ int main(int argc, char **argv)
                 o.resume, (long long)step, seconds_before);
     }
 
+    if (cli_catch_stop_signals() != 0) {
+        fprintf(stderr, "train_grbm: warning: cannot catch SIGINT and SIGTERM: %s\n",
+                strerror(errno));
+    }
+    /* Training time: the clock since t0 less pictures_s, the time spent on
+     * pictures, checkpoints and held-out evaluations. */
     const double t0 = cli_now() - seconds_before;
     double pictures_s = 0.0, next_picture = seconds_before + 60.0 * o.sample_minutes,
            acc_sum = 0.0, norm_sum = 0.0, sample_acc = NAN;
     int64_t window = 0, perm_epoch = -1;
-    int stop = 0;
+    int stop = 0, stopped_by = 0;
     while (!stop && step < total) {
+        /* SIGINT or SIGTERM: stop between steps, save below. */
+        if ((stopped_by = cli_stop_signal()) != 0) {
+            break;
+        }
         /* Epoch t's order comes from a generator of its own, so a resumed run
          * continues mid-epoch with the same batches. */
         const int64_t epoch = step / batches, b = step % batches;
@@ -551,24 +648,38 @@ int main(int argc, char **argv)
         if (elapsed >= next_picture || last) {
             const double tp = cli_now();
             sample_acc = draw_pictures(&o, &train, &enc, m, &sp, step);
-            snprintf(path, sizeof path, "%s/train_grbm.ckpt", o.out);
-            if (checkpoint_save(path, m, rng, &opt, e, step, elapsed, config, err, sizeof err) !=
-                CHECKPOINT_OK) {
-                fprintf(stderr, "train_grbm: %s\n", err);
+            if (save_state(&o, m, rng, &opt, e, step, elapsed, config) != 0) {
                 stop = 2;
             }
             pictures_s += cli_now() - tp;
             next_picture = elapsed + 60.0 * o.sample_minutes;
         }
-        if (step % o.log_every == 0 || last) {
+        const int eval_now = o.eval_every > 0 && step % o.eval_every == 0;
+        double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
+        if (eval_now) {
+            const double te = cli_now();
+            if (heldout_score(&o, &ho, m, step, &heldout_ll, &heldout_log_z) != 0) {
+                stop = 2;
+                break;
+            }
+            heldout_s = cli_now() - te;
+            pictures_s += heldout_s;
+            fprintf(stderr, "step %7lld  held-out %s = %.4f (%lld images, %.2f s)\n",
+                    (long long)step, ho.column, heldout_ll, (long long)ho.n, heldout_s);
+        }
+        if (step % o.log_every == 0 || last || eval_now) {
             double vmean, vlo, vhi;
             ebm_model_get_params(m, theta);
             variance_range(m, theta, &vmean, &vlo, &vhi);
             const double mse = reconstruction_mse(m, o.batch, batch, n0, theta, xrec, rec);
             const double ep = (double)step / (double)batches;
-            fprintf(csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f\n",
+            fprintf(csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f",
                     (long long)step, ep, elapsed, lr, norm_sum / window, vmean, vlo, vhi,
                     acc_sum / window, mse, sample_acc);
+            if (ho.column != NULL) {
+                fprintf(csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
+            }
+            fputc('\n', csv);
             fflush(csv);
             const double rate = (double)step / elapsed;
             double left = (double)(total - step) / rate;
@@ -589,8 +700,19 @@ int main(int argc, char **argv)
         }
     }
     fclose(csv);
-    fprintf(stderr, "train_grbm: %s after %lld steps; pictures and model in %s\n",
-            stop == 2 ? "stopped on an error" : "done", (long long)step, o.out);
+    if (stopped_by != 0) {
+        const double elapsed = cli_now() - t0 - pictures_s;
+        if (save_state(&o, m, rng, &opt, e, step, elapsed, config) != 0) {
+            stop = 2;
+        } else {
+            fprintf(stderr, "train_grbm: %s: stopped after step %lld; wrote %s/train_grbm.ckpt "
+                            "and %s/model.ebm; continue with --resume %s/train_grbm.ckpt\n",
+                    cli_signal_name(stopped_by), (long long)step, o.out, o.out, o.out);
+        }
+    } else {
+        fprintf(stderr, "train_grbm: %s after %lld steps; pictures and model in %s\n",
+                stop == 2 ? "stopped on an error" : "done", (long long)step, o.out);
+    }
     free(perm);
     free(rec);
     free(xrec);
@@ -607,6 +729,15 @@ int main(int argc, char **argv)
     ebm_model_destroy(m);
     free(px_sd);
     free(px_mean);
+    free(ho.x);
+    free(ho.ll);
     data_set_free(&train);
-    return stop == 2;
+    data_set_free(&test);
+    if (stop == 2) {
+        return 1;
+    }
+    if (stopped_by == 0) {
+        stopped_by = cli_stop_signal(); /* one that came during the last pictures */
+    }
+    return stopped_by != 0 ? 128 + stopped_by : 0;
 }

@@ -5,24 +5,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-int cli_next_option(int argc, char **argv, int *i, size_t *len, const char **val)
-{
-    const char *arg = argv[*i], *eq = strchr(arg, '=');
-    *len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
-    *val = NULL;
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-        return 1;
-    }
-    *val = eq != NULL ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
-    return *val != NULL ? 0 : -1;
-}
 
 int cli_is_option(const char *arg, size_t len, const char *name)
 {
@@ -132,33 +121,33 @@ void cli_set_error(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
-int cli_option(int argc, char **argv, int *i, size_t *len, const char **val, const char *prog,
-               void (*usage)(FILE *))
+static volatile sig_atomic_t stop_signal = 0;
+
+static void on_stop_signal(int sig)
 {
-    const char *arg = argv[*i];
-    int rc = cli_next_option(argc, argv, i, len, val);
-    if (rc == 1) {
-        usage(stdout);
-        exit(0);
+    if (stop_signal == 0) {
+        stop_signal = sig;
     }
-    if (rc != 0) {
-        fprintf(stderr, "%s: %s needs a value\n", prog, arg);
-        return -1;
-    }
-    return 0;
 }
 
-int cli_unknown_option(const char *prog, const char *arg, void (*usage)(FILE *))
+int cli_catch_stop_signals(void)
 {
-    fprintf(stderr, "%s: unknown option %s\n", prog, arg);
-    usage(stderr);
-    return -1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_RESETHAND;
+    return sigaction(SIGINT, &sa, NULL) == 0 && sigaction(SIGTERM, &sa, NULL) == 0 ? 0 : -1;
 }
 
-int cli_bad_value(const char *prog, const char *arg, size_t len, const char *val)
+int cli_stop_signal(void)
 {
-    fprintf(stderr, "%s: bad value '%s' for %.*s\n", prog, val, (int)len, arg);
-    return -1;
+    return stop_signal;
+}
+
+const char *cli_signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
 }
 
 void cli_die(const char *prog, const char *what, int rc, const char *msg)
@@ -174,4 +163,326 @@ void *cli_xmalloc(const char *prog, size_t size)
         cli_die(prog, "malloc", EBM_ENOMEM, "out of memory");
     }
     return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Option tables                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Upper bounds at or past these print as no bound ("N >= 1"): they only keep
+ * sizes inside what the program can allocate or count. */
+#define CLI_INT_NO_BOUND (INT64_C(1) << 40)
+#define CLI_DOUBLE_NO_BOUND 1e9
+/* A lower bound this small (and > 0) means "strictly positive". */
+#define CLI_DOUBLE_POSITIVE 1e-9
+
+/* The accepted values in the short form --help shows: "1..4096", ">= 1",
+ * "> 0", "(0, 1e+06]", "[0, 1]". Empty for text and flags. */
+static void short_range(const cli_spec *s, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (s->range != NULL) {
+        snprintf(buf, size, "%s", s->range);
+        return;
+    }
+    switch (s->type) {
+    case CLI_INT64:
+    case CLI_INT:
+        if (s->ihi >= CLI_INT_NO_BOUND) {
+            snprintf(buf, size, ">= %lld", (long long)s->ilo);
+        } else {
+            snprintf(buf, size, "%lld..%lld", (long long)s->ilo, (long long)s->ihi);
+        }
+        break;
+    case CLI_SEED:
+        snprintf(buf, size, "0..%lld", (long long)INT64_MAX);
+        break;
+    case CLI_DOUBLE: {
+        const int positive = s->dlo > 0.0 && s->dlo <= CLI_DOUBLE_POSITIVE;
+        const char *x = s->meta != NULL ? s->meta : "X";
+        if (s->dhi >= CLI_DOUBLE_NO_BOUND) {
+            if (positive) {
+                snprintf(buf, size, "%s > 0", x);
+            } else {
+                snprintf(buf, size, "%s >= %g", x, s->dlo);
+            }
+        } else if (positive) {
+            snprintf(buf, size, "0 < %s <= %g", x, s->dhi);
+        } else {
+            snprintf(buf, size, "%g <= %s <= %g", s->dlo, x, s->dhi);
+        }
+        break;
+    }
+    case CLI_CHOICE: {
+        size_t at = 0;
+        for (int k = s->first_choice; k < s->n_choices && at < size; k++) {
+            int n = snprintf(buf + at, size - at, "%s%s", k > s->first_choice ? "|" : "",
+                             s->choices[k]);
+            at += n > 0 ? (size_t)n : 0;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void cli_spec_range(const cli_spec *s, char *buf, size_t size)
+{
+    char r[512];
+    short_range(s, r, sizeof r);
+    if (s->range != NULL || s->type == CLI_TEXT || s->type == CLI_CUSTOM) {
+        snprintf(buf, size, "%s", r[0] != '\0' ? r : "a value");
+    } else if (s->type == CLI_CHOICE) {
+        size_t at = (size_t)snprintf(buf, size, "one of ");
+        for (int k = s->first_choice; k < s->n_choices && at < size; k++) {
+            int n = snprintf(buf + at, size - at, "%s%s", k > s->first_choice ? ", " : "",
+                             s->choices[k]);
+            at += n > 0 ? (size_t)n : 0;
+        }
+    } else if (s->type == CLI_DOUBLE) {
+        snprintf(buf, size, "a number with %s", r);
+    } else {
+        snprintf(buf, size, "an integer %s%s", r[0] == '>' ? "" : "in ", r);
+    }
+}
+
+/* The field's value as --help shows it as the default. */
+static void value_text(const cli_spec *s, char *buf, size_t size)
+{
+    if (s->dflt != NULL) {
+        snprintf(buf, size, "%s", s->dflt);
+        return;
+    }
+    switch (s->type) {
+    case CLI_INT64: snprintf(buf, size, "%lld", (long long)*(const int64_t *)s->field); break;
+    case CLI_INT: snprintf(buf, size, "%d", *(const int *)s->field); break;
+    case CLI_DOUBLE: snprintf(buf, size, "%g", *(const double *)s->field); break;
+    case CLI_SEED:
+        snprintf(buf, size, "%llu", (unsigned long long)*(const uint64_t *)s->field);
+        break;
+    case CLI_CHOICE: {
+        const int k = *(const int *)s->field;
+        snprintf(buf, size, "%s", k >= 0 && k < s->n_choices ? s->choices[k] : "?");
+        break;
+    }
+    case CLI_TEXT: {
+        const char *v = *(const char *const *)s->field;
+        snprintf(buf, size, "%s", v != NULL ? v : "none");
+        break;
+    }
+    case CLI_FLAG: snprintf(buf, size, "%s", *(const int *)s->field ? "on" : "off"); break;
+    default: buf[0] = '\0'; break;
+    }
+}
+
+/* Print words of text from column col, wrapping at 79 to column indent; a
+ * '\1' is a space that does not break. */
+static void wrap(FILE *f, const char *text, int col, int indent)
+{
+    const char *p = text;
+    while (*p != '\0') {
+        while (*p == ' ') {
+            p++;
+        }
+        const size_t n = strcspn(p, " ");
+        if (n == 0) {
+            break;
+        }
+        if (col > indent && col + 1 + (int)n > 79) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', f);
+            col++;
+        }
+        for (size_t k = 0; k < n; k++) {
+            fputc(p[k] == '\1' ? ' ' : p[k], f);
+        }
+        col += (int)n;
+        p += n;
+    }
+    fputc('\n', f);
+}
+
+/* One option's entry; dflt_text NULL: the field's value now. */
+static void usage_entry(const cli_spec *s, const char *dflt_text, FILE *f)
+{
+    enum { INDENT = 26 };
+    if (s->type == CLI_SECTION) {
+        fprintf(f, "%s\n", s->name);
+        return;
+    }
+    char head[1024], range[512], dflt[512], text[2048];
+    if (s->type == CLI_CHOICE) {
+        char choices[512];
+        short_range(s, choices, sizeof choices);
+        snprintf(head, sizeof head, "  %s %s", s->name, choices);
+        range[0] = '\0';
+    } else {
+        snprintf(head, sizeof head, "  %s%s%s", s->name, s->meta != NULL ? " " : "",
+                 s->meta != NULL ? s->meta : "");
+        short_range(s, range, sizeof range);
+    }
+    for (char *c = range; *c != '\0'; c++) {
+        *c = *c == ' ' ? '\1' : *c; /* wrap keeps "0 < X <= 1" on one line */
+    }
+    if (dflt_text != NULL) {
+        snprintf(dflt, sizeof dflt, "%s", dflt_text);
+    } else {
+        value_text(s, dflt, sizeof dflt);
+    }
+    snprintf(text, sizeof text, "%s (%s%s%sdefault %s)", s->help != NULL ? s->help : "",
+             range[0] != '\0' ? "range " : "", range, range[0] != '\0' ? ", " : "", dflt);
+    int col = (int)strlen(head);
+    fputs(head, f);
+    if (col + 2 > INDENT) {
+        fprintf(f, "\n%*s", INDENT, "");
+    } else {
+        fprintf(f, "%*s", INDENT - col, "");
+    }
+    wrap(f, text, INDENT, INDENT);
+}
+
+static void usage_with(const cli_program *p, char (*dflt)[256], FILE *f)
+{
+    fprintf(f, "usage: %s %s\n", p->prog, p->synopsis != NULL ? p->synopsis : "[options]");
+    if (p->about != NULL) {
+        fputs(p->about, f);
+    }
+    for (int k = 0; k < p->n_specs; k++) {
+        usage_entry(&p->specs[k], dflt != NULL ? dflt[k] : NULL, f);
+    }
+    fprintf(f, "  %-24sthis text\n", "--help, -h");
+    if (p->epilog != NULL) {
+        fputs(p->epilog, f);
+    }
+}
+
+void cli_usage(const cli_program *p, FILE *f)
+{
+    usage_with(p, NULL, f);
+}
+
+/* Put val into s's field. @return 0, or -1 (a bad value; nothing written) */
+static int set_value(const cli_spec *s, const char *val)
+{
+    int64_t iv;
+    double dv;
+    switch (s->type) {
+    case CLI_INT64:
+        if (cli_parse_int(val, s->ilo, s->ihi, &iv) != 0) {
+            return -1;
+        }
+        *(int64_t *)s->field = iv;
+        return 0;
+    case CLI_INT:
+        if (cli_parse_int(val, s->ilo, s->ihi, &iv) != 0 || iv < INT32_MIN || iv > INT32_MAX) {
+            return -1;
+        }
+        *(int *)s->field = (int)iv;
+        return 0;
+    case CLI_DOUBLE:
+        if (cli_parse_double(val, s->dlo, s->dhi, &dv) != 0) {
+            return -1;
+        }
+        *(double *)s->field = dv;
+        return 0;
+    case CLI_SEED:
+        if (cli_parse_int(val, 0, INT64_MAX, &iv) != 0) {
+            return -1;
+        }
+        *(uint64_t *)s->field = (uint64_t)iv;
+        return 0;
+    case CLI_CHOICE:
+        for (int k = s->first_choice; k < s->n_choices; k++) {
+            if (strcmp(val, s->choices[k]) == 0) {
+                *(int *)s->field = k;
+                return 0;
+            }
+        }
+        return -1;
+    case CLI_TEXT:
+        *(const char **)s->field = val;
+        return 0;
+    case CLI_CUSTOM:
+        return s->parse(val, s->field);
+    default:
+        return -1;
+    }
+}
+
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int cli_parse(const cli_program *p, int argc, char **argv)
+{
+    /* The defaults as they are before parsing, for --help. */
+    char (*dflt)[256] = malloc((size_t)(p->n_specs > 0 ? p->n_specs : 1) * sizeof *dflt);
+    if (dflt == NULL) {
+        fprintf(stderr, "%s: out of memory\n", p->prog);
+        return -1;
+    }
+    for (int k = 0; k < p->n_specs; k++) {
+        value_text(&p->specs[k], dflt[k], sizeof dflt[k]);
+    }
+    int rc = 0;
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        const char *arg = argv[i];
+        if (is_help(arg)) {
+            usage_with(p, dflt, stdout);
+            rc = 1;
+            break;
+        }
+        if (arg[0] != '-' && p->positional != NULL) {
+            rc = p->positional(arg, p->ctx) == 0 ? 0 : -1;
+            continue;
+        }
+        const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+        const size_t len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+        const cli_spec *s = NULL;
+        for (int k = 0; s == NULL && k < p->n_specs; k++) {
+            if (p->specs[k].type != CLI_SECTION && cli_is_option(arg, len, p->specs[k].name)) {
+                s = &p->specs[k];
+            }
+        }
+        if (s == NULL) {
+            fprintf(stderr, "%s: unknown option %s (%s--help lists the options)\n", p->prog, arg,
+                    arg[0] != '-' || arg[1] == '\0'
+                        ? "this program takes no other arguments; "
+                        : "");
+            rc = -1;
+            break;
+        }
+        char range[512];
+        cli_spec_range(s, range, sizeof range);
+        if (s->type == CLI_FLAG) {
+            if (eq != NULL) {
+                fprintf(stderr, "%s: %s takes no value\n", p->prog, s->name);
+                rc = -1;
+                break;
+            }
+            *(int *)s->field = 1;
+        } else {
+            const char *val = eq != NULL ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+            if (val == NULL) {
+                fprintf(stderr, "%s: %s needs a value (%s)\n", p->prog, s->name, range);
+                rc = -1;
+                break;
+            }
+            if (set_value(s, val) != 0) {
+                fprintf(stderr, "%s: bad value '%s' for %s: expected %s\n", p->prog, val, s->name,
+                        range);
+                rc = -1;
+                break;
+            }
+        }
+        if (s->seen != NULL) {
+            *s->seen = 1;
+        }
+    }
+    free(dflt);
+    return rc;
 }

@@ -124,16 +124,32 @@ int image_png_write(const char *path, int width, int height, int channels,
 int image_tile(uint8_t **out, int *out_w, int *out_h, const float *x, int64_t n, int64_t ld,
                int h, int w, int cols, int pad, float lo, float hi)
 {
+    return image_tile_scaled(out, out_w, out_h, x, n, ld, h, w, cols, pad, 1, lo, hi);
+}
+
+int image_scale_for(int h, int w, int min_side, int at_least)
+{
+    const int side = h < w ? h : w;
+    if (side < 1 || min_side < 1) {
+        return at_least;
+    }
+    const int need = (min_side + side - 1) / side;
+    return need > at_least ? need : at_least;
+}
+
+int image_tile_scaled(uint8_t **out, int *out_w, int *out_h, const float *x, int64_t n,
+                      int64_t ld, int h, int w, int cols, int pad, int scale, float lo, float hi)
+{
     if (out == NULL) {
         return IMAGE_EARG;
     }
     *out = NULL;
     if (out_w == NULL || out_h == NULL || x == NULL || n < 1 || h < 1 || w < 1 || cols < 1 ||
-        pad < 0 || ld < (int64_t)h * w || !(hi > lo)) {
+        pad < 0 || scale < 1 || scale > 4096 || ld < (int64_t)h * w || !(hi > lo)) {
         return IMAGE_EARG;
     }
-    int64_t rows = (n + cols - 1) / cols;
-    int64_t W = (int64_t)cols * (w + pad) + pad, H = rows * (h + pad) + pad;
+    const int64_t rows = (n + cols - 1) / cols, sh = (int64_t)h * scale, sw = (int64_t)w * scale;
+    const int64_t W = (int64_t)cols * (sw + pad) + pad, H = rows * (sh + pad) + pad;
     if (W > 65535 || H > 65535) {
         return IMAGE_EARG; /* keep well inside what viewers (and int) handle */
     }
@@ -142,13 +158,13 @@ int image_tile(uint8_t **out, int *out_w, int *out_h, const float *x, int64_t n,
         return IMAGE_ENOMEM;
     }
     memset(img, 128, (size_t)(W * H));
-    const float scale = 255.0f / (hi - lo);
+    const float k = 255.0f / (hi - lo);
     for (int64_t i = 0; i < n; i++) {
         const float *src = x + i * ld;
-        uint8_t *dst = img + (pad + (i / cols) * (h + pad)) * W + pad + (i % cols) * (w + pad);
-        for (int r = 0; r < h; r++) {
-            for (int c = 0; c < w; c++) {
-                float v = (src[r * w + c] - lo) * scale;
+        uint8_t *dst = img + (pad + (i / cols) * (sh + pad)) * W + pad + (i % cols) * (sw + pad);
+        for (int64_t r = 0; r < sh; r++) {
+            for (int64_t c = 0; c < sw; c++) {
+                float v = (src[(r / scale) * w + c / scale] - lo) * k;
                 v = v > 255.0f ? 255.0f : v >= 0.0f ? v : 0.0f; /* NaN goes to black */
                 dst[r * W + c] = (uint8_t)(v + 0.5f);
             }

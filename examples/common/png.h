@@ -45,4 +45,24 @@ int image_png_write(const char *path, int width, int height, int channels,
 int image_tile(uint8_t **out, int *out_w, int *out_h, const float *x, int64_t n, int64_t ld,
                int h, int w, int cols, int pad, float lo, float hi);
 
+/** Pictures show every image at least this many pixels on its shorter side. */
+#define IMAGE_MIN_SIDE 28
+
+/**
+ * The smallest integer factor >= at_least that makes an h x w image at least
+ * min_side pixels on its shorter side: 7 for 4 x 4 bars-and-stripes and
+ * min_side 28, 4 for 8 x 8 digits, 1 for 28 x 28 (at_least 1). Sizes < 1
+ * give at_least.
+ */
+int image_scale_for(int h, int w, int min_side, int at_least);
+
+/**
+ * image_tile with each image pixel drawn as a scale x scale block (nearest
+ * neighbour, integer upscaling): the images are h*scale x w*scale pixels in
+ * the grid, the padding stays pad pixels. scale 1 is image_tile.
+ * @return as image_tile (IMAGE_EARG also for scale < 1)
+ */
+int image_tile_scaled(uint8_t **out, int *out_w, int *out_h, const float *x, int64_t n,
+                      int64_t ld, int h, int w, int cols, int pad, int scale, float lo, float hi);
+
 #endif

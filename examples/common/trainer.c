@@ -16,6 +16,15 @@
 
 enum { ERR_SIZE = 1024, PICTURE_SCALE = 2, EXACT_LOG_Z_BITS = 24, EXACT_ROW_BITS = 20 };
 
+/* --eval-every is exact under tighter limits than the final evaluation, to
+ * keep each evaluation short: at most 2^20 states for log Z, 1e8 rows x
+ * hidden states for the rows. */
+enum { HELDOUT_LOG_Z_BITS = 20 };
+#define HELDOUT_ROW_STATES 1e8
+/* The generator streams of --eval-every: the held-out rows' encoding, and
+ * AIS at step s from HELDOUT_STREAM + s. */
+#define HELDOUT_STREAM (UINT64_C(1) << 32)
+
 /* Everything one run holds. */
 typedef struct run {
     trainer_config *c;
@@ -36,6 +45,13 @@ typedef struct run {
     /* coupling statistics over this process's steps (UCD kinds) */
     int64_t stat_steps;
     double tau_sum, tau_max, ptau_sum, ptau_max, capped;
+    /* --eval-every: the held-out rows, encoded once, and how they are scored */
+    float *heldout_x;
+    int64_t heldout_n;
+    int heldout_exact, heldout_bound;
+    const char *heldout_column;
+    double heldout_seconds; /* spent on it in this process (not training time) */
+    int stopped_by;         /* the signal that stopped training, or 0 */
 } run;
 
 #if defined(__GNUC__)
@@ -61,7 +77,7 @@ static const char *method_flag(int method)
 /* Options                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static const char *const data_names[] = {"fashion", "mnist", "bas"};
+static const char *const data_names[] = {"fashion", "mnist", "bas", "digits"};
 static const char *const units_names[] = {"binary", "spin"};
 static const char *const binarize_names[] = {"grey", "threshold", "bernoulli", "8bit"};
 static const char *const init_names[] = {"orthogonal", "gaussian"};
@@ -70,17 +86,6 @@ static const char *const schedule_names[] = {"constant", "invsqrt", "cosine"};
 static const char *const marginalize_names[] = {"none", "even", "odd", "both"};
 static const char *const positive_names[] = {"auto", "exact", "mean-field", "coupled", "sampled"};
 static const char *const eval_names[] = {"auto", "ais", "none"};
-
-/* Index of val in names[lo..n), or -1. */
-static int pick(const char *val, const char *const *names, int lo, int n)
-{
-    for (int i = lo; i < n; i++) {
-        if (strcmp(val, names[i]) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
 
 void trainer_defaults(trainer_config *c, int method, const char *prog, const char *title)
 {
@@ -109,6 +114,9 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     c->ais_chains = 100;
     c->ais_betas = 1000;
     c->eval = TRAINER_EVAL_AUTO;
+    c->eval_every = 0;
+    c->eval_rows = 500;
+    c->eval_betas = 100;
     if (method == EBM_ESTIMATOR_UCD) {
         /* Qiu et al. (2020) section 6.3: a binary RBM with 1000 hidden units on
          * Bernoulli-binarised Fashion-MNIST, batch 1000, lr 0.1; their code
@@ -135,62 +143,11 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     }
 }
 
-static void usage(const trainer_config *c, FILE *f)
+/* --layers N0,N1,...: 2 to EBM_MAX_LAYERS sizes, each >= 1. */
+static int parse_layers(const char *val, void *field)
 {
-    const int lmi = c->method == EBM_ESTIMATOR_UCD_LMI, pcd = c->method == EBM_ESTIMATOR_PCD;
-    fprintf(f,
-            "usage: %s [options]\n"
-            "  Train an RBM or DBM by %s on binarised images (docs/demo.md).\n"
-            "data:\n"
-            "  --data fashion|mnist|bas    data set (default %s)\n"
-            "  --data-dir DIR              where it is (Fashion-MNIST: %s;\n"
-            "                              MNIST: %s, see make mnist-data)\n"
-            "  --bas-side N                side of the bars-and-stripes images (default %d)\n"
-            "  --train-rows N, --test-rows N  use only the first N images (0: all)\n"
-            "  --binarize threshold|bernoulli|8bit  (default %s)\n"
-            "model:\n"
-            "  --layers N0,N1,...          layer sizes, visible first (default %s)\n"
-            "  --units binary|spin         unit values {0,1} or {-1,+1} (default %s)\n"
-            "  --init orthogonal|gaussian  weight initialisation (default %s), --init-scale X (%g)\n"
-            "optimiser:\n"
-            "  --optimizer sgd|adam (%s), --lr X (%g), --momentum X (0),\n"
-            "  --schedule constant|invsqrt|cosine (%s), --gamma X (1e-3: lr/sqrt(1+gamma t)),\n"
-            "  --clip X (gradient norm clipping, 0: none), --batch N (%lld)\n"
-            "estimator:\n"
-            "  --k N                       %s (default: the library's, %s)\n"
-            "%s%s"
-            "  --marginalize none|even|odd|both  what f sums out (default: the library's, %s)\n"
-            "  --positive auto|exact|mean-field|coupled  positive phase (default auto)\n"
-            "%s"
-            "run:\n"
-            "  --steps N (default %lld, total), --minutes X (training time budget, total)\n"
-            "  --seed N (1), --out DIR (default examples/out/%s)\n"
-            "  --checkpoint-every N (%lld), --resume FILE (a checkpoint.ckpt)\n"
-            "  --log-every N (%lld), --sample-every N (%lld; 0: only at the end)\n"
-            "evaluation:\n"
-            "  --samples N (%lld), --mh-steps N (%lld), --completions N (%lld)\n"
-            "  --eval auto|ais|none (auto: exact when enumeration is cheap, else AIS)\n"
-            "  --ais-chains N (%lld), --ais-betas N (%lld)\n",
-            c->prog, c->title, data_names[c->data], DATA_FASHION_MNIST_DIR, DATA_MNIST_JSON_DIR,
-            c->bas_side, binarize_names[c->binarize],
-            c->method == EBM_ESTIMATOR_UCD ? "N,1000" : "N,N,N with N visible units",
-            units_names[c->units], init_names[c->init], c->init_scale,
-            optimizer_names[c->optimizer], c->lr, schedule_names[c->schedule],
-            (long long)c->batch,
-            pcd ? "Gibbs sweeps per step" : "the step k of the estimate",
-            pcd ? "1" : lmi ? "0" : "1",
-            pcd ? "  --chains N                  persistent chains (default: the batch size)\n" : "",
-            pcd ? "" : "  --cap N                     cap on coupling steps (0: none; biased)\n",
-            lmi ? "both" : "even",
-            lmi ? "  --search-sweeps N           local-search sweep cap (default 10000)\n" : "",
-            (long long)c->steps, method_flag(c->method), (long long)c->checkpoint_every,
-            (long long)c->log_every, (long long)c->sample_every, (long long)c->n_samples,
-            (long long)c->mh_steps, (long long)c->n_completions, (long long)c->ais_chains,
-            (long long)c->ais_betas);
-}
-
-static int parse_layers(const char *val, trainer_config *c)
-{
+    trainer_config *c = field;
+    int64_t layers[EBM_MAX_LAYERS];
     int n = 0;
     for (const char *p = val; *p != '\0';) {
         char *end;
@@ -200,111 +157,152 @@ static int parse_layers(const char *val, trainer_config *c)
             (*end != ',' && *end != '\0')) {
             return -1;
         }
-        c->layers[n++] = v;
+        layers[n++] = v;
         p = *end == ',' ? end + 1 : end;
     }
     if (n < 2) {
         return -1;
     }
+    memcpy(c->layers, layers, sizeof layers);
     c->n_layers = n;
     return 0;
+}
+
+enum { MAX_SPECS = 64 }; /* room for every option of any method (about 50) */
+
+/* The table of options (cli.h) for c's method: what is parsed, what --help
+ * prints and what the messages say all come from it. Defaults are c's
+ * values, or the texts here where a sentinel stands for "the library's" or
+ * "the data's". */
+static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
+{
+    const int lmi = c->method == EBM_ESTIMATOR_UCD_LMI, pcd = c->method == EBM_ESTIMATOR_PCD;
+    int n = 0, t = 0;
+#define ADD(...) (s[n++] = (cli_spec)__VA_ARGS__)
+    ADD(CLI_HEAD("data:"));
+    ADD(CLI_ONE_OF("--data", &c->data, data_names, 0,
+                   "data set: Fashion-MNIST, MNIST digits (make mnist-data), bars-and-stripes, "
+                   "or scikit-learn's 8x8 digits (python3-sklearn)"));
+    const int digits_dir = (int)(strlen(DATA_DIGITS_CSV) - strlen("/digits.csv.gz"));
+    snprintf(text[t], sizeof text[t], "fashion: %s; mnist: %s; digits: %.*s",
+             DATA_FASHION_MNIST_DIR, DATA_MNIST_JSON_DIR, digits_dir, DATA_DIGITS_CSV);
+    ADD({.type = CLI_TEXT, .name = "--data-dir", .meta = "DIR", .field = &c->data_dir,
+         .help = "the directory of the data set's files (digits: of digits.csv.gz)",
+         .dflt = text[t++]});
+    ADD(CLI_I32("--bas-side", "N", &c->bas_side, 1, 12,
+                "--data bas: side of the bars-and-stripes images"));
+    ADD(CLI_I64("--train-rows", "N", &c->train_rows, 0, INT64_C(1) << 40,
+                "train on the first N training images only; 0: all"));
+    ADD(CLI_I64("--test-rows", "N", &c->test_rows, 0, INT64_C(1) << 40,
+                "evaluate on the first N test images only; 0: all"));
+    ADD(CLI_ONE_OF("--binarize", &c->binarize, binarize_names, 1,
+                   "1-bit threshold at 0.5, a fresh Bernoulli draw per batch, or 8 bits per "
+                   "pixel"));
+    ADD(CLI_HEAD("model:"));
+    snprintf(text[t], sizeof text[t], "2 to %d sizes, each >= 1", EBM_MAX_LAYERS);
+    ADD({.type = CLI_CUSTOM, .name = "--layers", .meta = "N0,N1,...", .field = c,
+         .parse = parse_layers, .range = text[t++],
+         .help = "layer sizes, the visible layer's (N0) first",
+         .dflt = c->method == EBM_ESTIMATOR_UCD
+                     ? "N0,1000; bas and digits: N0,N0"
+                     : "N0,N0,N0 with N0 visible units"});
+    ADD(CLI_ONE_OF("--units", &c->units, units_names, 0, "unit values {0,1} or {-1,+1}"));
+    ADD(CLI_ONE_OF("--init", &c->init, init_names, 0, "weight initialisation"));
+    ADD(CLI_DBL("--init-scale", "X", &c->init_scale, 1e-12, 1e6, "scale of the initial weights"));
+    ADD(CLI_HEAD("optimiser:"));
+    ADD(CLI_ONE_OF("--optimizer", &c->optimizer, optimizer_names, 0, "update rule"));
+    ADD(CLI_DBL("--lr", "X", &c->lr, 1e-12, 1e6, "learning rate"));
+    ADD(CLI_DBL("--momentum", "X", &c->momentum, 0.0, 0.999999, "momentum; 0: none"));
+    ADD(CLI_ONE_OF("--schedule", &c->schedule, schedule_names, 0,
+                   "learning-rate schedule: constant, lr/sqrt(1 + gamma t), or cosine over "
+                   "--steps"));
+    ADD(CLI_DBL("--gamma", "X", &c->gamma, 1e-12, 1e6, "gamma of --schedule invsqrt"));
+    ADD(CLI_DBL("--clip", "X", &c->clip, 0.0, 1e30, "gradient norm clipping; 0: none"));
+    ADD(CLI_I64("--batch", "N", &c->batch, 1, INT64_C(1) << 24, "mini-batch size"));
+    ADD(CLI_HEAD("estimator:"));
+    ADD({.type = CLI_INT64, .name = "--k", .meta = "N", .field = &c->k, .ilo = 0,
+         .ihi = INT64_C(1) << 30,
+         .help = pcd ? "Gibbs sweeps per step" : "the step k of the estimate",
+         .dflt = pcd || !lmi ? "the library's, 1" : "the library's, 0"});
+    if (pcd) {
+        ADD({.type = CLI_INT64, .name = "--chains", .meta = "N", .field = &c->chains, .ilo = 1,
+             .ihi = INT64_C(1) << 24, .help = "persistent chains", .dflt = "the batch size"});
+    } else {
+        ADD(CLI_I64("--cap", "N", &c->cap, 0, INT64_C(1) << 40,
+                    "cap on coupling steps; 0: none (a cap biases the estimate)"));
+    }
+    ADD({.type = CLI_CHOICE, .name = "--marginalize", .field = &c->marginalize,
+         .choices = marginalize_names, .n_choices = 4, .help = "what the estimate's f sums out",
+         .dflt = lmi ? "the library's, both" : "the library's, even"});
+    ADD(CLI_ONE_OF("--positive", &c->positive, positive_names, 0, "positive phase"));
+    if (lmi) {
+        ADD(CLI_I64("--search-sweeps", "N", &c->search_sweeps, 1, INT64_C(1) << 40,
+                    "local-search sweep cap"));
+    }
+    ADD(CLI_HEAD("run:"));
+    ADD(CLI_I64("--steps", "N", &c->steps, 0, INT64_C(1) << 50,
+                "total steps, counting those before a resume; 0: no limit (give --minutes)"));
+    ADD(CLI_DBL("--minutes", "X", &c->minutes, 0.0, 1e9,
+                "training time budget, total; 0: none (a run stopped by it does not repeat)"));
+    ADD({.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &c->seed,
+         .help = "seed of the model, the batches, the chains and the pictures"});
+    snprintf(text[t], sizeof text[t], "examples/out/%s", method_flag(c->method));
+    ADD({.type = CLI_TEXT, .name = "--out", .meta = "DIR", .field = &c->out,
+         .help = "output directory, created if missing", .dflt = text[t++]});
+    ADD(CLI_I64("--checkpoint-every", "N", &c->checkpoint_every, 0, INT64_C(1) << 50,
+                "write <out>/checkpoint.ckpt every N steps; 0: only at the end"));
+    ADD(CLI_STR("--resume", "FILE", &c->resume,
+                "continue from a checkpoint.ckpt written with the same settings"));
+    ADD(CLI_I64("--log-every", "N", &c->log_every, 0, INT64_C(1) << 50,
+                "a line of <out>/train.csv every N steps; 0: none"));
+    ADD(CLI_I64("--sample-every", "N", &c->sample_every, 0, INT64_C(1) << 50,
+                "<out>/samples.png every N steps; 0: only at the end"));
+    ADD(CLI_HEAD("evaluation:"));
+    ADD(CLI_I64("--samples", "N", &c->n_samples, 0, 4096, "images in samples.png"));
+    ADD(CLI_I64("--mh-steps", "N", &c->mh_steps, 0, INT64_C(1) << 30,
+                "MH steps after the local search, for samples"));
+    ADD(CLI_I64("--completions", "N", &c->n_completions, 0, 4096,
+                "test images in completion.png"));
+    ADD(CLI_ONE_OF("--eval", &c->eval, eval_names, 0,
+                   "final test log-likelihood: exact where enumeration is cheap, else AIS "
+                   "(auto); always AIS; or none"));
+    ADD(CLI_I64("--ais-chains", "N", &c->ais_chains, 2, INT64_C(1) << 24,
+                "AIS runs (the final evaluation and --eval-every)"));
+    ADD(CLI_I64("--ais-betas", "N", &c->ais_betas, 1, INT64_C(1) << 30,
+                "AIS inverse temperatures of the final evaluation"));
+    ADD(CLI_I64("--eval-every", "N", &c->eval_every, 0, INT64_C(1) << 50,
+                "held-out log-likelihood every N steps into train.csv (column "
+                "heldout_loglik_<method>); 0: none"));
+    ADD(CLI_I64("--eval-rows", "N", &c->eval_rows, 0, INT64_C(1) << 40,
+                "--eval-every: the first N test images; 0: all"));
+    ADD(CLI_I64("--eval-betas", "N", &c->eval_betas, 1, INT64_C(1) << 30,
+                "--eval-every: AIS inverse temperatures, where AIS is needed"));
+#undef ADD
+    return n;
 }
 
 /* @return 0, 1 for --help, 2 for a bad option */
 static int parse_options(trainer_config *c, int argc, char **argv)
 {
-    const int lmi = c->method == EBM_ESTIMATOR_UCD_LMI, pcd = c->method == EBM_ESTIMATOR_PCD;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val;
-        size_t len;
-        const int rc = cli_next_option(argc, argv, &i, &len, &val);
-        if (rc == 1) {
-            usage(c, stdout);
-            return 1;
-        }
-        if (rc != 0) {
-            complain(c, "%s needs a value", arg);
-            return 2;
-        }
-        int64_t iv = 0;
-        int bad = 0, k;
-#define IS(name) cli_is_option(arg, len, name)
-#define INT_OPT(name, lo, hi, field)                         \
-    else if (IS(name))                                       \
-    {                                                        \
-        bad = cli_parse_int(val, lo, hi, &iv);               \
-        if (!bad) {                                          \
-            field = iv;                                      \
-        }                                                    \
-    }
-#define DBL_OPT(name, lo, hi, field) \
-    else if (IS(name))               \
-    {                                \
-        bad = cli_parse_double(val, lo, hi, &field); \
-    }
-#define NAME_OPT(name, names, lo, field)                                           \
-    else if (IS(name))                                                           \
-    {                                                                            \
-        k = pick(val, names, lo, (int)(sizeof names / sizeof names[0]));         \
-        bad = k < 0;                                                             \
-        if (!bad) {                                                              \
-            field = k;                                                           \
-        }                                                                        \
-    }
-        if (0) {
-        }
-        NAME_OPT("--data", data_names, 0, c->data)
-        else if (IS("--data-dir")) { c->data_dir = val; }
-        INT_OPT("--bas-side", 1, 12, c->bas_side)
-        INT_OPT("--train-rows", 0, INT64_C(1) << 40, c->train_rows)
-        INT_OPT("--test-rows", 0, INT64_C(1) << 40, c->test_rows)
-        NAME_OPT("--binarize", binarize_names, 1, c->binarize)
-        else if (IS("--layers")) { bad = parse_layers(val, c); }
-        NAME_OPT("--units", units_names, 0, c->units)
-        NAME_OPT("--init", init_names, 0, c->init)
-        DBL_OPT("--init-scale", 1e-12, 1e6, c->init_scale)
-        NAME_OPT("--optimizer", optimizer_names, 0, c->optimizer)
-        DBL_OPT("--lr", 1e-12, 1e6, c->lr)
-        DBL_OPT("--momentum", 0.0, 0.999999, c->momentum)
-        NAME_OPT("--schedule", schedule_names, 0, c->schedule)
-        DBL_OPT("--gamma", 1e-12, 1e6, c->gamma)
-        DBL_OPT("--clip", 0.0, 1e30, c->clip)
-        INT_OPT("--batch", 1, INT64_C(1) << 24, c->batch)
-        INT_OPT("--k", 0, INT64_C(1) << 30, c->k)
-        else if (IS("--chains") && pcd) { bad = cli_parse_int(val, 1, INT64_C(1) << 24, &c->chains); }
-        else if (IS("--cap") && !pcd) { bad = cli_parse_int(val, 0, INT64_C(1) << 40, &c->cap); }
-        NAME_OPT("--marginalize", marginalize_names, 0, c->marginalize)
-        NAME_OPT("--positive", positive_names, 0, c->positive)
-        else if (IS("--search-sweeps") && lmi) { bad = cli_parse_int(val, 1, INT64_C(1) << 40, &c->search_sweeps); }
-        INT_OPT("--steps", 0, INT64_C(1) << 50, c->steps)
-        DBL_OPT("--minutes", 0.0, 1e9, c->minutes)
-        else if (IS("--seed")) {
-            bad = cli_parse_int(val, 0, INT64_MAX, &iv);
-            c->seed = (uint64_t)iv;
-        }
-        else if (IS("--out")) { c->out = val; }
-        INT_OPT("--checkpoint-every", 0, INT64_C(1) << 50, c->checkpoint_every)
-        else if (IS("--resume")) { c->resume = val; }
-        INT_OPT("--log-every", 0, INT64_C(1) << 50, c->log_every)
-        INT_OPT("--sample-every", 0, INT64_C(1) << 50, c->sample_every)
-        INT_OPT("--samples", 0, 4096, c->n_samples)
-        INT_OPT("--mh-steps", 0, INT64_C(1) << 30, c->mh_steps)
-        INT_OPT("--completions", 0, 4096, c->n_completions)
-        NAME_OPT("--eval", eval_names, 0, c->eval)
-        INT_OPT("--ais-chains", 2, INT64_C(1) << 24, c->ais_chains)
-        INT_OPT("--ais-betas", 1, INT64_C(1) << 30, c->ais_betas)
-        else {
-            complain(c, "unknown option %s (--help lists them)", arg);
-            return 2;
-        }
-#undef IS
-#undef INT_OPT
-#undef DBL_OPT
-#undef NAME_OPT
-        if (bad) {
-            complain(c, "bad value '%s' for %.*s (--help lists the choices)", val, (int)len, arg);
-            return 2;
-        }
+    cli_spec specs[MAX_SPECS];
+    char text[4][256];
+    char about[512];
+    snprintf(about, sizeof about,
+             "  Train an RBM or DBM by %s on binarised images (docs/demo.md).\n"
+             "  Each option: what it sets (the values it accepts, its default).\n",
+             c->title);
+    const cli_program p = {c->prog, "[options]", about, specs, option_specs(c, specs, text),
+                           "--eval-every: exact where log Z enumerates at most 2^20 states,\n"
+                           "else AIS, about --ais-chains x --eval-betas Gibbs sweeps per\n"
+                           "evaluation; its time is not training time, and it never changes\n"
+                           "training.\n"
+                           "SIGINT or SIGTERM: the step in progress ends, the checkpoint and\n"
+                           "model.ebm are written, and the exit status is 130 or 143.\n"
+                           "man ebm-train-* has the outputs and the exit statuses.\n",
+                           NULL, NULL};
+    const int rc = cli_parse(&p, argc, argv);
+    if (rc != 0) {
+        return rc == 1 ? 1 : 2;
     }
     if (c->schedule == OPTIM_COSINE && c->steps == 0) {
         complain(c, "--schedule cosine needs --steps (the length of the decay)");
@@ -314,9 +312,12 @@ static int parse_options(trainer_config *c, int argc, char **argv)
         complain(c, "give --steps or --minutes (or both)");
         return 2;
     }
+    if (c->eval_every > 0 && c->eval == TRAINER_EVAL_NONE) {
+        complain(c, "--eval-every needs --eval auto or ais (it uses the same method)");
+        return 2;
+    }
     return 0;
 }
-
 /* The settings of a run, as stored in its checkpoints: first those a resumed
  * run must share (they fix the model, the data and the optimiser's state),
  * then, after " | ", those it may change (with a warning), e.g. a --cap
@@ -366,6 +367,14 @@ static int load_data(run *r)
         rc = data_load_fashion_mnist(&r->train, &r->test, c->data_dir, err, sizeof err);
     } else if (c->data == TRAINER_MNIST) {
         rc = data_load_mnist_json(&r->train, &r->test, c->data_dir, err, sizeof err);
+    } else if (c->data == TRAINER_DIGITS) {
+        /* --data-dir names the directory of digits.csv.gz. */
+        char path[4200];
+        if (c->data_dir != NULL) {
+            snprintf(path, sizeof path, "%s/digits.csv.gz", c->data_dir);
+        }
+        rc = data_load_digits_csv(&r->train, &r->test, c->data_dir != NULL ? path : NULL, err,
+                                  sizeof err);
     } else {
         /* Bars-and-stripes has no held-out images: train and test are the same rows. */
         rc = data_load_bas(&r->train, c->bas_side, err, sizeof err);
@@ -394,7 +403,7 @@ static int build_model(run *r)
     if (c->n_layers == 0) {
         c->layers[0] = r->dim;
         if (c->method == EBM_ESTIMATOR_UCD) {
-            c->layers[1] = c->data == TRAINER_BAS ? r->dim : 1000;
+            c->layers[1] = c->data == TRAINER_BAS || c->data == TRAINER_DIGITS ? r->dim : 1000;
             c->n_layers = 2;
         } else {
             c->layers[1] = c->layers[2] = r->dim; /* Taniguchi appendix C: n_h = n_v */
@@ -514,30 +523,22 @@ static int resume(run *r)
 /* ------------------------------------------------------------------------ */
 
 /* Tile n grey images (rows of grey, stride ld) into cols columns, each pixel
- * PICTURE_SCALE x PICTURE_SCALE, and write a PNG. */
+ * a square of PICTURE_SCALE or more pixels, so that an image is at least
+ * IMAGE_MIN_SIDE pixels on a side (4 x 4 bars-and-stripes: 7; 8 x 8 digits:
+ * 4), and write a PNG. */
 static int write_grid(const run *r, const char *path, const float *grey, int64_t n, int64_t ld,
                       int cols)
 {
-    uint8_t *tile = NULL, *big = NULL;
+    uint8_t *tile = NULL;
     int w, h;
-    int rc = image_tile(&tile, &w, &h, grey, n, ld, r->train.height, r->train.width, cols, 1,
-                        0.0f, 1.0f);
+    const int scale =
+        image_scale_for(r->train.height, r->train.width, IMAGE_MIN_SIDE, PICTURE_SCALE);
+    int rc = image_tile_scaled(&tile, &w, &h, grey, n, ld, r->train.height, r->train.width, cols,
+                               scale > PICTURE_SCALE ? 2 : 1, scale, 0.0f, 1.0f);
     if (rc == IMAGE_OK) {
-        const int s = PICTURE_SCALE;
-        big = malloc((size_t)w * s * (size_t)h * s);
-        if (big == NULL) {
-            rc = IMAGE_ENOMEM;
-        } else {
-            for (int y = 0; y < h * s; y++) {
-                for (int x = 0; x < w * s; x++) {
-                    big[(size_t)y * (size_t)(w * s) + (size_t)x] = tile[(y / s) * w + x / s];
-                }
-            }
-            rc = image_png_write(path, w * s, h * s, 1, big, (size_t)(w * s));
-        }
+        rc = image_png_write(path, w, h, 1, tile, (size_t)w);
     }
     free(tile);
-    free(big);
     if (rc != IMAGE_OK) {
         return complain(r->c, "%s: %s", path, image_strerror(rc));
     }
@@ -680,24 +681,35 @@ static int save_checkpoint(const run *r, double seconds)
     return rc == CHECKPOINT_OK ? 0 : complain(r->c, "checkpoint: %s", err);
 }
 
+/* train.csv: opened for appending when resuming (an existing file must have
+ * the same columns), else written anew. The held-out columns come last, so
+ * the others keep their places with or without --eval-every. */
 static int open_csv(run *r)
 {
-    char path[4200];
+    char path[4200], header[1024], old[1024] = "";
     snprintf(path, sizeof path, "%s/train.csv", r->c->out);
+    snprintf(header, sizeof header,
+             "step,seconds,lr,grad_norm,tau_mean,tau_max,positive_tau_mean,positive_tau_max,"
+             "capped,sweeps_mean,search_capped,accept_rate,mean_field_missed%s%s%s\n",
+             r->heldout_column != NULL ? "," : "",
+             r->heldout_column != NULL ? r->heldout_column : "",
+             r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "");
     const int append = r->c->resume != NULL;
     FILE *probe = append ? fopen(path, "r") : NULL;
-    const int has_header = probe != NULL;
+    const int has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
     if (probe != NULL) {
         fclose(probe);
+    }
+    if (has_header && strcmp(old, header) != 0) {
+        return complain(r->c, "%s has other columns than this run writes (another "
+                        "--eval-every?):\n  it has: %s  now:    %s", path, old, header);
     }
     r->csv = fopen(path, append ? "a" : "w");
     if (r->csv == NULL) {
         return complain(r->c, "cannot write %s: %s", path, strerror(errno));
     }
     if (!has_header) {
-        fprintf(r->csv, "step,seconds,lr,grad_norm,tau_mean,tau_max,positive_tau_mean,"
-                        "positive_tau_max,capped,sweeps_mean,search_capped,accept_rate,"
-                        "mean_field_missed\n");
+        fputs(header, r->csv);
     }
     return 0;
 }
@@ -746,6 +758,8 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
             r->opt.last_norm, optim_rate(&r->opt));
 }
 
+static int heldout_evaluate(run *r, int64_t step, double *ll, double *log_z);
+
 static int train(run *r, double *seconds_out)
 {
     trainer_config *c = r->c;
@@ -756,9 +770,14 @@ static int train(run *r, double *seconds_out)
     window w;
     memset(&w, 0, sizeof w);
     for (;;) {
-        seconds = r->seconds_before + (cli_now() - t0);
+        seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
         if ((c->steps > 0 && r->step >= c->steps) ||
             (c->minutes > 0 && seconds >= c->minutes * 60.0)) {
+            break;
+        }
+        /* SIGINT or SIGTERM (cli_catch_stop_signals): stop between steps; the
+         * caller writes the checkpoint and the model. */
+        if ((r->stopped_by = cli_stop_signal()) != 0) {
             break;
         }
         int rc = data_draw_rows(r->rows, c->batch, r->train.n, r->rng);
@@ -795,9 +814,19 @@ static int train(run *r, double *seconds_out)
         r->ptau_sum += stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
         r->ptau_max = fmax(r->ptau_max, stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX));
         r->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
-        seconds = r->seconds_before + (cli_now() - t0);
-        if (c->log_every > 0 && r->step % c->log_every == 0) {
-            fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f\n",
+        seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
+        const int eval_now = c->eval_every > 0 && r->step % c->eval_every == 0;
+        double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
+        if (eval_now) {
+            const double te = cli_now();
+            if (heldout_evaluate(r, r->step, &heldout_ll, &heldout_log_z)) {
+                return 1;
+            }
+            heldout_s = cli_now() - te;
+            r->heldout_seconds += heldout_s;
+        }
+        if ((c->log_every > 0 && r->step % c->log_every == 0) || eval_now) {
+            fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f",
                     (long long)r->step, seconds, lr, r->opt.last_norm,
                     stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN), stat(r, EBM_ESTIMATOR_STAT_TAU_MAX),
                     stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN),
@@ -806,11 +835,20 @@ static int train(run *r, double *seconds_out)
                     stat(r, EBM_ESTIMATOR_STAT_SEARCH_CAPPED),
                     stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE),
                     stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED));
+            if (r->heldout_column != NULL) {
+                fprintf(r->csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
+            }
+            fputc('\n', r->csv);
             fflush(r->csv);
         }
         const double now = cli_now();
+        if (eval_now) {
+            fprintf(stderr, "%s step %lld: held-out %s = %.4f (%lld rows, %.2f s)\n",
+                    method_flag(c->method), (long long)r->step, r->heldout_column, heldout_ll,
+                    (long long)r->heldout_n, heldout_s);
+        }
         if (now - last_print >= 5.0 || r->step - step0 <= 3) {
-            progress(r, &w, seconds, r->step - step0, now - t0);
+            progress(r, &w, seconds, r->step - step0, now - t0 - r->heldout_seconds);
             memset(&w, 0, sizeof w);
             last_print = now;
         }
@@ -866,6 +904,81 @@ static double mean_of(const double *x, int64_t n)
         s += x[i];
     }
     return s / (double)n;
+}
+
+/*
+ * --eval-every: fix the held-out rows (the first --eval-rows test images,
+ * encoded once with stream HELDOUT_STREAM, so Bernoulli draws do not change
+ * between evaluations) and the method: exact (log Z and log p(v) by
+ * enumeration) under tighter limits than the final evaluation, else AIS with
+ * --ais-chains x --eval-betas and, for a DBM, the mean-field bound. Names the
+ * CSV column after the method.
+ */
+static int prepare_heldout(run *r)
+{
+    const trainer_config *c = r->c;
+    if (c->eval_every <= 0) {
+        return 0;
+    }
+    const int64_t n = c->eval_rows > 0 && c->eval_rows < r->test.n ? c->eval_rows : r->test.n;
+    ebm_rng_t *rng = NULL;
+    char err[ERR_SIZE] = "";
+    r->heldout_x = malloc((size_t)(n * r->dim) * sizeof *r->heldout_x);
+    int rc = r->heldout_x != NULL ? ebm_rng_create(&rng, c->seed, HELDOUT_STREAM) : EBM_ENOMEM;
+    if (rc != EBM_OK) {
+        return complain(c, "--eval-every: out of memory");
+    }
+    rc = data_batch(&r->test, &r->enc, rng, NULL, n, r->heldout_x, r->dim, err, sizeof err);
+    ebm_rng_destroy(rng);
+    if (rc != DATA_OK) {
+        return complain(c, "--eval-every data: %s", err);
+    }
+    r->heldout_n = n;
+    const int64_t bits_z = smaller_parity_class(r->m, 0), bits_row = smaller_parity_class(r->m, 1);
+    r->heldout_exact = c->eval == TRAINER_EVAL_AUTO && bits_z <= HELDOUT_LOG_Z_BITS &&
+                       bits_row <= EXACT_ROW_BITS &&
+                       (double)n * ldexp(1.0, (int)bits_row) <= HELDOUT_ROW_STATES;
+    r->heldout_bound = !r->heldout_exact && ebm_model_num_layers(r->m) > 2;
+    r->heldout_column = r->heldout_exact   ? "heldout_loglik_exact"
+                        : r->heldout_bound ? "heldout_loglik_ais_bound"
+                                           : "heldout_loglik_ais";
+    return 0;
+}
+
+/* The mean held-out log-likelihood (or bound) at this step, and its log Z. */
+static int heldout_evaluate(run *r, int64_t step, double *ll_mean, double *log_z)
+{
+    const trainer_config *c = r->c;
+    const int64_t n = r->heldout_n;
+    double *ll = malloc((size_t)n * sizeof *ll);
+    ebm_rng_t *rng = NULL;
+    if (ll == NULL) {
+        return complain(c, "--eval-every: out of memory");
+    }
+    int rc;
+    if (r->heldout_exact) {
+        rc = ebm_model_log_partition_exact(r->m, log_z);
+    } else {
+        rc = ebm_rng_create(&rng, c->seed, HELDOUT_STREAM + (uint64_t)step);
+        if (rc == EBM_OK) {
+            rc = ebm_model_log_partition_ais(r->m, rng, c->ais_chains, c->eval_betas, log_z,
+                                             NULL);
+        }
+    }
+    if (rc == EBM_OK) {
+        rc = r->heldout_bound
+                 ? ebm_model_log_likelihood_bound(r->m, *log_z, n, r->heldout_x, r->dim, ll)
+                 : ebm_model_log_likelihood(r->m, *log_z, n, r->heldout_x, r->dim, ll);
+    }
+    if (rc == EBM_OK) {
+        *ll_mean = mean_of(ll, n);
+    } else {
+        complain(c, "--eval-every at step %lld: %s", (long long)step,
+                 rng != NULL && rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(r->m));
+    }
+    ebm_rng_destroy(rng);
+    free(ll);
+    return rc != EBM_OK;
 }
 
 static int evaluate(const run *r, result *res)
@@ -1021,6 +1134,7 @@ static void free_run(run *r)
     free(r->batch);
     free(r->grad);
     free(r->rows);
+    free(r->heldout_x);
     data_set_free(&r->train);
     data_set_free(&r->test);
 }
@@ -1045,7 +1159,7 @@ int trainer_main(trainer_config *c, int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.c = c;
-    rc = load_data(&r) || build_model(&r) || build_estimator(&r);
+    rc = load_data(&r) || build_model(&r) || build_estimator(&r) || prepare_heldout(&r);
     if (rc == 0) {
         config_text(&r, r.config_text, sizeof r.config_text);
         rc = (c->resume != NULL && resume(&r)) || open_csv(&r);
@@ -1058,6 +1172,15 @@ int trainer_main(trainer_config *c, int argc, char **argv)
         }
         fprintf(stderr, " (%lld parameters), %lld training images, batch %lld, lr %g\n",
                 (long long)r.n_params, (long long)r.train.n, (long long)c->batch, c->lr);
+        if (r.heldout_column != NULL) {
+            fprintf(stderr, "%s: --eval-every %lld: %s on %lld test images%s\n", c->prog,
+                    (long long)c->eval_every, r.heldout_column, (long long)r.heldout_n,
+                    r.heldout_exact ? "" : " (AIS with --ais-chains x --eval-betas)");
+        }
+        if (cli_catch_stop_signals() != 0) {
+            fprintf(stderr, "%s: warning: cannot catch SIGINT and SIGTERM: %s\n", c->prog,
+                    strerror(errno));
+        }
         rc = train(&r, &train_s);
     }
     if (rc == 0) {
@@ -1070,6 +1193,14 @@ int trainer_main(trainer_config *c, int argc, char **argv)
             rc = complain(c, "%s: %s", path, ebm_model_errmsg(r.m));
         }
     }
+    if (rc == 0 && r.stopped_by != 0) {
+        fprintf(stderr, "%s: %s: stopped after step %lld; wrote %s/checkpoint.ckpt and "
+                        "%s/model.ebm; continue with --resume %s/checkpoint.ckpt\n",
+                c->prog, cli_signal_name(r.stopped_by), (long long)r.step, c->out, c->out,
+                c->out);
+        free_run(&r);
+        return 128 + r.stopped_by;
+    }
     double accept = NAN, sweeps = NAN, pictures_s = 0.0;
     if (rc == 0) {
         const double t = cli_now();
@@ -1080,13 +1211,21 @@ int trainer_main(trainer_config *c, int argc, char **argv)
         pictures_s = cli_now() - t;
     }
     result res;
-    if (rc == 0) {
+    if (rc == 0 && cli_stop_signal() == 0) {
         fprintf(stderr, "%s: evaluating on %lld test images...\n", c->prog, (long long)r.test.n);
         rc = evaluate(&r, &res);
     }
-    if (rc == 0) {
+    if (rc == 0 && cli_stop_signal() == 0) {
         report(&r, &res, train_s, pictures_s, accept, sweeps);
     }
     free_run(&r);
+    if (cli_stop_signal() != 0) {
+        /* The signal came after the last step: the outputs of training are whole. */
+        fprintf(stderr, "%s: %s after training (step %lld); %s/checkpoint.ckpt and "
+                        "%s/model.ebm are complete%s\n", c->prog,
+                cli_signal_name(cli_stop_signal()), (long long)r.step, c->out, c->out,
+                rc == 0 ? "; the final evaluation was skipped or cut short" : "");
+        return 128 + cli_stop_signal();
+    }
     return rc == 0 ? 0 : 1;
 }

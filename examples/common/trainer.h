@@ -1,15 +1,33 @@
 /* The training loop shared by train_ucd, train_ucd_lmi and train_pcd: options,
  * data, model, estimator, optimiser, progress, CSV log, sample pictures,
- * checkpoints with exact resume, and the final evaluation (log-likelihood or
- * its bound, samples, image completion). Each trainer is a main() that picks
- * the estimator and the papers' defaults, then calls trainer_main.
+ * checkpoints with exact resume, the held-out log-likelihood during training
+ * (--eval-every), and the final evaluation (log-likelihood or its bound,
+ * samples, image completion). Each trainer is a main() that picks the
+ * estimator and the papers' defaults, then calls trainer_main.
  *
  * Random streams (seed = --seed): stream 0 initialises the model, stream 1
  * drives training (mini-batch rows, Bernoulli binarisation, the estimator),
  * stream 2 the evaluation (AIS), stream 3 + s the sample picture at step s,
- * stream 4 the completion picture. So pictures never change the training
- * path, and runs with the same seed start from the same model whatever the
- * estimator.
+ * stream 4 the completion picture, stream 2^32 the held-out rows of
+ * --eval-every (their Bernoulli draws) and 2^32 + s its AIS at step s. So
+ * pictures and evaluations never change the training path, and runs with the
+ * same seed start from the same model whatever the estimator.
+ *
+ * Outputs in --out: train.csv (a line every --log-every steps: step,
+ * seconds, lr, grad_norm, tau_mean, tau_max, positive_tau_mean,
+ * positive_tau_max, capped, sweeps_mean, search_capped, accept_rate,
+ * mean_field_missed; with --eval-every N three more columns,
+ * heldout_loglik_<method>, heldout_log_z and heldout_seconds, filled every N
+ * steps and "nan" on the other lines, where <method> is exact, ais (an RBM's
+ * exact log p(v) with AIS log Z) or ais_bound (a DBM's mean-field bound with
+ * AIS log Z); "seconds" is training time, without these evaluations),
+ * checkpoint.ckpt, model.ebm, samples.png, completion.png, summary.txt,
+ * table_row.txt.
+ *
+ * Signals: SIGINT and SIGTERM end the run after the step in progress; the
+ * checkpoint and model.ebm are written and named on stderr, and trainer_main
+ * returns 128 + the signal's number (130, 143). --resume from that checkpoint
+ * ends with the same model, bit for bit, as a run never interrupted.
  *
  * Unlike the library, trainer_main prints (progress to stderr, results to
  * stdout) and returns an exit status; it still never calls exit() itself.
@@ -68,9 +86,14 @@ typedef struct trainer_config {
     int64_t n_completions;  /* images in completion.png */
     int64_t ais_chains, ais_betas;
     int eval;               /* enum trainer_eval */
+    int64_t eval_every;     /* held-out log-likelihood every N steps (0: never) */
+    int64_t eval_rows;      /* ... on this prefix of the test rows (0: all) */
+    int64_t eval_betas;     /* ... with this many AIS betas where AIS is needed */
 } trainer_config;
 
-enum trainer_data { TRAINER_FASHION = 0, TRAINER_MNIST = 1, TRAINER_BAS = 2 };
+/* --data digits is scikit-learn's 8x8 digits (data_load_digits_csv: 1,797
+ * images split 4/5 train, 1/5 test per class, fixed). */
+enum trainer_data { TRAINER_FASHION = 0, TRAINER_MNIST = 1, TRAINER_BAS = 2, TRAINER_DIGITS = 3 };
 enum trainer_eval {
     TRAINER_EVAL_AUTO = 0, /* exact where enumeration is cheap, else AIS */
     TRAINER_EVAL_AIS = 1,  /* AIS even where exact would be possible */
@@ -83,7 +106,8 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
 /**
  * Parse the command line into c (on top of its defaults), load the data, and
  * train, evaluate and write the outputs. --help prints the options.
- * @return a process exit status: 0 on success, 1 on any error, 2 for bad options
+ * @return a process exit status: 0 on success, 1 on any error, 2 for bad
+ *         options, 128 + the signal's number after SIGINT or SIGTERM
  */
 int trainer_main(trainer_config *c, int argc, char **argv);
 

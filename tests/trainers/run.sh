@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Tests of the example trainers as a user runs them (build/examples): the
+# command line (unknown options, stray arguments, --help with ranges and
+# defaults, bad values), SIGINT and SIGTERM (exit status, checkpoint and
+# model written and reported, and a resume that ends with the same model,
+# byte for byte, as a run never interrupted), --eval-every's held-out
+# columns, --data digits, picture sizes, and plot_curves' errors.
+#
+# Usage: tests/trainers/run.sh [BUILD_DIR]   (default build/examples; run
+# `make examples` first). Tiny models on bars-and-stripes: about 20-30 s on
+# 2 cores. Prints one line per check and "N passed, N failed" at the end;
+# exits 1 if any check failed.
+set -euo pipefail
+
+B=${1:-build/examples}
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+for p in train_ucd train_ucd_lmi train_pcd train_grbm plot_curves bas_ucd coupling_times grbm_gmm; do
+    [ -x "$B/$p" ] || { echo "$B/$p is missing: make examples first" >&2; exit 2; }
+done
+T=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+# check DESCRIPTION COMMAND...: the command's exit status decides.
+check() {
+    local what=$1
+    shift
+    if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+# run PROG ARGS...: runs $B/PROG; sets rc, and out / err to the files of its
+# stdout and stderr.
+n_run=0
+run() {
+    n_run=$((n_run + 1))
+    out=$T/out.$n_run
+    err=$T/err.$n_run
+    rc=0
+    "$B/$1" "${@:2}" >"$out" 2>"$err" || rc=$?
+}
+has() { grep -qF -- "$1" "$2"; }
+
+# PNG width and height (big-endian at bytes 16..23).
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{print $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
+
+# shellcheck disable=SC2054 # 16,16,8 is one argument
+TINY=(--data bas --layers 16,16,8 --batch 32 --sample-every 0 --samples 4 --completions 2)
+
+echo "== command line"
+for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grbm_gmm plot_curves; do
+    run "$p" --frobnicate
+    check "$p --frobnicate (last): exit 2, 'unknown option --frobnicate'" \
+        test "$rc" = 2 -a -n "$(grep -F 'unknown option --frobnicate' "$err")"
+    run "$p" --frobnicate 3
+    check "$p --frobnicate 3: 'unknown option --frobnicate'" \
+        test "$rc" = 2 -a -n "$(grep -F 'unknown option --frobnicate' "$err")"
+    run "$p" --help
+    # plot_curves has no numeric option: no range to state.
+    range='(range '
+    [ "$p" != plot_curves ] || range='default '
+    check "$p --help: exit 0, ranges and defaults" \
+        test "$rc" = 0 -a -n "$(grep -F "$range" "$out")" -a -n "$(grep -F 'default ' "$out")"
+done
+for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grbm_gmm; do
+    run "$p" stray
+    check "$p stray: exit 2, 'unknown option stray'" \
+        test "$rc" = 2 -a -n "$(grep -F 'unknown option stray' "$err")"
+    run "$p" --seed 1 stray --seed 2
+    check "$p with a stray argument between options: 'unknown option stray'" \
+        test "$rc" = 2 -a -n "$(grep -F 'unknown option stray' "$err")"
+done
+run plot_curves --out "$T/x.png" stray
+check "plot_curves stray: exit 2, expected LABEL=FILE.csv" \
+    test "$rc" = 2 -a -n "$(grep -F 'expected LABEL=FILE.csv' "$err")"
+
+# A bad value's message names the range, and --help states the same range.
+bad_value() {
+    local p=$1 opt=$2 val=$3 range=$4
+    run "$p" --help
+    local help=$out
+    run "$p" "$opt" "$val"
+    check "$p $opt $val: exit 2, 'bad value '$val' for $opt: expected ... $range'" \
+        test "$rc" = 2 -a -n "$(grep -F "bad value '$val' for $opt: expected" "$err" | grep -F -- "$range")"
+    check "$p --help gives $opt the range $range" \
+        test -n "$(grep -A3 -F -- "  $opt " "$help" | tr '\n' ' ' | grep -F -- "range $range")"
+}
+bad_value train_ucd_lmi --batch 0 1..16777216
+bad_value train_pcd --lr 0 "0 < X <= 1e+06"
+bad_value train_ucd --bas-side 13 1..12
+bad_value train_grbm --hidden 0 1..16777216
+bad_value bas_ucd --iters x ">= 1"
+run train_ucd --data nosuch
+check "train_ucd --data nosuch: the choices" \
+    test "$rc" = 2 -a -n "$(grep -F 'expected one of fashion, mnist, bas, digits' "$err")"
+run train_ucd --batch
+check "train_ucd --batch (no value): 'needs a value'" \
+    test "$rc" = 2 -a -n "$(grep -F -- '--batch needs a value' "$err")"
+
+echo "== SIGINT and SIGTERM: checkpoint, model.ebm, exact resume"
+# interrupt SIGNAL PROG DIR ARGS...: start a run, wait for its third step's
+# progress line, send the signal; sets rc and err.
+interrupt() {
+    local sig=$1 p=$2 dir=$3
+    shift 3
+    err=$T/err.int.$p.$sig
+    "$B/$p" "$@" --out "$dir" >/dev/null 2>"$err" &
+    local pid=$! waited=0
+    pids+=("$pid")
+    until grep -qE "$WAIT_FOR" "$err" 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null || [ "$waited" -ge 3000 ]; then
+            break
+        fi
+        sleep 0.01
+        waited=$((waited + 1))
+    done
+    kill -"$sig" "$pid" 2>/dev/null || true
+    rc=0
+    wait "$pid" || rc=$?
+}
+# resume_test SIGNAL STATUS PROG CKPT_NAME ARGS...
+resume_test() {
+    local sig=$1 status=$2 p=$3 ck=$4
+    shift 4
+    local ref=$T/$p.ref dir=$T/$p.$sig
+    "$B/$p" "$@" --out "$ref" >/dev/null 2>&1 || bad "$p: the uninterrupted run failed"
+    interrupt "$sig" "$p" "$dir" "$@"
+    local line
+    line=$(grep -F "$sig: stopped after step" "$err" || true)
+    check "$p: $sig ends with exit $status (got $rc)" test "$rc" = "$status"
+    check "$p: $sig reports $dir/$ck and $dir/model.ebm" \
+        test -n "$(echo "$line" | grep -F "$dir/$ck" | grep -F "$dir/model.ebm")"
+    check "$p: $sig left $ck and model.ebm" test -s "$dir/$ck" -a -s "$dir/model.ebm"
+    local step
+    step=$(echo "$line" | sed -n 's/.*stopped after step \([0-9]*\).*/\1/p')
+    echo "     (stopped after step ${step:-?})"
+    run "$p" "$@" --out "$dir" --resume "$dir/$ck"
+    check "$p: --resume $ck exits 0" test "$rc" = 0
+    check "$p: the resumed model.ebm is byte-identical to the uninterrupted run's" \
+        cmp -s "$ref/model.ebm" "$dir/model.ebm"
+}
+WAIT_FOR='step 3/'
+resume_test INT 130 train_ucd_lmi checkpoint.ckpt "${TINY[@]}" --steps 20000 --checkpoint-every 0 --eval none
+check "train_ucd_lmi: the resumed train.csv equals the uninterrupted one (but seconds)" \
+    cmp -s <(cut -d, -f1,3- "$T/train_ucd_lmi.ref/train.csv") <(cut -d, -f1,3- "$T/train_ucd_lmi.INT/train.csv")
+resume_test TERM 143 train_pcd checkpoint.ckpt "${TINY[@]}" --steps 40000 --checkpoint-every 0 --eval none
+resume_test INT 130 train_ucd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none
+FASHION=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+if [ -f "$FASHION" ]; then
+    WAIT_FOR='^step +20 '
+    resume_test INT 130 train_grbm train_grbm.ckpt --hidden 16 --batch 16 --gibbs-steps 1 \
+        --langevin-steps 2 --limit 64 --epochs 1000 --samples 4 --sample-every 100 --lr 0.001 \
+        --standardize global --log-every 20
+else
+    echo "skip train_grbm's SIGINT test: $FASHION is missing (apt-get install dataset-fashion-mnist)"
+fi
+
+echo "== --eval-every: held-out columns"
+OLD_COLUMNS=step,seconds,lr,grad_norm,tau_mean,tau_max,positive_tau_mean,positive_tau_max,capped,sweeps_mean,search_capped,accept_rate,mean_field_missed
+# finite_column CSV COLUMN: the column exists and has a finite value on every
+# line whose step is a multiple of N ($3), and "nan" elsewhere.
+finite_column() {
+    awk -F, -v col="$2" -v every="$3" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; if (!c) exit 1; next }
+        $1 % every == 0 { n++; if ($c !~ /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) exit 1; next }
+        $c != "nan" { exit 1 }
+        END { if (!c || n < 1) exit 1 }' "$1"
+}
+run train_ucd_lmi "${TINY[@]}" --steps 200 --eval-every 50 --out "$T/ev"
+check "train_ucd_lmi --eval-every 50 (16-16-8): exit 0" test "$rc" = 0
+check "train.csv keeps its columns first, then heldout_loglik_exact,heldout_log_z,heldout_seconds" \
+    test "$(head -1 "$T/ev/train.csv")" = "$OLD_COLUMNS,heldout_loglik_exact,heldout_log_z,heldout_seconds"
+check "heldout_loglik_exact is finite every 50 steps, nan elsewhere" \
+    finite_column "$T/ev/train.csv" heldout_loglik_exact 50
+run train_ucd_lmi "${TINY[@]}" --steps 200 --out "$T/ev0"
+check "without --eval-every train.csv has only the old columns" \
+    test "$(head -1 "$T/ev0/train.csv")" = "$OLD_COLUMNS"
+check "--eval-every does not change training (same model.ebm)" \
+    cmp -s "$T/ev/model.ebm" "$T/ev0/model.ebm"
+run train_pcd "${TINY[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 --out "$T/ev-dbm"
+check "DBM with --eval ais: heldout_loglik_ais_bound finite" \
+    finite_column "$T/ev-dbm/train.csv" heldout_loglik_ais_bound 50
+run train_ucd "${TINY[@]}" --layers 16,40 --steps 100 --eval ais --eval-every 25 --eval-betas 20 \
+    --out "$T/ev-rbm"
+check "RBM with --eval ais: heldout_loglik_ais finite" \
+    finite_column "$T/ev-rbm/train.csv" heldout_loglik_ais 25
+run train_ucd "${TINY[@]}" --steps 10 --eval none --eval-every 5
+check "--eval-every with --eval none is refused (exit 2)" test "$rc" = 2
+run plot_curves --out "$T/ev.png" --x step --y grad_norm,heldout_loglik_exact "run=$T/ev/train.csv"
+check "plot_curves draws the held-out column" test "$rc" = 0 -a -s "$T/ev.png"
+
+echo "== --data digits"
+DIGITS=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
+if [ -f "$DIGITS" ]; then
+    run train_ucd --data digits --layers 64,16 --steps 40 --batch 32 --sample-every 0 \
+        --eval-every 20 --out "$T/digits"
+    check "train_ucd --data digits: exit 0, 1438 train and 359 test images" \
+        test "$rc" = 0 -a -n "$(grep -F 'data digits (1438 train, 359 test images)' "$out")"
+    check "--data digits --eval-every 20: heldout_loglik_exact finite" \
+        finite_column "$T/digits/train.csv" heldout_loglik_exact 20
+    read -r w h < <(png_size "$T/digits/completion.png")
+    check "digits pictures: 8x8 images drawn at least 28 px (completion.png ${w}x$h)" \
+        test "$h" -ge $((3 * 28))
+else
+    echo "skip the digits run: $DIGITS is missing"
+fi
+run train_ucd --data digits --data-dir "$T/nowhere" --steps 10 --out "$T/nodigits"
+check "--data digits without the file: exit 1, names python3-sklearn" \
+    test "$rc" = 1 -a -n "$(grep -F 'python3-sklearn' "$err")"
+
+echo "== pictures"
+run train_ucd_lmi "${TINY[@]}" --steps 10 --samples 64 --out "$T/pics"
+read -r w h < <(png_size "$T/pics/samples.png")
+check "bas samples.png: 8 x 8 images of 4x4 drawn at least 28 px each (${w}x$h)" \
+    test "$w" -ge $((8 * 28)) -a "$h" -ge $((8 * 28))
+
+echo "== plot_curves"
+run plot_curves --out "$T/c.png" --x step --y grad_norm,nosuch "run=$T/ev0/train.csv"
+check "a missing column: exit 1, names it" \
+    test "$rc" = 1 -a -n "$(grep -F 'no column nosuch' "$err")" -a ! -e "$T/c.png"
+run plot_curves --out "$T/c.png" --x nosuch_x "run=$T/ev0/train.csv"
+check "a missing --x column: exit 1, names it" \
+    test "$rc" = 1 -a -n "$(grep -F 'no column nosuch_x' "$err")"
+printf 'step,seconds,grad_norm\n1,0.1,abc\n' >"$T/garbage.csv"
+run plot_curves --out "$T/c.png" --x step "g=$T/garbage.csv"
+check "a field that is not a number: exit 1, names file, line and column" \
+    test "$rc" = 1 -a -n "$(grep -F "$T/garbage.csv:2: column grad_norm" "$err")"
+printf 'step,seconds,grad_norm\n1,0.1,nan\n' >"$T/nan.csv"
+run plot_curves --out "$T/c.png" --x step "g=$T/nan.csv"
+check "nothing finite to draw: exit 1" \
+    test "$rc" = 1 -a -n "$(grep -F 'nothing to draw for grad_norm' "$err")"
+run plot_curves --out "$T/c.png" --x step "g=$T/nowhere.csv"
+check "a file that cannot be read: exit 1, names it" \
+    test "$rc" = 1 -a -n "$(grep -F "$T/nowhere.csv" "$err")"
+run plot_curves --x step "g=$T/ev0/train.csv"
+check "no --out: exit 2" test "$rc" = 2
+run plot_curves --out "$T/c.png" --x step "g=$T/ev0/train.csv"
+check "a good file: exit 0 and a PNG" test "$rc" = 0 -a -s "$T/c.png"
+
+echo
+echo "trainers: $passed passed, $failed failed"
+[ "$failed" = 0 ]
