@@ -193,15 +193,18 @@ build/flags: FORCE | build
 	@[ "$$(cat $@ 2>/dev/null)" = '$(BUILD_FLAGS)' ] || printf '%s\n' '$(BUILD_FLAGS)' > $@
 FORCE:
 
-build/%.o: src/%.c src/ebm_internal.h include/ebm.h build/flags | build
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
+# -MMD -MP: each object's .d lists the headers it includes, so an object is
+# rebuilt when one of those changes and only then.
+DEPFLAGS = -MMD -MP
+build/%.o: src/%.c build/flags | build
+	$(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # -fno-trapping-math lets the compiler compute both sides of a select (the
 # kernels' branch-free clamps) and -fno-math-errno lets sqrt be one
 # instruction, so that the loops vectorise; neither changes a value, only
 # which floating-point flags or errno a call may set.
-build/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h build/flags | build
-	$(CC) $(LIB_CFLAGS) -O3 -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) -DEBM_KERNELS=ebm__kernels_$* \
+build/simd_%.o: src/simd/kernels.c build/flags | build
+	$(CC) $(LIB_CFLAGS) $(DEPFLAGS) -O3 -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) -DEBM_KERNELS=ebm__kernels_$* \
 	  -DEBM_KERNELS_LABEL=$* -c $< -o $@
 
 build build/tests lib:
@@ -236,7 +239,7 @@ pkgconfig/ebm.pc: pkgconfig/ebm.pc.in build/pc-flags
 # Tests link the static library so that they may also reach internal symbols,
 # and route its allocations through tests/fault.c (allocation-failure injection).
 TEST_WRAP = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
-$(TEST_BIN): $(TEST_SRC) tests/tests.h $(STATIC) build/flags | build/tests
+$(TEST_BIN): $(TEST_SRC) tests/tests.h $(wildcard src/*.h) $(STATIC) build/flags | build/tests
 	$(CC) $(WARN) $(DEFS) -Wno-missing-prototypes -Iinclude -Isrc $(CBLAS_CFLAGS) \
 	  $(CHECK_CFLAGS) $(OPENMP) $(CFLAGS) -ffp-contract=off $(LDFLAGS) $(TEST_WRAP) -o $@ \
 	  $(TEST_SRC) $(STATIC) $(LIB_LIBS) $(CHECK_LIBS)
@@ -392,10 +395,10 @@ $(FUZZ_DIR)/flags: FORCE
 	@mkdir -p $(FUZZ_DIR)/obj
 	@f='$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) $(LIB_LIBS)'; \
 	  [ "$$(cat $@ 2>/dev/null)" = "$$f" ] || printf '%s\n' "$$f" > $@
-$(FUZZ_DIR)/obj/%.o: src/%.c src/ebm_internal.h include/ebm.h $(FUZZ_DIR)/flags
-	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c $< -o $@
-$(FUZZ_DIR)/obj/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h $(FUZZ_DIR)/flags
-	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) \
+$(FUZZ_DIR)/obj/%.o: src/%.c $(FUZZ_DIR)/flags
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(FUZZ_DIR)/obj/simd_%.o: src/simd/kernels.c $(FUZZ_DIR)/flags
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) $(DEPFLAGS) -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) \
 	  -DEBM_KERNELS=ebm__kernels_$* -DEBM_KERNELS_LABEL=$* -c $< -o $@
 $(FUZZ_DIR)/libebm.a: $(FUZZ_OBJ)
 	rm -f $@
@@ -458,10 +461,10 @@ $(TSAN_DIR)/flags: FORCE
 	@mkdir -p $(TSAN_DIR)/obj
 	@f='$(TSAN_CC) $(TSAN_LIB_CFLAGS) $(TSAN_LIBS)'; \
 	  [ "$$(cat $@ 2>/dev/null)" = "$$f" ] || printf '%s\n' "$$f" > $@
-$(TSAN_DIR)/obj/%.o: src/%.c src/ebm_internal.h include/ebm.h $(TSAN_DIR)/flags
-	$(TSAN_CC) $(TSAN_LIB_CFLAGS) -c $< -o $@
-$(TSAN_DIR)/obj/simd_%.o: src/simd/kernels.c src/ebm_internal.h include/ebm.h $(TSAN_DIR)/flags
-	$(TSAN_CC) $(TSAN_LIB_CFLAGS) -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) \
+$(TSAN_DIR)/obj/%.o: src/%.c $(TSAN_DIR)/flags
+	$(TSAN_CC) $(TSAN_LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(TSAN_DIR)/obj/simd_%.o: src/simd/kernels.c $(TSAN_DIR)/flags
+	$(TSAN_CC) $(TSAN_LIB_CFLAGS) $(DEPFLAGS) -fno-trapping-math -fno-math-errno $(SIMD_FLAGS_$*) \
 	  -DEBM_KERNELS=ebm__kernels_$* -DEBM_KERNELS_LABEL=$* -c $< -o $@
 $(TSAN_DIR)/libebm.a: $(TSAN_OBJ)
 	rm -f $@
@@ -494,3 +497,10 @@ tsan-openmp: $(TSAN_DIR)/check_ebm
 	  TSAN_OPTIONS='$(TSAN_RUN_OPTIONS) suppressions=tests/tsan/libomp.supp' \
 	  OMP_TOOL_LIBRARIES=$(TSAN_ARCHER) CK_RUN_SUITE=threads ./$(TSAN_DIR)/check_ebm
 .PHONY: tsan-openmp
+
+# The header dependencies that -MMD wrote (only those that exist: a missing
+# .d means its object is not built yet, and then nothing is out of date).
+# They are the compiler's output, never remade by make (the empty rule keeps
+# make's built-in rules from trying).
+-include $(wildcard $(OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(TSAN_OBJ:.o=.d))
+%.d: ;

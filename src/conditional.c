@@ -1,6 +1,13 @@
 /* Conditionals of one layer given its neighbours: inputs, means,
  * log-probabilities, argmins, draws; and uniform random states. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "energy.h"
+#include "conditional.h"
+#include "kernels.h"
+#include "numerics.h"
+#include "threads.h"
 
 #include <stdlib.h>
 #include <string.h>

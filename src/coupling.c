@@ -11,7 +11,15 @@
  * conditionals (Qiu remark 1): coupling B1 maximally and drawing B2 from
  * common random numbers is a maximal coupling of the whole transitions.
  */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "energy.h"
+#include "conditional.h"
+#include "kernels.h"
+#include "numerics.h"
+#include "threads.h"
+#include "sampler.h"
 
 #include <stdlib.h>
 #include <string.h>

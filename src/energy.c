@@ -1,7 +1,13 @@
 /* Energies, free energies with any set of non-adjacent layers summed out,
  * their parameter gradients, and the layer inputs they are made of. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "energy.h"
+#include "kernels.h"
+#include "numerics.h"
+#include "threads.h"
 
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,7 @@
 /* Result codes, their texts, and the message helpers. */
-#include "ebm_internal.h"
+#include "error.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 

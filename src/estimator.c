@@ -1,8 +1,16 @@
 /* Gradient estimators: CD-k, PCD-k, UCD (Qiu et al. 2020), UCD-LMI
  * (Taniguchi et al. 2023) and the GRBM modified CD (Liao et al. 2022), made
  * of the samplers, local search, mean field and the energy gradients. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "energy.h"
+#include "conditional.h"
+#include "kernels.h"
+#include "sampler.h"
+#include "estimator.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,7 +2,8 @@
  * loader and the atomic saver. Every multi-byte field is little-endian and
  * is read and written byte by byte, so the format does not depend on the
  * host's byte order, alignment or struct padding. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,15 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "energy.h"
+#include "conditional.h"
+#include "kernels.h"
+#include "numerics.h"
+#include "threads.h"
+#include "sampler.h"
 
 #include <string.h>
 

@@ -1,8 +1,13 @@
 /* The model handle: shape, parameter layout, parameters, initialisation,
  * and the argument checks every public call uses. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "kernels.h"
 
+#include <cblas.h>
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,11 @@
 /* Exact log partition function and exact log-likelihood by enumerating one
  * parity class of layers and summing the other out analytically. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "energy.h"
+#include "conditional.h"
+#include "numerics.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -20,70 +20,26 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "ebm_internal.h"
+#include "error.h"
+#include "philox.h"
+#include "rng.h"
+#include "kernels.h"
+#include "numerics.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Philox4x32-10 ------------------------------------------------------ */
-
-#define PHILOX_M0 0xD2511F53u /* multiplies counter word 0 */
-#define PHILOX_M1 0xCD9E8D57u /* multiplies counter word 2 */
-#define PHILOX_W0 0x9E3779B9u /* Weyl key bumps: golden ratio, */
-#define PHILOX_W1 0xBB67AE85u /* sqrt(3) - 1 */
-
-/* One Philox round, in place. */
-#define PHILOX_ROUND(c0, c1, c2, c3, k0, k1)                                                    \
-    do {                                                                                        \
-        uint64_t p0_ = (uint64_t)PHILOX_M0 * (c0);                                              \
-        uint64_t p1_ = (uint64_t)PHILOX_M1 * (c2);                                              \
-        uint32_t hi0_ = (uint32_t)(p0_ >> 32), lo0_ = (uint32_t)p0_;                            \
-        uint32_t hi1_ = (uint32_t)(p1_ >> 32), lo1_ = (uint32_t)p1_;                            \
-        (c0) = hi1_ ^ (c1) ^ (k0);                                                              \
-        (c1) = lo1_;                                                                            \
-        (c2) = hi0_ ^ (c3) ^ (k1);                                                              \
-        (c3) = lo0_;                                                                            \
-    } while (0)
-
-/* Between rounds the key moves by the Weyl constants. */
-#define PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1)                                               \
-    do {                                                                                        \
-        (k0) += PHILOX_W0;                                                                      \
-        (k1) += PHILOX_W1;                                                                      \
-        PHILOX_ROUND(c0, c1, c2, c3, k0, k1);                                                   \
-    } while (0)
-
-/* The block function, ten rounds written out: one call gives four words. */
-static inline void philox_block(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0,
-                                uint32_t k1, uint32_t out[4])
-{
-    PHILOX_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    PHILOX_BUMP_ROUND(c0, c1, c2, c3, k0, k1);
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
-}
-
 void ebm__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
-    philox_block(ctr[0], ctr[1], ctr[2], ctr[3], key[0], key[1], out);
+    ebm__philox_block(ctr[0], ctr[1], ctr[2], ctr[3], key[0], key[1], out);
 }
 
 /* Block `block` (64-bit: c0 low, c1 high) of sequence `seq`. */
 static inline void sequence_block(const uint32_t key[2], uint64_t seq, uint64_t block,
                                   uint32_t out[4])
 {
-    philox_block((uint32_t)block, (uint32_t)(block >> 32), (uint32_t)seq, (uint32_t)(seq >> 32),
+    ebm__philox_block((uint32_t)block, (uint32_t)(block >> 32), (uint32_t)seq, (uint32_t)(seq >> 32),
                  key[0], key[1], out);
 }
 

@@ -1,7 +1,14 @@
 /* The sampler handle: options, statistics, scratch, argument checks, and
  * the single-chain Gibbs and Metropolis-Hastings kernels. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "energy.h"
+#include "conditional.h"
+#include "kernels.h"
+#include "sampler.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,14 @@
 /* Local search (Taniguchi et al. 2023, Algs. 1 and 5) and the mean-field
  * fixed point: both are sweeps of block updates over the free units of the
  * even and odd layers, run on the rows that are still moving. */
-#include "ebm_internal.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "energy.h"
+#include "kernels.h"
+#include "threads.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

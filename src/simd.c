@@ -3,9 +3,11 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "ebm_internal.h"
+#include "kernels.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 extern const ebm__kernels ebm__kernels_generic;
 #if defined(EBM_SIMD_X86)

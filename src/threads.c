@@ -1,5 +1,5 @@
 /* The OpenMP thread queries of ebm_internal.h, also without OpenMP. */
-#include "ebm_internal.h"
+#include "threads.h"
 
 #if defined(_OPENMP)
 #include <omp.h>

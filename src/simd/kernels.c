@@ -14,7 +14,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "ebm_internal.h"
+#include "../kernels.h"
+#include "../philox.h"
+#include "../numerics.h"
+#include "../rng.h"
 
 #include <float.h>
 
@@ -26,36 +29,14 @@
 #error "EBM_KERNELS must name the kernel table (see the Makefile)"
 #endif
 
-/* The Philox constants, as in rng.c. */
-#define M0 0xD2511F53u
-#define M1 0xCD9E8D57u
-#define W0 0x9E3779B9u
-#define W1 0xBB67AE85u
-
 /* A uniform in [0,1) from one word, as ebm__u32_to_float. */
 #define U24 0x1.0p-24f
 
-/* One block, scalar: the same rounds as rng.c's philox_block. */
+/* One block, scalar: block index (c0 low, c1 high) of sequence seq. */
 static void block_scalar(uint64_t block, uint64_t seq, uint32_t k0, uint32_t k1, uint32_t out[4])
 {
-    uint32_t c0 = (uint32_t)block, c1 = (uint32_t)(block >> 32);
-    uint32_t c2 = (uint32_t)seq, c3 = (uint32_t)(seq >> 32);
-    for (int round = 0; round < 10; round++) {
-        if (round > 0) {
-            k0 += W0;
-            k1 += W1;
-        }
-        uint64_t p0 = (uint64_t)M0 * c0, p1 = (uint64_t)M1 * c2;
-        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        c1 = (uint32_t)p1;
-        c3 = (uint32_t)p0;
-        c0 = n0;
-        c2 = n2;
-    }
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
+    ebm__philox_block((uint32_t)block, (uint32_t)(block >> 32), (uint32_t)seq,
+                      (uint32_t)(seq >> 32), k0, k1, out);
 }
 
 /* Each instruction set names its vector of 32-bit lanes and the few
@@ -143,12 +124,12 @@ static inline void store_words(const vec c[4], float *out)
  * rounds of block_scalar, a block per lane. */
 static inline void blocks_at(vec c0, vec c1, uint64_t seq, uint32_t k0, uint32_t k1, vec c[4])
 {
-    const vec m0 = V_SET1(M0), m1 = V_SET1(M1);
+    const vec m0 = V_SET1(EBM__PHILOX_M0), m1 = V_SET1(EBM__PHILOX_M1);
     vec c2 = V_SET1((uint32_t)seq), c3 = V_SET1((uint32_t)(seq >> 32));
     for (int round = 0; round < 10; round++) {
         if (round > 0) {
-            k0 += W0;
-            k1 += W1;
+            k0 += EBM__PHILOX_W0;
+            k1 += EBM__PHILOX_W1;
         }
         vec hi0 = mulhi(c0, m0), lo0 = V_MULLO(c0, m0);
         vec hi1 = mulhi(c2, m1), lo1 = V_MULLO(c2, m1);

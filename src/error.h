@@ -1,0 +1,46 @@
+/*
+ * Internal errors: the message a failing call builds, and checked sizes.
+ * Internal non-static symbols are named ebm__name; none is exported.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EBM_ERROR_H
+#define EBM_ERROR_H
+
+#include "ebm.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define EBM__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define EBM__PRINTF(a, b)
+#endif
+
+
+#define EBM__MSG_SIZE 512
+
+/* A message being built by a call; the public entry point decides where it
+ * goes (the model's slot, a handle's slot, a caller buffer). */
+typedef struct ebm__msg {
+    char text[EBM__MSG_SIZE];
+} ebm__msg;
+
+/* Format the message into msg (if not NULL) and return code. */
+int ebm__fail(ebm__msg *msg, int code, const char *fmt, ...) EBM__PRINTF(3, 4);
+/* EBM_EVALUE: in `what`, a layer input or a result overflowed float (the
+ * parameters are too large); the call changed nothing. */
+int ebm__fail_overflow(ebm__msg *msg, const char *what);
+/* Copy text into a caller buffer (NULL or size 0: nothing). */
+void ebm__copy_text(char *buf, size_t size, const char *text);
+
+
+
+/* Largest value passed to BLAS as an int. */
+#define EBM__BLAS_MAX 2147483647LL
+
+/* a * b into *out unless it overflows int64 or is negative. Returns 0 on success. */
+int ebm__mul_overflow(int64_t a, int64_t b, int64_t *out);
+
+#endif /* EBM_ERROR_H */

@@ -1,0 +1,94 @@
+/*
+ * The model's inside (model.c): its struct, its message slot, and the
+ * argument checks every public call on a model uses.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EBM_MODEL_H
+#define EBM_MODEL_H
+
+#include "ebm.h"
+#include "error.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* Log-variances are kept in [-EBM__LOGVAR_MAX, EBM__LOGVAR_MAX] so that
+ * 1/sigma^2 and sigma^2 stay finite in float. */
+#define EBM__LOGVAR_MAX 30.0
+
+struct ebm_model {
+    int64_t n_layers;
+    int64_t size[EBM_MAX_LAYERS];
+    int64_t offset[EBM_MAX_LAYERS]; /* first column of layer l in a state row */
+    int units[EBM_MAX_LAYERS];
+    int64_t width;
+    int64_t max_size; /* largest layer */
+    int64_t n_params;
+    int64_t w_off[EBM_MAX_LAYERS]; /* W_l at params + w_off[l], l >= 1 */
+    int64_t b_off[EBM_MAX_LAYERS];
+    int64_t logvar_off; /* -1 unless layer 0 is Gaussian */
+    float *params;
+    /* Derived from params by ebm__model_refresh after every change: */
+    double *params_d;   /* double copy: energies are computed in double */
+    /* Gaussian visible units only (NULL otherwise): */
+    float *inv_var;     /* 1/sigma^2 [n_0] */
+    double *inv_var_d;
+    float *w1_scaled;   /* diag(1/sigma^2) W_1: couples v/sigma^2 to layer 1 */
+    double *w1_scaled_d;
+    pthread_mutex_t lock; /* guards errmsg: const calls may fail concurrently */
+    char errmsg[EBM__MSG_SIZE];
+};
+
+/* Validate a shape and allocate a zeroed model (create and load share it). */
+int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
+                   int visible_units, int hidden_units);
+/* Every value finite, every log-variance within +-EBM__LOGVAR_MAX; the
+ * message names the block and index ("W_2[3,4] is nan"). */
+int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p);
+/* Store a message in the model's slot (thread-safe; m may be const). Returns code. */
+int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg);
+/* Recompute params_d and the Gaussian caches from params. */
+void ebm__model_refresh(ebm_model_t *m);
+static inline int ebm__is_gaussian(const ebm_model_t *m, int64_t l)
+{
+    return m->units[l] == EBM_UNITS_GAUSSIAN;
+}
+
+
+
+/* n >= 0, x != NULL (if n > 0), ld >= width, and n*ld fits. */
+int ebm__check_matrix(ebm__msg *msg, const char *name, int64_t n, const void *x, int64_t ld,
+                      int64_t width);
+/* Every unit of the layers in layer_mask holds a valid value of its kind. */
+int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uint32_t layer_mask,
+                      int64_t n, const float *x, int64_t ldx);
+/* Values of layer l given separately (n x n_l, stride ld). */
+int ebm__check_layer_values(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l,
+                            int64_t n, const float *xl, int64_t ld);
+/* sum_out: bits only below n_layers, no two adjacent. */
+int ebm__check_sum_out(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out);
+/* clamp mask: NULL, or ldc == 0, or ldc >= width. */
+int ebm__check_clamp(const ebm_model_t *m, ebm__msg *msg, int64_t n, const uint8_t *clamp,
+                     int64_t ldc);
+/* A layer index l in [lo, L]. */
+int ebm__check_layer(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l, int64_t lo);
+/* Mask of all layers. */
+static inline uint32_t ebm__all_layers(const ebm_model_t *m)
+{
+    return (m->n_layers >= 32) ? 0xffffffffu : ((1u << m->n_layers) - 1u);
+}
+/* Mask of the neighbours of layer l. */
+static inline uint32_t ebm__neighbours(const ebm_model_t *m, int64_t l)
+{
+    uint32_t mask = 0;
+    if (l > 0) {
+        mask |= 1u << (l - 1);
+    }
+    if (l + 1 < m->n_layers) {
+        mask |= 1u << (l + 1);
+    }
+    return mask;
+}
+
+#endif /* EBM_MODEL_H */
