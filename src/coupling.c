@@ -11,16 +11,19 @@
  * conditionals (Qiu remark 1): coupling B1 maximally and drawing B2 from
  * common random numbers is a maximal coupling of the whole transitions.
  */
+#include "conditional.h"
+#include "coupling.h"
+#include "energy.h"
 #include "error.h"
+#include "gibbs.h"
+#include "kernels.h"
 #include "model.h"
 #include "rng.h"
-#include "energy.h"
-#include "conditional.h"
-#include "kernels.h"
-#include "numerics.h"
-#include "threads.h"
 #include "sampler.h"
+#include "scratch.h"
+#include "threads.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -382,10 +385,10 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
      * thread for the tries, layer inputs, the meeting uniforms, a try's
      * uniforms; the rows that need tries. */
     const int64_t threads = ebm__max_threads();
-    float *f = ebm__sampler_floats(
-        s, (size_t)(7 * n * w + threads * w + n * m->max_size + 3 * n));
-    int64_t *idx = ebm__sampler_indices(s, (size_t)(8 * n));
-    double *lz = ebm__sampler_doubles(s, (size_t)(3 * n));
+    float *f = ebm__scratch_floats(
+        &s->scratch, (size_t)(7 * n * w + threads * w + n * m->max_size + 3 * n));
+    int64_t *idx = ebm__scratch_indices(&s->scratch, (size_t)(8 * n));
+    double *lz = ebm__scratch_doubles(&s->scratch, (size_t)(3 * n));
     if (f == NULL || idx == NULL || lz == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }

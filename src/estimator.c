@@ -1,14 +1,19 @@
 /* Gradient estimators: CD-k, PCD-k, UCD (Qiu et al. 2020), UCD-LMI
  * (Taniguchi et al. 2023) and the GRBM modified CD (Liao et al. 2022), made
  * of the samplers, local search, mean field and the energy gradients. */
+#include "conditional.h"
+#include "coupling.h"
+#include "energy.h"
 #include "error.h"
+#include "estimator.h"
+#include "gibbs.h"
+#include "kernels.h"
+#include "langevin.h"
+#include "mh.h"
 #include "model.h"
 #include "rng.h"
-#include "energy.h"
-#include "conditional.h"
-#include "kernels.h"
 #include "sampler.h"
-#include "estimator.h"
+#include "scratch.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,20 +81,6 @@ static int fail(ebm_estimator_t *e, int code, const ebm__msg *msg)
 
 /* ---- scratch ---------------------------------------------------------- */
 
-static void *grow(void **buf, size_t *cap, size_t n, size_t elem)
-{
-    n = n > 0 ? n : 1;
-    if (n > *cap) {
-        void *p = realloc(*buf, (n + n / 2) * elem);
-        if (p == NULL) {
-            return NULL;
-        }
-        *buf = p;
-        *cap = n + n / 2;
-    }
-    return *buf;
-}
-
 static int stack_push(stack *st, const float *x, int64_t w, double c)
 {
     if (st->rows == st->cap) {
@@ -144,9 +135,9 @@ static int f_terms(const ebm_estimator_t *e, uint32_t clamped, uint32_t mask[2],
  * coefficients, kept by the estimator (no allocation per call). */
 static int grad_scratch(ebm_estimator_t *e, int64_t rows, float **work, double **coef)
 {
-    *work = grow((void **)&e->gwork, &e->gwcap, (size_t)ebm__energy_grad_scratch(e->m, rows),
+    *work = ebm__grow((void **)&e->gwork, &e->gwcap, (size_t)ebm__energy_grad_scratch(e->m, rows),
                  sizeof **work);
-    *coef = grow((void **)&e->gcoef, &e->gccap, (size_t)rows, sizeof **coef);
+    *coef = ebm__grow((void **)&e->gcoef, &e->gccap, (size_t)rows, sizeof **coef);
     return *work != NULL && *coef != NULL ? EBM_OK : EBM_ENOMEM;
 }
 
@@ -657,7 +648,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
                      stack *st, uint32_t clamped, int stat_mean, int stat_max)
 {
     const int64_t w = e->m->width;
-    int64_t *ids = grow((void **)&e->ibuf, &e->icap, (size_t)(3 * n), sizeof *ids);
+    int64_t *ids = ebm__grow((void **)&e->ibuf, &e->icap, (size_t)(3 * n), sizeof *ids);
     uint8_t *met = malloc((size_t)(n > 0 ? n : 1));
     if (ids == NULL || met == NULL) {
         free(met);
@@ -1020,7 +1011,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     }
     /* Scratch: x, y (n x w each), the next chains, one row of draws. */
     int64_t rows = n > n_chains ? n : n_chains;
-    float *f = grow((void **)&e->fbuf, &e->fcap, (size_t)(3 * rows * w + w), sizeof *f);
+    float *f = ebm__grow((void **)&e->fbuf, &e->fcap, (size_t)(3 * rows * w + w), sizeof *f);
     if (f == NULL) {
         return fail(e, ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)rows),
                     &msg);

@@ -10,16 +10,18 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include "conditional.h"
+#include "energy.h"
 #include "error.h"
+#include "kernels.h"
+#include "langevin.h"
 #include "model.h"
 #include "rng.h"
-#include "energy.h"
-#include "conditional.h"
-#include "kernels.h"
-#include "numerics.h"
-#include "threads.h"
 #include "sampler.h"
+#include "scratch.h"
+#include "threads.h"
 
+#include <math.h>
 #include <string.h>
 
 static const double PI_ = 3.14159265358979323846;
@@ -73,8 +75,8 @@ static int all_finite(const float *v, int64_t count)
 static int take_scratch(ebm_sampler_t *s, ebm__msg *msg, const char *what, int64_t n, int64_t nf,
                         int64_t nd, float **f, double **d)
 {
-    *f = ebm__sampler_floats(s, (size_t)nf);
-    *d = ebm__sampler_doubles(s, (size_t)nd);
+    *f = ebm__scratch_floats(&s->scratch, (size_t)nf);
+    *d = ebm__scratch_doubles(&s->scratch, (size_t)nd);
     if (*f == NULL || *d == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %s scratch (%lld rows)", what,
                          (long long)n);

@@ -182,6 +182,14 @@ ebm__stream ebm__rng_take_stream(ebm_rng_t *r)
     return s;
 }
 
+ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k)
+{
+    ebm__stream t = *base;
+    uint64_t state = base->seq ^ (k * 0x9e3779b97f4a7c15ULL);
+    t.seq = ebm__splitmix64(&state);
+    return t;
+}
+
 void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out)
 {
     if (count <= 0) {

@@ -69,6 +69,9 @@ void ebm__stream_uniform_rows(const ebm__stream *s, int64_t n, const int64_t *ro
  * sine. */
 void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
                         float *out);
+/* A stream for try k >= 1 of a rejection loop that started on stream base:
+ * a sequence of its own, so loops never run out of numbers. */
+ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k);
 /* A uniform in [0,1) from one 32-bit word. */
 static inline float ebm__u32_to_float(uint32_t w) { return (float)(w >> 8) * 0x1.0p-24f; }
 /* Stream row of work row r. */

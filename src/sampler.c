@@ -1,12 +1,15 @@
-/* The sampler handle: options, statistics, scratch, argument checks, and
- * the single-chain Gibbs and Metropolis-Hastings kernels. */
+/* The sampler handle: options, statistics, argument checks, and the one
+ * dispatch to the kernels (gibbs.c, mh.c, coupling.c, langevin.c), with
+ * the undo of a failed call. */
+#include "coupling.h"
 #include "error.h"
+#include "gibbs.h"
+#include "langevin.h"
+#include "mh.h"
 #include "model.h"
 #include "rng.h"
-#include "energy.h"
-#include "conditional.h"
-#include "kernels.h"
 #include "sampler.h"
+#include "scratch.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -81,9 +84,7 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
     if (s == NULL) {
         return;
     }
-    free(s->fbuf);
-    free(s->dbuf);
-    free(s->ibuf);
+    ebm__scratch_free(&s->scratch);
     free(s);
 }
 
@@ -104,53 +105,6 @@ double ebm_sampler_stat(const ebm_sampler_t *s, int stat)
         return NAN;
     }
     return stat == EBM_STAT_ITERATION ? (double)s->iteration : s->stat[stat];
-}
-
-/* Grow a scratch buffer; contents are not kept. */
-static void *grow(void **buf, size_t *cap, size_t n, size_t elem)
-{
-    if (n > *cap) {
-        size_t want = n + n / 2;
-        void *p = realloc(*buf, want * elem);
-        if (p == NULL) {
-            return NULL;
-        }
-        *buf = p;
-        *cap = want;
-    }
-    return *buf;
-}
-
-float *ebm__sampler_floats(ebm_sampler_t *s, size_t n)
-{
-    return grow((void **)&s->fbuf, &s->fcap, n > 0 ? n : 1, sizeof(float));
-}
-
-double *ebm__sampler_doubles(ebm_sampler_t *s, size_t n)
-{
-    return grow((void **)&s->dbuf, &s->dcap, n > 0 ? n : 1, sizeof(double));
-}
-
-int64_t *ebm__sampler_indices(ebm_sampler_t *s, size_t n)
-{
-    return grow((void **)&s->ibuf, &s->icap, n > 0 ? n : 1, sizeof(int64_t));
-}
-
-uint32_t ebm__free_layers(const ebm_sampler_t *s, int parity)
-{
-    uint32_t mask = 0;
-    for (int64_t l = parity; l < s->m->n_layers; l += 2) {
-        mask |= 1u << l;
-    }
-    return mask & ~s->clamp_layers;
-}
-
-ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k)
-{
-    ebm__stream t = *base;
-    uint64_t state = base->seq ^ (k * 0x9e3779b97f4a7c15ULL);
-    t.seq = ebm__splitmix64(&state);
-    return t;
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -263,223 +217,6 @@ int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
     }
     s->step_size = value;
     return EBM_OK;
-}
-
-/* ---- single-chain kernels --------------------------------------------- */
-
-int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
-                     const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a)
-{
-    const ebm_model_t *m = s->m;
-    /* Even layers given the odd ones, then odd given even. */
-    for (int parity = 0; parity < 2; parity++) {
-        uint32_t layers = ebm__free_layers(s, parity);
-        for (int64_t l = parity; l < m->n_layers; l += 2) {
-            if (layers >> l & 1u) {
-                ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
-                if (!ebm__kern()->values_ok(n * m->size[l], a, EBM_UNITS_GAUSSIAN)) {
-                    return 0;
-                }
-                ebm__sample_from_input(m, l, &layer_streams[l], rows, 0, n, a, m->size[l],
-                                       x + m->offset[l], ldx);
-                for (int64_t r = 0; r < n && ebm__is_gaussian(m, l); r++) {
-                    if (!ebm__kern()->values_ok(m->size[l], x + r * ldx + m->offset[l],
-                                                EBM_UNITS_GAUSSIAN)) {
-                        return 0; /* a draw of a finite mean overflowed */
-                    }
-                }
-            }
-        }
-    }
-    return 1;
-}
-
-int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                    int64_t n, float *x, int64_t ldx, int keep)
-{
-    const int64_t w = s->m->width;
-    float *a = ebm__sampler_floats(s, (size_t)(n * s->m->max_size + (keep ? n * w : 0)));
-    if (a == NULL) {
-        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of inputs", (long long)n);
-    }
-    float *saved = a + n * s->m->max_size; /* x, to undo a sweep that overflowed */
-    for (int64_t r = 0; r < n && keep; r++) {
-        memcpy(saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
-    }
-    ebm__stream streams[EBM_MAX_LAYERS];
-    ebm__take_streams(rng, (int)s->m->n_layers, streams);
-    if (!ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a)) {
-        for (int64_t r = 0; r < n && keep; r++) {
-            memcpy(x + r * ldx, saved + r * w, (size_t)w * sizeof *x);
-        }
-        return ebm__fail_overflow(msg, "Gibbs sweep");
-    }
-    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
-    /* With one odd layer (two or three layers) the sweep ends with layer 1
-     * drawn from its input at the new state, left in a. */
-    s->hidden_input = s->m->n_layers <= 3 && (ebm__free_layers(s, 1) & 2u) ? a : NULL;
-    return EBM_OK;
-}
-
-/*
- * The MH kernel with a uniform independent proposal (Taniguchi eq. 14), for
- * one chain (y NULL) or two coupled by a common proposal and a common
- * uniform (Taniguchi Algs. 3 and 4): x accepts iff log u < E(x) - E(x'), y
- * iff log u < E(y) - E(x'). Energies in double. Rows in chunks; stream rows
- * are the caller's row numbers, so chunking changes nothing.
- */
-/* Energies of a chunk's rows: float GEMMs when every layer is binary or
- * spin (t != NULL), else the double path. */
-static void mh_energies(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx, double *e,
-                        float *t, double *work)
-{
-    if (t != NULL) {
-        ebm__energy_fast(m, rows, x, ldx, e, t);
-    } else {
-        ebm__free_energy_chunk(m, 0, rows, x, ldx, e, work);
-    }
-}
-
-/* log u < E(a) - E(b), decided from the float energies when they are
- * further than the sum of their error bounds from the threshold (then the
- * exact and the double-precision decisions agree with it), else recomputed
- * in double for this row, as the plain path does. A bound < 0: the
- * energies are the double path's. */
-static int mh_accepts(ebm_sampler_t *s, double log_u, const float *a, const float *b,
-                      double e_a, double e_b, double bound_a, double bound_b, double *work)
-{
-    const ebm_model_t *m = s->m;
-    double margin = e_a - e_b - log_u;
-    if (bound_a < 0.0 || fabs(margin) > bound_a + bound_b) {
-        return log_u < e_a - e_b;
-    }
-    s->energy_rechecks++;
-    double ed[2];
-    ebm__free_energy_chunk(m, 0, 1, a, 0, &ed[0], work);
-    ebm__free_energy_chunk(m, 0, 1, b, 0, &ed[1], work);
-    return log_u < ed[0] - ed[1];
-}
-
-/*
- * The MH kernel with a uniform independent proposal (Taniguchi eq. 14), for
- * one chain (y NULL) or two coupled by a common proposal and a common
- * uniform (Taniguchi Algs. 3 and 4): x accepts iff log u < E(x) - E(x'), y
- * iff log u < E(y) - E(x'). Energies in double, or (binary and spin
- * models) from float GEMMs with a certified error bound and the double
- * energies where the bound leaves a decision open: the same decisions
- * either way. Rows in chunks; stream rows are the caller's row numbers, so
- * chunking changes nothing.
- */
-static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
-                  float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
-{
-    const ebm_model_t *m = s->m;
-    const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    const int fast = !s->plain_energies && ebm__energy_fast_ok(m);
-    /* E(x) from the input of layer 1 that the caller's Gibbs step left */
-    const float *entry = fast && m->n_layers <= 3 ? s->entry_input : NULL;
-    s->entry_input = NULL;
-    float *xp = ebm__sampler_floats(s, (size_t)(2 * chunk * w + w + chunk * m->max_size));
-    double *d = ebm__sampler_doubles(s, (size_t)(4 * chunk + ebm__free_energy_scratch(m, chunk)));
-    if (xp == NULL || d == NULL) {
-        return ebm__fail(msg, EBM_ENOMEM, "out of memory for MH scratch");
-    }
-    double *e_x = d, *e_y = d + chunk, *e_p = d + 2 * chunk, *e_yp = d + 3 * chunk;
-    double *work = d + 4 * chunk;
-    float *yp = xp + chunk * w, *draw = yp + chunk * w, *t = fast ? draw + w : NULL;
-    double bound = -1.0, bound_input = -1.0;
-    if (fast) {
-        ebm__energy_bounds(m, &bound, entry != NULL ? &bound_input : NULL);
-    }
-    const double bound_x = entry != NULL ? bound_input : bound;
-    ebm__stream streams[2];
-    ebm__take_streams(rng, 2, streams); /* proposal, acceptance */
-    uint32_t layers = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
-    int64_t accepted = 0, decisions = 0, n_met = 0;
-    for (int64_t r0 = 0; r0 < n; r0 += chunk) {
-        int64_t rows = n - r0 < chunk ? n - r0 : chunk;
-        float *xc = x + r0 * ldx, *yc = y == NULL ? NULL : y + r0 * ldy;
-        for (int64_t r = 0; r < rows; r++) {
-            int64_t id = ebm__row_id(ids, r0 + r);
-            memcpy(xp + r * w, xc + r * ldx, (size_t)w * sizeof *xp);
-            ebm__random_units(m, &streams[0], &id, 1, xp + r * w, w, layers, NULL, 0, draw);
-        }
-        if (entry != NULL) {
-            ebm__energy_from_input(m, rows, xc, ldx, entry + r0 * m->size[1], e_x);
-        } else {
-            mh_energies(m, rows, xc, ldx, e_x, t, work);
-        }
-        mh_energies(m, rows, xp, w, e_p, t, work);
-        if (yc != NULL) {
-            /* y's proposal: the common free units, y's own clamped units (the
-             * same as x's proposal when the clamps agree, as in UCD-LMI). */
-            int clamps_differ = 0;
-            for (int64_t r = 0; r < rows; r++) {
-                float *q = yp + r * w;
-                memcpy(q, xp + r * w, (size_t)w * sizeof *q);
-                for (int64_t l = 0; l < m->n_layers; l++) {
-                    if (!(layers >> l & 1u)) {
-                        memcpy(q + m->offset[l], yc + r * ldy + m->offset[l],
-                               (size_t)m->size[l] * sizeof *q);
-                    }
-                }
-                clamps_differ |= !ebm__rows_equal(q, xp + r * w, w);
-            }
-            mh_energies(m, rows, yc, ldy, e_y, t, work);
-            if (clamps_differ) {
-                mh_energies(m, rows, yp, w, e_yp, t, work);
-            } else {
-                memcpy(e_yp, e_p, (size_t)rows * sizeof *e_yp);
-            }
-        }
-        for (int64_t r = 0; r < rows; r++) {
-            float u;
-            ebm__stream_uniform(&streams[1], ebm__row_id(ids, r0 + r), 0, 1, &u);
-            double log_u = log((double)u); /* -inf for u = 0: always accepts */
-            float *xr = xc + r * ldx, *yr = yc == NULL ? NULL : yc + r * ldy;
-            int together = yr != NULL && ebm__rows_equal(xr, yr, w);
-            if (mh_accepts(s, log_u, xr, xp + r * w, e_x[r], e_p[r], bound_x, bound, work)) {
-                memcpy(xr, xp + r * w, (size_t)w * sizeof *xr);
-                accepted++;
-            }
-            decisions++;
-            if (yr == NULL) {
-                continue;
-            }
-            if (together) {
-                /* Met rows move together and stay equal. */
-                memcpy(yr, xr, (size_t)w * sizeof *yr);
-            } else {
-                if (mh_accepts(s, log_u, yr, yp + r * w, e_y[r], e_yp[r], bound, bound, work)) {
-                    memcpy(yr, yp + r * w, (size_t)w * sizeof *yr);
-                    accepted++;
-                }
-                decisions++;
-            }
-            int equal = ebm__rows_equal(xr, yr, w);
-            n_met += equal;
-            if (met != NULL) {
-                met[r0 + r] = (uint8_t)equal;
-            }
-        }
-    }
-    s->stat[EBM_STAT_ACCEPT_RATE] = decisions > 0 ? (double)accepted / (double)decisions : 1.0;
-    if (y != NULL) {
-        s->stat[EBM_STAT_MET_FRACTION] = n > 0 ? (double)n_met / (double)n : 1.0;
-    }
-    return EBM_OK;
-}
-
-int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
-                 float *x, int64_t ldx)
-{
-    return mh_run(s, msg, rng, ids, n, x, ldx, NULL, 0, NULL);
-}
-
-int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                         int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
-{
-    return mh_run(s, msg, rng, ids, n, x, ldx, y, ldy, met);
 }
 
 /* ---- public steps ----------------------------------------------------- */

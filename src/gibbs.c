@@ -1,0 +1,67 @@
+/* The Gibbs kernel: block sweeps of the free layers, even layers given the
+ * odd ones, then odd given even (gibbs.h). */
+#include "conditional.h"
+#include "energy.h"
+#include "error.h"
+#include "gibbs.h"
+#include "kernels.h"
+#include "model.h"
+#include "rng.h"
+#include "sampler.h"
+#include "scratch.h"
+
+#include <string.h>
+
+int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
+                     const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a)
+{
+    const ebm_model_t *m = s->m;
+    /* Even layers given the odd ones, then odd given even. */
+    for (int parity = 0; parity < 2; parity++) {
+        uint32_t layers = ebm__free_layers(s, parity);
+        for (int64_t l = parity; l < m->n_layers; l += 2) {
+            if (layers >> l & 1u) {
+                ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
+                if (!ebm__kern()->values_ok(n * m->size[l], a, EBM_UNITS_GAUSSIAN)) {
+                    return 0;
+                }
+                ebm__sample_from_input(m, l, &layer_streams[l], rows, 0, n, a, m->size[l],
+                                       x + m->offset[l], ldx);
+                for (int64_t r = 0; r < n && ebm__is_gaussian(m, l); r++) {
+                    if (!ebm__kern()->values_ok(m->size[l], x + r * ldx + m->offset[l],
+                                                EBM_UNITS_GAUSSIAN)) {
+                        return 0; /* a draw of a finite mean overflowed */
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                    int64_t n, float *x, int64_t ldx, int keep)
+{
+    const int64_t w = s->m->width;
+    float *a = ebm__scratch_floats(&s->scratch, (size_t)(n * s->m->max_size + (keep ? n * w : 0)));
+    if (a == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of inputs", (long long)n);
+    }
+    float *saved = a + n * s->m->max_size; /* x, to undo a sweep that overflowed */
+    for (int64_t r = 0; r < n && keep; r++) {
+        memcpy(saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
+    }
+    ebm__stream streams[EBM_MAX_LAYERS];
+    ebm__take_streams(rng, (int)s->m->n_layers, streams);
+    if (!ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a)) {
+        for (int64_t r = 0; r < n && keep; r++) {
+            memcpy(x + r * ldx, saved + r * w, (size_t)w * sizeof *x);
+        }
+        return ebm__fail_overflow(msg, "Gibbs sweep");
+    }
+    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    /* With one odd layer (two or three layers) the sweep ends with layer 1
+     * drawn from its input at the new state, left in a. */
+    s->hidden_input = s->m->n_layers <= 3 && (ebm__free_layers(s, 1) & 2u) ? a : NULL;
+    return EBM_OK;
+}
