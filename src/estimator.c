@@ -14,6 +14,7 @@
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
+#include "search.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -779,11 +780,10 @@ static int local_mode_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, i
         free(clamp);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for the local search");
     }
-    int capped = ebm_model_local_search(m, rng, n, x, w, clamp, 0, e->search_sweeps, sweeps);
+    int capped = ebm__local_search(m, msg, rng, n, x, w, clamp, 0, e->search_sweeps, sweeps);
     free(clamp);
     if (capped < 0) {
         free(sweeps);
-        ebm__copy_text(msg->text, sizeof msg->text, ebm_model_errmsg(m));
         return capped;
     }
     int64_t total = 0;
@@ -858,10 +858,9 @@ static int positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
             return ebm__fail(msg, EBM_ENOMEM, "out of memory");
         }
         memset(clamp, 1, (size_t)m->size[0]);
-        int missed = ebm_model_mean_field(m, n, x, w, clamp, 0, e->mf_iters, e->mf_tol);
+        int missed = ebm__mean_field(m, msg, n, x, w, clamp, 0, e->mf_iters, e->mf_tol);
         free(clamp);
         if (missed < 0) {
-            ebm__copy_text(msg->text, sizeof msg->text, ebm_model_errmsg(m));
             return missed;
         }
         e->stat[EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED] = missed;

@@ -6,6 +6,7 @@
 #include "rng.h"
 #include "energy.h"
 #include "kernels.h"
+#include "search.h"
 #include "threads.h"
 
 #include <math.h>
@@ -317,33 +318,14 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     return EBM_OK;
 }
 
-int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
-                           const uint8_t *clamp, int64_t ldc, int64_t max_sweeps, int64_t *sweeps)
+int ebm__local_search(const ebm_model_t *m, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
+                      int64_t ldx, const uint8_t *clamp, int64_t ldc, int64_t max_sweeps,
+                      int64_t *sweeps)
 {
-    if (m == NULL) {
-        return EBM_ENULL;
-    }
-    ebm__msg msg;
-    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
-    if (rc == EBM_OK && max_sweeps < 1) {
-        rc = ebm__fail(&msg, EBM_EVALUE, "max_sweeps is %lld; it must be >= 1",
-                       (long long)max_sweeps);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm__check_matrix(&msg, "x", n, x, ldx, m->width);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm__check_clamp(m, &msg, n, clamp, ldc);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm__check_states(m, &msg, "x", ebm__all_layers(m), n, x, ldx);
-    }
     relax rx;
-    if (rc == EBM_OK) {
-        rc = relax_setup(&rx, m, &msg, RELAX_ARGMIN, n, clamp, ldc);
-    }
+    int rc = relax_setup(&rx, m, msg, RELAX_ARGMIN, n, clamp, ldc);
     if (rc != EBM_OK) {
-        return ebm__model_set_error(m, rc, &msg);
+        return rc;
     }
     int64_t capped = 0;
     relax_save(&rx, n, x, ldx, sweeps);
@@ -365,14 +347,41 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         capped += relax_rows(&rx, x, ldx, order, n_even, 0, max_sweeps, 0.0f, sweeps);
         capped += relax_rows(&rx, x, ldx, order + n_even, n_odd, 1, max_sweeps, 0.0f, sweeps);
     }
-    if (ebm__check_states(m, &msg, "x", ebm__all_layers(m), n, x, ldx) != EBM_OK) {
+    if (ebm__check_states(m, msg, "x", ebm__all_layers(m), n, x, ldx) != EBM_OK) {
         relax_undo(&rx, n, x, ldx, sweeps);
         relax_free(&rx);
         ebm__rng_restore(rng, &rng_saved);
-        return ebm__model_set_error(m, ebm__fail_overflow(&msg, "local search"), &msg);
+        return ebm__fail_overflow(msg, "local search");
     }
     relax_free(&rx);
     return capped > INT32_MAX ? INT32_MAX : (int)capped;
+}
+
+int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
+                           const uint8_t *clamp, int64_t ldc, int64_t max_sweeps, int64_t *sweeps)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    if (rc == EBM_OK && max_sweeps < 1) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "max_sweeps is %lld; it must be >= 1",
+                       (long long)max_sweeps);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_matrix(&msg, "x", n, x, ldx, m->width);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_clamp(m, &msg, n, clamp, ldc);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_states(m, &msg, "x", ebm__all_layers(m), n, x, ldx);
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__local_search(m, &msg, rng, n, x, ldx, clamp, ldc, max_sweeps, sweeps);
+    }
+    return rc < 0 ? ebm__model_set_error(m, rc, &msg) : rc;
 }
 
 /* Means must lie in the range of the units: [0,1], [-1,1], or be finite. */
@@ -402,6 +411,29 @@ static int check_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const flo
     return EBM_OK;
 }
 
+int ebm__mean_field(const ebm_model_t *m, ebm__msg *msg, int64_t n, float *mu, int64_t ldmu,
+                    const uint8_t *clamp, int64_t ldc, int64_t max_iter, double tol)
+{
+    relax rx;
+    int rc = relax_setup(&rx, m, msg, RELAX_MEAN, n, clamp, ldc);
+    if (rc != EBM_OK) {
+        return rc;
+    }
+    for (int64_t r = 0; r < n; r++) {
+        rx.order[r] = r;
+    }
+    relax_save(&rx, n, mu, ldmu, NULL);
+    /* Odd layers first: with the visible layer clamped they see data. */
+    int64_t missed = relax_rows(&rx, mu, ldmu, rx.order, n, 1, max_iter, (float)tol, NULL);
+    if (check_means(m, msg, n, mu, ldmu) != EBM_OK) {
+        relax_undo(&rx, n, mu, ldmu, NULL);
+        relax_free(&rx);
+        return ebm__fail_overflow(msg, "mean field");
+    }
+    relax_free(&rx);
+    return missed > INT32_MAX ? INT32_MAX : (int)missed;
+}
+
 int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldmu,
                          const uint8_t *clamp, int64_t ldc, int64_t max_iter, double tol)
 {
@@ -424,24 +456,8 @@ int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldm
     if (rc == EBM_OK) {
         rc = check_means(m, &msg, n, mu, ldmu);
     }
-    relax rx;
     if (rc == EBM_OK) {
-        rc = relax_setup(&rx, m, &msg, RELAX_MEAN, n, clamp, ldc);
+        rc = ebm__mean_field(m, &msg, n, mu, ldmu, clamp, ldc, max_iter, tol);
     }
-    if (rc != EBM_OK) {
-        return ebm__model_set_error(m, rc, &msg);
-    }
-    for (int64_t r = 0; r < n; r++) {
-        rx.order[r] = r;
-    }
-    relax_save(&rx, n, mu, ldmu, NULL);
-    /* Odd layers first: with the visible layer clamped they see data. */
-    int64_t missed = relax_rows(&rx, mu, ldmu, rx.order, n, 1, max_iter, (float)tol, NULL);
-    if (check_means(m, &msg, n, mu, ldmu) != EBM_OK) {
-        relax_undo(&rx, n, mu, ldmu, NULL);
-        relax_free(&rx);
-        return ebm__model_set_error(m, ebm__fail_overflow(&msg, "mean field"), &msg);
-    }
-    relax_free(&rx);
-    return missed > INT32_MAX ? INT32_MAX : (int)missed;
+    return rc < 0 ? ebm__model_set_error(m, rc, &msg) : rc;
 }
