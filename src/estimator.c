@@ -2,14 +2,10 @@
  * (Taniguchi et al. 2023) and the GRBM modified CD (Liao et al. 2022), made
  * of the samplers, local search, mean field and the energy gradients. */
 #include "conditional.h"
-#include "coupling.h"
 #include "energy.h"
 #include "error.h"
 #include "estimator.h"
-#include "gibbs.h"
 #include "kernels.h"
-#include "langevin.h"
-#include "mh.h"
 #include "model.h"
 #include "rng.h"
 #include "sampler.h"
@@ -177,7 +173,7 @@ static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x
 /*
  * g += scale sum_r f(x_r), f with `clamped` layers, right after the step of
  * s that made the rows x (stride w). If the step left the input of layer 1
- * at every row (s->hidden_input: a Gibbs sweep that drew layer 1 last, or a
+ * at every row (ebm__sampler_hidden_input: a Gibbs sweep that drew layer 1 last, or a
  * Gibbs-Langevin step that took every proposal), the term of f that sums
  * out layer 1 alone is dE/dtheta at the rows with x_1 = E[x_1 | rest], the
  * mean from that input (E is linear in x_1; the mean is the one
@@ -187,13 +183,14 @@ static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x
 static int add_f_after(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clamped, int64_t n,
                        const float *x, double scale, float *scratch)
 {
+    const float *hidden_input = ebm__sampler_hidden_input(s);
     const ebm_model_t *m = e->m;
     const int64_t w = m->width, off1 = m->offset[1], n1 = m->size[1];
     uint32_t mask[2];
     double weight[2];
     const int terms = f_terms(e, clamped, mask, weight);
     const int layer1_term = mask[0] == 2u || (terms == 2 && mask[1] == 2u);
-    if (e->plain || s->hidden_input == NULL || !layer1_term) {
+    if (e->plain || hidden_input == NULL || !layer1_term) {
         return add_f(e, clamped, n, x, w, NULL, scale, NULL);
     }
     const int binary = m->units[1] == EBM_UNITS_BINARY;
@@ -201,9 +198,9 @@ static int add_f_after(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clam
         float *row = scratch + r * w;
         memcpy(row, x + r * w, (size_t)w * sizeof *row);
         if (binary) { /* the mean straight from the input: one pass */
-            ebm__kern()->sigmoid(n1, s->hidden_input + r * n1, row + off1);
+            ebm__kern()->sigmoid(n1, hidden_input + r * n1, row + off1);
         } else {
-            memcpy(row + off1, s->hidden_input + r * n1, (size_t)n1 * sizeof *row);
+            memcpy(row + off1, hidden_input + r * n1, (size_t)n1 * sizeof *row);
         }
     }
     if (!binary) {
@@ -602,23 +599,25 @@ static void note_accept(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t rows
     e->accept_rows += (double)rows;
 }
 
+/* One step (in->y NULL) or coupled step of s; the chains are the
+ * estimator's scratch, so a failed step may leave them partly drawn. */
+static int run(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *rng,
+               ebm__step_in *in)
+{
+    in->keep = 0;
+    int rc = ebm__sampler_run(s, msg, rng, in);
+    if (rc == EBM_OK && s->kind != EBM_SAMPLER_GIBBS) {
+        note_accept(e, s, in->n);
+    }
+    return rc;
+}
+
 /* One step of s on rows x (stream rows ids). */
 static int step(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *rng,
                 const int64_t *ids, int64_t n, float *x, int64_t ldx)
 {
-    int rc;
-    s->iteration++; /* the kernels see the counter of the step they make */
-    s->hidden_input = NULL; /* set again by the kernels that leave it */
-    switch (s->kind) {
-    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, msg, rng, ids, n, x, ldx, 0); break;
-    case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, msg, rng, ids, n, x, ldx); break;
-    case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, msg, rng, ids, n, x, ldx); break;
-    default: rc = ebm__gibbs_langevin_step(s, msg, rng, ids, n, x, ldx); break;
-    }
-    if (rc == EBM_OK && s->kind != EBM_SAMPLER_GIBBS) {
-        note_accept(e, s, n);
-    }
-    return rc;
+    ebm__step_in in = {.ids = ids, .n = n, .x = x, .ldx = ldx};
+    return run(e, msg, s, rng, &in);
 }
 
 /* Rows of x (n x w) with layer 0 = data and the hidden layers drawn by one
@@ -667,10 +666,11 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
     }
     memcpy(y, x, (size_t)(n * w) * sizeof *x);
     if (rc == EBM_OK) {
+        ebm__step_in in = {.ids = ids, .n = n, .x = x, .ldx = w};
         if (s->kind == EBM_SAMPLER_MH_UNIFORM) { /* E(x_0) from start's sweep */
-            s->entry_input = start->hidden_input;
+            in.entry_input = ebm__sampler_hidden_input(start);
         }
-        rc = step(e, msg, s, rng, ids, n, x, w);
+        rc = run(e, msg, s, rng, &in);
     }
     for (int64_t r = 0; r < n; r++) {
         met[r] = (uint8_t)ebm__rows_equal(x + r * w, y + r * w, w);
@@ -740,13 +740,8 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *sta
                 break;
             }
         }
-        s->iteration++;
-        rc = s->kind == EBM_SAMPLER_GIBBS
-                 ? ebm__coupled_gibbs_step(s, msg, rng, ids, active, x, w, y, w, met, 0)
-                 : ebm__coupled_mh_step(s, msg, rng, ids, active, x, w, y, w, met);
-        if (rc == EBM_OK && s->kind != EBM_SAMPLER_GIBBS) {
-            note_accept(e, s, active);
-        }
+        ebm__step_in in = {.ids = ids, .n = active, .x = x, .ldx = w, .y = y, .ldy = w, .met = met};
+        rc = run(e, msg, s, rng, &in);
         t++;
     }
     free(met);
@@ -895,7 +890,7 @@ void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
                               e->gibbs_langevin};
     for (int i = 0; i < 6; i++) {
         if (list[i] != NULL) {
-            list[i]->plain_energies = plain;
+            ebm__sampler_set_plain(list[i], plain);
         }
     }
 }
@@ -936,7 +931,8 @@ static int negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int
                                                                            : e->gibbs;
         ebm__stream st = ebm__rng_take_stream(rng);
         ebm__random_units(m, &st, NULL, n_chains, next_chains, w, 1u, NULL, 0, draw);
-        s->iteration = 0; /* adjust-after-eta counts from the chains' start */
+        /* adjust-after-eta counts from the chains' start */
+        ebm_sampler_set_int(s, EBM_SAMPLER_ITERATION, 0);
         rc = step(e, msg, e->gibbs_post, rng, NULL, n_chains, next_chains, w);
         int64_t used = e->k - e->burn_in;
         double c = used > 0 ? 1.0 / ((double)n_chains * (double)used) : 0.0;
@@ -1028,7 +1024,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     int64_t iteration_saved[6];
     const int n_samplers = each_sampler(e, samplers);
     for (int i = 0; i < n_samplers; i++) {
-        iteration_saved[i] = samplers[i]->iteration;
+        iteration_saved[i] = (int64_t)ebm_sampler_stat(samplers[i], EBM_STAT_ITERATION);
     }
     if (e->kind == EBM_ESTIMATOR_PCD) {
         if (e->n_chains == n_chains) {
@@ -1079,7 +1075,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (rc != EBM_OK) {
         memcpy(e->stat, stat_saved, sizeof stat_saved);
         for (int i = 0; i < n_samplers; i++) {
-            samplers[i]->iteration = iteration_saved[i];
+            ebm_sampler_set_int(samplers[i], EBM_SAMPLER_ITERATION, iteration_saved[i]);
         }
         return fail(e, rc, &msg);
     }

@@ -221,9 +221,9 @@ int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
 
 /* ---- public steps ----------------------------------------------------- */
 
-/* A step call's statistics start afresh and its counter moves; a failed
- * call undoes both (statistics change only if the call succeeds). The
- * kernels see the counter t of the step they make (1 for the first). */
+/* A step call's statistics start afresh; a failed call puts them back
+ * (statistics change only if the call succeeds). ebm__sampler_run moves
+ * the step counter, and back on failure. */
 static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double *saved)
 {
     memcpy(saved, s->stat, sizeof s->stat);
@@ -232,17 +232,63 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->stat[EBM_STAT_MET_FRACTION] = met_fraction;
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
-    s->hidden_input = NULL;
-    s->iteration++;
 }
 
 static int undo_call(ebm_sampler_t *s, const double *saved, ebm_rng_t *rng,
                      const ebm__rng_mark *rng_saved, int rc, const ebm__msg *msg)
 {
     memcpy(s->stat, saved, sizeof s->stat);
-    s->iteration--;
     ebm__rng_restore(rng, rng_saved);
     return sampler_error(s, rc, msg);
+}
+
+int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
+{
+    s->iteration++;
+    s->hidden_input = NULL; /* set again by the kernels that leave it */
+    if (in->n == 0) {
+        return EBM_OK;
+    }
+    s->entry_input = in->entry_input;
+    int rc;
+    if (in->y != NULL) {
+        rc = s->kind == EBM_SAMPLER_GIBBS
+                 ? ebm__coupled_gibbs_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->y,
+                                           in->ldy, in->met, in->keep)
+                 : ebm__coupled_mh_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->y,
+                                        in->ldy, in->met);
+    } else {
+        switch (s->kind) {
+        case EBM_SAMPLER_GIBBS:
+            rc = ebm__gibbs_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->keep);
+            break;
+        case EBM_SAMPLER_MH_UNIFORM:
+            rc = ebm__mh_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
+            break;
+        case EBM_SAMPLER_LANGEVIN:
+            rc = ebm__langevin_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
+            break;
+        default:
+            rc = ebm__gibbs_langevin_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
+            break;
+        }
+    }
+    s->entry_input = NULL;
+    if (rc != EBM_OK) {
+        s->iteration--;
+        s->hidden_input = NULL;
+    }
+    return rc;
+}
+
+const float *ebm__sampler_hidden_input(const ebm_sampler_t *s)
+{
+    return s->hidden_input;
+}
+
+void ebm__sampler_set_plain(ebm_sampler_t *s, int plain)
+{
+    s->plain_energies = plain;
 }
 
 /* Checks shared by the single and coupled steps for one state matrix. */
@@ -281,15 +327,8 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     double saved[EBM__N_SAMPLER_STATS];
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     begin_call(s, n, NAN, saved);
-    if (n == 0) {
-        return EBM_OK;
-    }
-    switch (s->kind) {
-    case EBM_SAMPLER_GIBBS: rc = ebm__gibbs_step(s, &msg, rng, NULL, n, x, ldx, 1); break;
-    case EBM_SAMPLER_MH_UNIFORM: rc = ebm__mh_step(s, &msg, rng, NULL, n, x, ldx); break;
-    case EBM_SAMPLER_LANGEVIN: rc = ebm__langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
-    default: rc = ebm__gibbs_langevin_step(s, &msg, rng, NULL, n, x, ldx); break;
-    }
+    const ebm__step_in in = {.n = n, .x = x, .ldx = ldx, .keep = 1};
+    rc = ebm__sampler_run(s, &msg, rng, &in);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }
 
@@ -319,11 +358,7 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
     double saved[EBM__N_SAMPLER_STATS];
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     begin_call(s, n, 1.0, saved);
-    if (n == 0) {
-        return EBM_OK;
-    }
-    rc = s->kind == EBM_SAMPLER_GIBBS
-             ? ebm__coupled_gibbs_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met, 1)
-             : ebm__coupled_mh_step(s, &msg, rng, NULL, n, x, ldx, y, ldy, met);
+    const ebm__step_in in = {.n = n, .x = x, .ldx = ldx, .y = y, .ldy = ldy, .met = met, .keep = 1};
+    rc = ebm__sampler_run(s, &msg, rng, &in);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }

@@ -56,6 +56,35 @@ static inline uint32_t ebm__free_layers(const ebm_sampler_t *s, int parity)
     return mask & ~s->clamp_layers;
 }
 
+/* One step of s on validated rows, for the public calls and the estimator
+ * alike: the only dispatch to the kernels. */
+typedef struct ebm__step_in {
+    const int64_t *ids; /* the stream row of each row (NULL: row r) */
+    int64_t n;
+    float *x;
+    int64_t ldx;
+    float *y;     /* NULL: a single-chain step; else the coupled step of x and y */
+    int64_t ldy;
+    uint8_t *met; /* coupled: NULL or [n], 1 where the chains met */
+    /* MH: the input of layer 1 at x left by the Gibbs step that made x
+     * (ebm__sampler_hidden_input of that sampler), so that E(x) needs no
+     * GEMM; NULL: none. */
+    const float *entry_input;
+    int keep; /* 1: x and y are left as they were on failure; 0: they may be
+               * partly drawn (the estimator's scratch chains) */
+} ebm__step_in;
+
+/* The step counter moves (the kernels see t = counter + 1) and moves back
+ * if the step fails; rng is the caller's to restore. */
+int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in);
+/* After a successful step: the input of layer 1 at each new row (n x n_1,
+ * stride n_1, in s's scratch: valid until s's next call) if the step left
+ * it (a Gibbs sweep that drew layer 1 last, a Gibbs-Langevin step in which
+ * every row took its proposal), else NULL. */
+const float *ebm__sampler_hidden_input(const ebm_sampler_t *s);
+/* Tests only: 1 makes MH compute every energy in double (plain path). */
+void ebm__sampler_set_plain(ebm_sampler_t *s, int plain);
+
 /* The kernels (gibbs.c, mh.c, coupling.c, langevin.c) work on validated
  * rows, in place. Row r draws from stream row ids[r] (ids NULL: row r), so
  * a caller that compacts its batch keeps every row's randomness. Each takes
