@@ -1,5 +1,7 @@
 /*
- * The estimator's internal hooks (estimator.c).
+ * The estimator's inside: its struct, shared by the handle (estimator.c:
+ * create, options, chains, the gradient call) and the estimate
+ * (estimate.c: the phases, the telescoping sums, f).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -7,6 +9,64 @@
 #define EBM_ESTIMATOR_H
 
 #include "ebm.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+#include "sampler.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A list of state rows with signed coefficients: the terms of telescoping
+ * sums, turned into gradients by one energy_grad call per f term. */
+typedef struct ebm__weighted_rows {
+    float *x;
+    double *c;
+    int64_t rows, cap;
+} ebm__weighted_rows;
+
+struct ebm_estimator {
+    const ebm_model_t *m;
+    int kind;
+    /* options */
+    int64_t k, max_steps, step_limit, chains_opt, burn_in, search_sweeps, mf_iters;
+    int marginalize, positive, sampler_kind;
+    double mf_tol;
+    /* samplers: joint and with the visible layer clamped */
+    ebm_sampler_t *gibbs, *gibbs_post, *mh, *mh_post, *langevin, *gibbs_langevin;
+    /* PCD / GRBM_CD persistent chains */
+    float *chains;
+    int64_t n_chains;
+    /* the gradient being built, telescoping terms, and scratch */
+    float *g;
+    ebm__weighted_rows pos, neg;
+    float *fbuf;
+    size_t fcap;
+    int64_t *ibuf;
+    size_t icap;
+    float *gwork; /* ebm__energy_grad_rows' scratch, and its coefficients */
+    size_t gwcap;
+    double *gcoef;
+    size_t gccap;
+    /* statistics of the last call */
+    double stat[EBM_ESTIMATOR_STAT_COUNT];
+    double accept_sum, accept_rows, searches;
+    int plain; /* tests only: ebm__estimator_set_plain */
+    char errmsg[EBM__MSG_SIZE];
+};
+
+/* g += E_data[...] and g += E_model[...] of the estimate (estimate.c): the
+ * positive phase over the data rows, the negative phase by the kind's
+ * chains; telescoping terms go to e->pos and e->neg. x, y, draw: scratch of
+ * n rows (the negative phase: of max(n, n_chains) rows); next_chains: the
+ * persistent chains to move (PCD, GRBM_CD). */
+int ebm__positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64_t n,
+                        const float *data, int64_t ldd, float *x, float *y, float *draw);
+int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64_t n,
+                        const float *data, int64_t ldd, float *x, float *y, float *draw,
+                        float *next_chains, int64_t n_chains);
+/* g += the f terms of the weighted rows, f keeping the layers `clamped`. */
+int ebm__add_weighted_rows(ebm_estimator_t *e, uint32_t clamped, const ebm__weighted_rows *rows);
 
 /* Tests only: 1 makes the estimator and its samplers take their plain
  * paths (no reuse of a sampler's layer inputs, double MH energies). */
