@@ -50,14 +50,14 @@ typedef struct couple {
     uint32_t b1, b2;   /* layers of the two blocks */
     int64_t na;
     const int64_t *id; /* stream row of each gathered row */
-    float *X, *Y;      /* na x w states */
-    float *A1, *A2;    /* na x w: B1 inputs from X and from Y, at the layers' columns */
-    float *P1, *P2;    /* na x w: their discrete units' probabilities of the upper value */
+    float *x_rows, *y_rows; /* na x w states */
+    float *x_input, *y_input; /* na x w: B1's inputs from x_rows and y_rows, at its columns */
+    float *x_prob, *y_prob;   /* na x w: its discrete units' probabilities of the upper value */
     double *lz;        /* [na]: sum over B1's discrete units of LZ(a2) - LZ(a1) */
     float *tmp;        /* one row of proposals per thread */
     float *u;          /* [na]: the meeting uniforms */
     double *log_u;     /* [2 na]: logs of the meeting or a try's acceptance uniforms */
-    float *U, *UA;     /* na x w and na x 2: a try's uniforms (proposals, acceptances) */
+    float *try_u, *try_accept; /* na x w and na x 2: a try's uniforms (proposals, acceptances) */
     int64_t *list;     /* [na]: rows that need tries */
     int64_t *lid;      /* [na]: their stream rows */
     int64_t *trying;   /* [na]: their chains still trying (1: x, 2: y) */
@@ -85,7 +85,7 @@ static void ratio_setup(couple *c)
         }
         const int64_t off = m->offset[l];
         ebm__kern()->coupling_setup(c->na, m->size[l], m->units[l] == EBM_UNITS_SPIN,
-                                    c->A1 + off, c->A2 + off, c->w, c->P1 + off, c->P2 + off,
+                                    c->x_input + off, c->y_input + off, c->w, c->x_prob + off, c->y_prob + off,
                                     c->lz);
     }
 }
@@ -118,8 +118,8 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
                    float *dst)
 {
     const ebm_model_t *m = c->m;
-    const float *a1 = c->A1 + r * c->w, *a2 = c->A2 + r * c->w;
-    const float *p = (chain == 1 ? c->P1 : c->P2) + r * c->w;
+    const float *a1 = c->x_input + r * c->w, *a2 = c->y_input + r * c->w;
+    const float *p = (chain == 1 ? c->x_prob : c->y_prob) + r * c->w;
     double s = -c->lz[r];
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (!(c->b1 >> l & 1u)) {
@@ -187,23 +187,23 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
         for (int64_t i = 0; i < count; i++) {
             c->lid[i] = c->id[list[i]];
         }
-        b1_uniforms(c, &proposal, count, c->lid, c->U, w); /* both chains' proposals */
-        ebm__stream_uniform_rows(&accept, count, c->lid, 0, 2, c->UA, 2);
-        ebm__kern()->log_uniform(2 * count, c->UA, c->log_u);
+        b1_uniforms(c, &proposal, count, c->lid, c->try_u, w); /* both chains' proposals */
+        ebm__stream_uniform_rows(&accept, count, c->lid, 0, 2, c->try_accept, 2);
+        ebm__kern()->log_uniform(2 * count, c->try_accept, c->log_u);
         EBM__FOR_ROWS(i, count, count * w * 4, {
             const int64_t r = list[i];
-            const float *ui = c->U + i * w;
+            const float *ui = c->try_u + i * w;
             const double *log_ua = c->log_u + 2 * i; /* -inf for 0: always accepts */
             float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
             if (trying[i] & 1) {
                 if (log_ua[0] > draw(c, &proposal, r, 1, ui, tmp)) {
-                    copy_b1(c, tmp, c->X + r * w);
+                    copy_b1(c, tmp, c->x_rows + r * w);
                     trying[i] &= ~INT64_C(1);
                 }
             }
             if (trying[i] & 2) {
                 if (log_ua[1] > -draw(c, &proposal, r, 2, ui, tmp)) {
-                    copy_b1(c, tmp, c->Y + r * w);
+                    copy_b1(c, tmp, c->y_rows + r * w);
                     trying[i] &= ~INT64_C(2);
                 }
             }
@@ -235,9 +235,9 @@ static void reflect(const couple *c, const ebm__stream *first, const ebm__stream
 {
     const ebm_model_t *m = c->m;
     const int64_t n0 = m->size[0];
-    const float *m1 = c->A1 + r * c->w, *m2 = c->A2 + r * c->w;
+    const float *m1 = c->x_input + r * c->w, *m2 = c->y_input + r * c->w;
     const float *logvar = m->params + m->logvar_off;
-    float *xi = tmp, *xr = c->X + r * c->w, *yr = c->Y + r * c->w;
+    float *xi = tmp, *xr = c->x_rows + r * c->w, *yr = c->y_rows + r * c->w;
     ebm__stream_normal(first, (uint32_t)c->id[r], 0, n0, xi);
     double zz = 0.0, xz = 0.0;
     for (int64_t i = 0; i < n0; i++) {
@@ -276,8 +276,8 @@ static int inputs_finite(const couple *c)
         for (int64_t l = 0; l < c->m->n_layers; l++) {
             const int64_t off = r * c->w + c->m->offset[l], nl = c->m->size[l];
             if ((c->b1 >> l & 1u) && ebm__is_gaussian(c->m, l) &&
-                (!k->values_ok(nl, c->A1 + off, EBM_UNITS_GAUSSIAN) ||
-                 !k->values_ok(nl, c->A2 + off, EBM_UNITS_GAUSSIAN))) {
+                (!k->values_ok(nl, c->x_input + off, EBM_UNITS_GAUSSIAN) ||
+                 !k->values_ok(nl, c->y_input + off, EBM_UNITS_GAUSSIAN))) {
                 return 0;
             }
         }
@@ -287,7 +287,7 @@ static int inputs_finite(const couple *c)
 
 /* The coupled sweep of the na rows that have not met: EBM_OK, EBM_ELIMIT
  * if a row reached the residual try limit, EBM_EVALUE if a Gaussian draw
- * overflowed float (X and Y are then partly drawn). */
+ * overflowed float (x_rows and y_rows are then partly drawn). */
 static int couple_apart(couple *c, const ebm__stream *st, float *a)
 {
     const ebm_model_t *m = c->m;
@@ -304,14 +304,14 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
     } else {
         /* Qiu Alg. 4 lines 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'); the
          * uniforms of all rows at once. */
-        b1_uniforms(c, &st[ST_FIRST], na, c->id, c->X, w);
+        b1_uniforms(c, &st[ST_FIRST], na, c->id, c->x_rows, w);
         ebm__stream_uniform_rows(&st[ST_MEET], na, c->id, 0, 1, c->u, 1);
         ebm__kern()->log_uniform(na, c->u, c->log_u);
         EBM__FOR_ROWS(r, na, na * w * 4, {
-            float *xr = c->X + r * w;
+            float *xr = c->x_rows + r * w;
             c->met[r] = c->log_u[r] <= draw(c, &st[ST_FIRST], r, 1, xr, xr);
             if (c->met[r]) {
-                copy_b1(c, xr, c->Y + r * w);
+                copy_b1(c, xr, c->y_rows + r * w);
             }
         });
         int64_t count = 0;
@@ -326,8 +326,8 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
     }
     if ((c->b1 & 1u) && ebm__is_gaussian(m, 0)) {
         for (int64_t r = 0; r < na; r++) {
-            if (!ebm__kern()->values_ok(m->size[0], c->X + r * w, EBM_UNITS_GAUSSIAN) ||
-                !ebm__kern()->values_ok(m->size[0], c->Y + r * w, EBM_UNITS_GAUSSIAN)) {
+            if (!ebm__kern()->values_ok(m->size[0], c->x_rows + r * w, EBM_UNITS_GAUSSIAN) ||
+                !ebm__kern()->values_ok(m->size[0], c->y_rows + r * w, EBM_UNITS_GAUSSIAN)) {
                 return EBM_EVALUE;
             }
         }
@@ -344,24 +344,24 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
         const int64_t nl = m->size[l], off = m->offset[l];
         if (c->s->coupling == EBM_COUPLING_CRN && !ebm__is_gaussian(m, l)) {
             /* Both chains compare with the same uniforms: drawn once. */
-            ebm__stream_uniform_rows(&st[ST_B2 + l], na, c->id, 0, nl, c->U, nl);
-            ebm__layer_input(m, l, na, c->X, w, a, nl);
-            ebm__bernoulli_from_input(m, l, na, a, nl, c->U, nl, c->X + off, w);
-            ebm__layer_input(m, l, na, c->Y, w, a, nl);
-            ebm__bernoulli_from_input(m, l, na, a, nl, c->U, nl, c->Y + off, w);
+            ebm__stream_uniform_rows(&st[ST_B2 + l], na, c->id, 0, nl, c->try_u, nl);
+            ebm__layer_input(m, l, na, c->x_rows, w, a, nl);
+            ebm__bernoulli_from_input(m, l, na, a, nl, c->try_u, nl, c->x_rows + off, w);
+            ebm__layer_input(m, l, na, c->y_rows, w, a, nl);
+            ebm__bernoulli_from_input(m, l, na, a, nl, c->try_u, nl, c->y_rows + off, w);
             continue;
         }
-        ebm__layer_input(m, l, na, c->X, w, a, nl);
-        ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->X + off, w);
-        ebm__layer_input(m, l, na, c->Y, w, a, nl);
+        ebm__layer_input(m, l, na, c->x_rows, w, a, nl);
+        ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->x_rows + off, w);
+        ebm__layer_input(m, l, na, c->y_rows, w, a, nl);
         if (c->s->coupling == EBM_COUPLING_CRN) {
-            ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->Y + off, w);
+            ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->y_rows + off, w);
             continue;
         }
         for (int64_t r = 0; r < na; r++) {
             const ebm__stream *sy = c->met[r] ? &st[ST_B2 + l] : &st[ST_B2_Y + l];
             ebm__sample_from_input(m, l, sy, c->id + r, 0, 1, a + r * nl, nl,
-                                   c->Y + r * w + off, w);
+                                   c->y_rows + r * w + off, w);
         }
     }
     return EBM_OK;
@@ -377,8 +377,8 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.s = s;
     c.m = m;
     c.w = w;
-    c.b1 = ebm__free_layers(s, 0) != 0 ? ebm__free_layers(s, 0) : ebm__free_layers(s, 1);
-    c.b2 = ebm__free_layers(s, 0) != 0 ? ebm__free_layers(s, 1) : 0;
+    c.b1 = ebm__unclamped_layers(s, 0) != 0 ? ebm__unclamped_layers(s, 0) : ebm__unclamped_layers(s, 1);
+    c.b2 = ebm__unclamped_layers(s, 0) != 0 ? ebm__unclamped_layers(s, 1) : 0;
 
     /* Scratch: the gathered states (apart rows first, then rows already
      * met), y's apart rows, both B1 inputs and probabilities, a row per
@@ -405,23 +405,23 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     /* When no row has met and the chains are stored densely (as the
      * telescoping sum keeps them), the apart rows are x and y themselves. */
     const int in_place = nt == 0 && ldx == w && ldy == w;
-    float *G = f;                 /* n x w: apart rows, then together rows */
-    c.Y = in_place ? y : f + n * w; /* na x w */
-    c.A1 = f + 2 * n * w;
-    c.A2 = c.A1 + n * w;
-    c.P1 = c.A2 + n * w;
-    c.P2 = c.P1 + n * w;
+    float *gathered = f;                 /* n x w: apart rows, then together rows */
+    c.y_rows = in_place ? y : f + n * w; /* na x w */
+    c.x_input = f + 2 * n * w;
+    c.y_input = c.x_input + n * w;
+    c.x_prob = c.y_input + n * w;
+    c.y_prob = c.x_prob + n * w;
     c.lz = lz;
     c.log_u = lz + n;
-    c.tmp = c.P2 + n * w;         /* one row per thread */
+    c.tmp = c.y_prob + n * w;         /* one row per thread */
     float *a = c.tmp + threads * w; /* n x max_size */
     c.u = a + n * m->max_size;    /* [n] */
-    c.U = c.u + n;                /* n x w */
-    c.UA = c.U + n * w;           /* n x 2 */
+    c.try_u = c.u + n;                /* n x w */
+    c.try_accept = c.try_u + n * w;           /* n x 2 */
     c.list = idx + 5 * n;
     c.lid = idx + 6 * n;
     c.trying = idx + 7 * n;
-    c.X = in_place ? x : G;
+    c.x_rows = in_place ? x : gathered;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);
     }
@@ -432,13 +432,13 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.id = sid;
     c.met = flags;
     for (int64_t i = 0; i < na && !in_place; i++) {
-        memcpy(c.X + i * w, x + idx[i] * ldx, (size_t)w * sizeof *x);
-        memcpy(c.Y + i * w, y + idx[i] * ldy, (size_t)w * sizeof *y);
+        memcpy(c.x_rows + i * w, x + idx[i] * ldx, (size_t)w * sizeof *x);
+        memcpy(c.y_rows + i * w, y + idx[i] * ldy, (size_t)w * sizeof *y);
     }
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (c.b1 >> l & 1u) {
-            ebm__layer_input(m, l, na, c.X, w, c.A1 + m->offset[l], w);
-            ebm__layer_input(m, l, na, c.Y, w, c.A2 + m->offset[l], w);
+            ebm__layer_input(m, l, na, c.x_rows, w, c.x_input + m->offset[l], w);
+            ebm__layer_input(m, l, na, c.y_rows, w, c.y_input + m->offset[l], w);
         }
     }
     ratio_setup(&c);
@@ -452,16 +452,16 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     const int undo = in_place && keep;
     if (undo) {
         for (int64_t r = 0; r < n; r++) {
-            copy_b1(&c, x + r * w, G + r * w);
+            copy_b1(&c, x + r * w, gathered + r * w);
             copy_b1(&c, y + r * w, f + (n + r) * w);
         }
     }
     ebm__stream st[ST_COUNT];
-    ebm__take_streams(rng, ST_COUNT, st);
+    ebm__rng_take_streams(rng, ST_COUNT, st);
     const int rc = c.b1 != 0 ? couple_apart(&c, st, a) : EBM_OK;
     if (rc != EBM_OK) {
         for (int64_t r = 0; r < n && undo; r++) {
-            copy_b1(&c, G + r * w, x + r * w);
+            copy_b1(&c, gathered + r * w, x + r * w);
             copy_b1(&c, f + (n + r) * w, y + r * w);
         }
         if (rc == EBM_EVALUE) {
@@ -474,29 +474,29 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
                          (long long)c.stuck, (long long)ebm__residual_try_limit);
     }
     /* Rows met on entry: one ordinary sweep, then y = x. */
-    float *T = G + na * w;
+    float *together = gathered + na * w;
     for (int64_t i = 0; i < nt; i++) {
-        memcpy(T + i * w, x + idx[n + i] * ldx, (size_t)w * sizeof *x);
+        memcpy(together + i * w, x + idx[n + i] * ldx, (size_t)w * sizeof *x);
     }
-    if (!ebm__gibbs_sweep(s, st + ST_TOGETHER, sid + n, nt, T, w, a)) {
+    if (!ebm__gibbs_sweep(s, st + ST_TOGETHER, sid + n, nt, together, w, a)) {
         return ebm__fail_overflow(msg, "coupled Gibbs step");
     }
 
     int64_t n_met = nt;
     for (int64_t i = 0; i < na; i++) {
         if (!in_place) {
-            memcpy(x + idx[i] * ldx, c.X + i * w, (size_t)w * sizeof *x);
-            memcpy(y + idx[i] * ldy, c.Y + i * w, (size_t)w * sizeof *y);
+            memcpy(x + idx[i] * ldx, c.x_rows + i * w, (size_t)w * sizeof *x);
+            memcpy(y + idx[i] * ldy, c.y_rows + i * w, (size_t)w * sizeof *y);
         }
-        int equal = ebm__rows_equal(c.X + i * w, c.Y + i * w, w);
+        int equal = ebm__rows_equal(c.x_rows + i * w, c.y_rows + i * w, w);
         n_met += equal;
         if (met != NULL) {
             met[idx[i]] = (uint8_t)equal;
         }
     }
     for (int64_t i = 0; i < nt; i++) {
-        memcpy(x + idx[n + i] * ldx, T + i * w, (size_t)w * sizeof *x);
-        memcpy(y + idx[n + i] * ldy, T + i * w, (size_t)w * sizeof *y);
+        memcpy(x + idx[n + i] * ldx, together + i * w, (size_t)w * sizeof *x);
+        memcpy(y + idx[n + i] * ldy, together + i * w, (size_t)w * sizeof *y);
         if (met != NULL) {
             met[idx[n + i]] = 1;
         }

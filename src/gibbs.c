@@ -18,7 +18,7 @@ int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
     const ebm_model_t *m = s->m;
     /* Even layers given the odd ones, then odd given even. */
     for (int parity = 0; parity < 2; parity++) {
-        uint32_t layers = ebm__free_layers(s, parity);
+        uint32_t layers = ebm__unclamped_layers(s, parity);
         for (int64_t l = parity; l < m->n_layers; l += 2) {
             if (layers >> l & 1u) {
                 ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
@@ -52,7 +52,7 @@ int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64
         memcpy(saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
     }
     ebm__stream streams[EBM_MAX_LAYERS];
-    ebm__take_streams(rng, (int)s->m->n_layers, streams);
+    ebm__rng_take_streams(rng, (int)s->m->n_layers, streams);
     if (!ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a)) {
         for (int64_t r = 0; r < n && keep; r++) {
             memcpy(x + r * ldx, saved + r * w, (size_t)w * sizeof *x);
@@ -62,6 +62,6 @@ int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     /* With one odd layer (two or three layers) the sweep ends with layer 1
      * drawn from its input at the new state, left in a. */
-    s->hidden_input = s->m->n_layers <= 3 && (ebm__free_layers(s, 1) & 2u) ? a : NULL;
+    s->hidden_input = s->m->n_layers <= 3 && (ebm__unclamped_layers(s, 1) & 2u) ? a : NULL;
     return EBM_OK;
 }

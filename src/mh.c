@@ -83,8 +83,8 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
     }
     const double bound_x = entry != NULL ? bound_input : bound;
     ebm__stream streams[2];
-    ebm__take_streams(rng, 2, streams); /* proposal, acceptance */
-    uint32_t layers = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
+    ebm__rng_take_streams(rng, 2, streams); /* proposal, acceptance */
+    uint32_t layers = ebm__unclamped_layers(s, 0) | ebm__unclamped_layers(s, 1);
     int64_t accepted = 0, decisions = 0, n_met = 0;
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
         int64_t rows = n - r0 < chunk ? n - r0 : chunk;

@@ -327,7 +327,7 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
             }
         }
         ebm__stream sweep[EBM_MAX_LAYERS];
-        ebm__take_streams(rng, (int)m->n_layers, sweep);
+        ebm__rng_take_streams(rng, (int)m->n_layers, sweep);
         for (int64_t l = 1; l < m->n_layers; l += 2) {
             const int64_t nl = m->size[l];
             ebm__layer_input(m, l, n, x, w, a, nl);

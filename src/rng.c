@@ -190,7 +190,7 @@ ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k)
     return t;
 }
 
-void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out)
+void ebm__rng_take_streams(ebm_rng_t *rng, int count, ebm__stream *out)
 {
     if (count <= 0) {
         return;

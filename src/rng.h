@@ -52,7 +52,7 @@ void ebm__rng_restore(ebm_rng_t *r, const ebm__rng_mark *mark);
 /* Take count fresh streams from rng, as count calls of the above would (a
  * fixed number per call, whatever the data, so that row r's draws never
  * depend on other rows). */
-void ebm__take_streams(ebm_rng_t *rng, int count, ebm__stream *out);
+void ebm__rng_take_streams(ebm_rng_t *rng, int count, ebm__stream *out);
 /* out[0..count) = uniforms in [0,1) of row `row`, starting at 32-bit word
  * `word` of that row's part of the stream. */
 void ebm__stream_uniform(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,

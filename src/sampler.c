@@ -301,7 +301,7 @@ static int check_chain(const ebm_sampler_t *s, ebm__msg *msg, const char *name, 
         rc = ebm__check_states(m, msg, name, ebm__all_layers(m), n, x, ldx);
     }
     if (rc == EBM_OK && s->kind == EBM_SAMPLER_MH_UNIFORM) {
-        uint32_t moving = ebm__free_layers(s, 0) | ebm__free_layers(s, 1);
+        uint32_t moving = ebm__unclamped_layers(s, 0) | ebm__unclamped_layers(s, 1);
         if (ebm__is_gaussian(m, 0) && (moving & 1u)) {
             rc = ebm__fail(msg, EBM_EUNSUPPORTED,
                            "EBM_SAMPLER_MH_UNIFORM has no uniform proposal for the Gaussian "

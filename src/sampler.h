@@ -47,7 +47,7 @@ struct ebm_sampler {
 };
 
 /* Layers whose units move (not clamped), of one parity (0 even, 1 odd). */
-static inline uint32_t ebm__free_layers(const ebm_sampler_t *s, int parity)
+static inline uint32_t ebm__unclamped_layers(const ebm_sampler_t *s, int parity)
 {
     uint32_t mask = 0;
     for (int64_t l = parity; l < s->m->n_layers; l += 2) {
