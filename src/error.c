@@ -82,3 +82,9 @@ int ebm__fail_overflow(ebm__msg *msg, const char *what)
                      "parameters are too large); nothing was changed",
                      what);
 }
+
+int ebm__set_message(char *slot, int code, const ebm__msg *msg)
+{
+    ebm__copy_text(slot, EBM__MSG_SIZE, msg->text);
+    return code;
+}

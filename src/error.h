@@ -32,6 +32,18 @@ int ebm__fail(ebm__msg *msg, int code, const char *fmt, ...) EBM__PRINTF(3, 4);
 /* EBM_EVALUE: in `what`, a layer input or a result overflowed float (the
  * parameters are too large); the call changed nothing. */
 int ebm__fail_overflow(ebm__msg *msg, const char *what);
+/* Store msg in a handle's message slot (EBM__MSG_SIZE bytes) and return
+ * code: how a public call on a sampler, an estimator or a generator ends
+ * when it fails (a model's slot is guarded: ebm__model_set_error). */
+int ebm__set_message(char *slot, int code, const ebm__msg *msg);
+/* Return expr's code from the enclosing function unless it is EBM_OK. */
+#define EBM__PROPAGATE(expr)                                                                    \
+    do {                                                                                        \
+        const int propagated_ = (expr);                                                         \
+        if (propagated_ != EBM_OK) {                                                            \
+            return propagated_;                                                                 \
+        }                                                                                       \
+    } while (0)
 /* Copy text into a caller buffer (NULL or size 0: nothing). */
 void ebm__copy_text(char *buf, size_t size, const char *text);
 

@@ -30,11 +30,6 @@ static const char *kind_name(int kind)
 
 static int is_grbm(const ebm_model_t *m) { return m->n_layers == 2 && ebm__is_gaussian(m, 0); }
 
-static int fail(ebm_estimator_t *e, int code, const ebm__msg *msg)
-{
-    ebm__copy_text(e->errmsg, sizeof e->errmsg, msg->text);
-    return code;
-}
 
 /* ---- handle and options ----------------------------------------------- */
 
@@ -177,7 +172,7 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
 {
     ebm__msg msg;
     if (option == EBM_SAMPLER_CLAMP_LAYERS) {
-        return fail(e,
+        return ebm__set_message(e->errmsg,
                     ebm__fail(&msg, EBM_EVALUE,
                               "EBM_SAMPLER_CLAMP_LAYERS is managed by the estimator and cannot "
                               "be set"),
@@ -191,7 +186,7 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
     if (rc != EBM_OK) {
         ebm__fail(&msg, rc, "EBM_ESTIMATOR_SAMPLER_OPTION + %d (option %d): %s", option,
                   EBM_ESTIMATOR_SAMPLER_OPTION + option, ebm_sampler_errmsg(list[0]));
-        return fail(e, rc, &msg);
+        return ebm__set_message(e->errmsg, rc, &msg);
     }
     for (int i = 1; i < count; i++) {
         if (is_double) {
@@ -214,7 +209,7 @@ static int out_of_range(ebm_estimator_t *e, int option, int64_t value, int64_t l
         "EBM_ESTIMATOR_MEAN_FIELD_ITERS", "EBM_ESTIMATOR_MEAN_FIELD_TOL",
         "EBM_ESTIMATOR_STEP_LIMIT"};
     ebm__msg msg;
-    return fail(e,
+    return ebm__set_message(e->errmsg,
                 ebm__fail(&msg, EBM_EVALUE, "%s is %lld; it takes %lld to %lld", names[option],
                           (long long)value, (long long)lo, (long long)hi),
                 &msg);
@@ -234,7 +229,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     case EBM_ESTIMATOR_K: {
         int64_t lo = (e->kind == EBM_ESTIMATOR_UCD || e->kind == EBM_ESTIMATOR_UCD_LMI) ? 0 : 1;
         if (value < lo || value > EBM__MAX_K) {
-            return fail(e,
+            return ebm__set_message(e->errmsg,
                         ebm__fail(&msg, EBM_EVALUE, "EBM_ESTIMATOR_K is %lld; %s takes %lld to %d",
                                   (long long)value, kind_name(e->kind), (long long)lo,
                                   EBM__MAX_K),
@@ -287,7 +282,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
             return out_of_range(e, option, value, EBM_POSITIVE_AUTO, EBM_POSITIVE_SAMPLED);
         }
         if (value == EBM_POSITIVE_EXACT && m->n_layers != 2) {
-            return fail(e,
+            return ebm__set_message(e->errmsg,
                         ebm__fail(&msg, EBM_EUNSUPPORTED,
                                   "EBM_POSITIVE_EXACT needs a 2-layer model; this one has %lld "
                                   "layers (use COUPLED or MEAN_FIELD)",
@@ -295,7 +290,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
                         &msg);
         }
         if (value == EBM_POSITIVE_SAMPLED && m->n_layers != 2) {
-            return fail(e,
+            return ebm__set_message(e->errmsg,
                         ebm__fail(&msg, EBM_EUNSUPPORTED,
                                   "EBM_POSITIVE_SAMPLED draws h ~ p(h | v) exactly only in a "
                                   "2-layer model; this one has %lld layers",
@@ -304,7 +299,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
         }
         if (value == EBM_POSITIVE_COUPLED && e->kind != EBM_ESTIMATOR_UCD &&
             e->kind != EBM_ESTIMATOR_UCD_LMI) {
-            return fail(e,
+            return ebm__set_message(e->errmsg,
                         ebm__fail(&msg, EBM_EUNSUPPORTED,
                                   "EBM_POSITIVE_COUPLED belongs to EBM_ESTIMATOR_UCD and _UCD_LMI, "
                                   "not %s",
@@ -316,7 +311,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
     case EBM_ESTIMATOR_SAMPLER:
         if (value != EBM_SAMPLER_GIBBS && value != EBM_SAMPLER_LANGEVIN &&
             value != EBM_SAMPLER_GIBBS_LANGEVIN) {
-            return fail(e,
+            return ebm__set_message(e->errmsg,
                         ebm__fail(&msg, EBM_EVALUE,
                                   "EBM_ESTIMATOR_SAMPLER is %lld; it takes EBM_SAMPLER_GIBBS (0), "
                                   "_LANGEVIN (2) or _GIBBS_LANGEVIN (3)",
@@ -324,7 +319,7 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
                         &msg);
         }
         if (value != EBM_SAMPLER_GIBBS && !is_grbm(m)) {
-            return fail(e,
+            return ebm__set_message(e->errmsg,
                         ebm__fail(&msg, EBM_EUNSUPPORTED,
                                   "Langevin samplers need a GRBM (2 layers, Gaussian visible)"),
                         &msg);
@@ -332,13 +327,13 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
         e->sampler_kind = (int)value;
         return EBM_OK;
     case EBM_ESTIMATOR_MEAN_FIELD_TOL:
-        return fail(e,
+        return ebm__set_message(e->errmsg,
                     ebm__fail(&msg, EBM_EVALUE,
                               "EBM_ESTIMATOR_MEAN_FIELD_TOL takes a double: use "
                               "ebm_estimator_set_double"),
                     &msg);
     default:
-        return fail(e, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
+        return ebm__set_message(e->errmsg, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
     }
 }
 
@@ -352,11 +347,11 @@ int ebm_estimator_set_double(ebm_estimator_t *e, int option, double value)
         return set_sampler_option(e, option - EBM_ESTIMATOR_SAMPLER_OPTION, 1, 0, value);
     }
     if (option != EBM_ESTIMATOR_MEAN_FIELD_TOL) {
-        return fail(e, ebm__fail(&msg, EBM_EVALUE, "option %d is not a double option", option),
+        return ebm__set_message(e->errmsg, ebm__fail(&msg, EBM_EVALUE, "option %d is not a double option", option),
                     &msg);
     }
     if (!(value >= 0) || !isfinite(value)) {
-        return fail(e,
+        return ebm__set_message(e->errmsg,
                     ebm__fail(&msg, EBM_EVALUE,
                               "EBM_ESTIMATOR_MEAN_FIELD_TOL is %g; it must be finite and >= 0",
                               value),
@@ -379,7 +374,7 @@ int ebm_estimator_get_chains(const ebm_estimator_t *e, float *out, int64_t ldo)
     ebm_estimator_t *me = (ebm_estimator_t *)(uintptr_t)e; /* message slot only */
     int rc = ebm__check_matrix(&msg, "out", e->n_chains, out, ldo, e->m->width);
     if (rc != EBM_OK) {
-        return fail(me, rc, &msg);
+        return ebm__set_message(me->errmsg, rc, &msg);
     }
     for (int64_t r = 0; r < e->n_chains; r++) {
         memcpy(out + r * ldo, e->chains + r * e->m->width, (size_t)e->m->width * sizeof *out);
@@ -406,7 +401,7 @@ int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains,
         }
     }
     if (rc != EBM_OK) {
-        return fail(e, rc, &msg);
+        return ebm__set_message(e->errmsg, rc, &msg);
     }
     for (int64_t r = 0; r < n; r++) {
         memcpy(copy + r * m->width, chains + r * ldc, (size_t)m->width * sizeof *copy);
@@ -458,7 +453,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
                        (long long)e->burn_in, (long long)e->k);
     }
     if (rc != EBM_OK) {
-        return fail(e, rc, &msg);
+        return ebm__set_message(e->errmsg, rc, &msg);
     }
     /* Chains of their own (PCD: persistent, new ones from uniform noise the
      * first time; GRBM_CD: new from N(0, I) each call). */
@@ -471,7 +466,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     int64_t rows = n > n_chains ? n : n_chains;
     float *f = ebm__grow((void **)&e->fbuf, &e->fcap, (size_t)(3 * rows * w + w), sizeof *f);
     if (f == NULL) {
-        return fail(e, ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)rows),
+        return ebm__set_message(e->errmsg, ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)rows),
                     &msg);
     }
     float *x = f, *y = f + rows * w, *next = y + rows * w, *draw = next + rows * w;
@@ -540,7 +535,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
         for (int i = 0; i < n_samplers; i++) {
             ebm_sampler_set_int(samplers[i], EBM_SAMPLER_ITERATION, iteration_saved[i]);
         }
-        return fail(e, rc, &msg);
+        return ebm__set_message(e->errmsg, rc, &msg);
     }
     if (e->kind == EBM_ESTIMATOR_PCD) {
         memcpy(e->chains, next, (size_t)(n_chains * w) * sizeof *next);

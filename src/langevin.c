@@ -151,10 +151,7 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
     }
     float *fs;
     double *ds;
-    int rc = take_scratch(s, msg, "Langevin", n, nw, nd, &fs, &ds);
-    if (rc != EBM_OK) {
-        return rc;
-    }
+    EBM__PROPAGATE(take_scratch(s, msg, "Langevin", n, nw, nd, &fs, &ds));
     float *xp = fs, *g = fs + n * w, *gp = g + n * n0;
     double *alpha = ds, *f = ds + K, *fp = f + n, *work = fp + n;
     step_sizes(s, alpha);
@@ -317,10 +314,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     nw += ebm__max_threads() * n0;
     float *fs;
     double *ds;
-    int rc = take_scratch(s, msg, "Gibbs-Langevin", n, nw, nd, &fs, &ds);
-    if (rc != EBM_OK) {
-        return rc;
-    }
+    EBM__PROPAGATE(take_scratch(s, msg, "Gibbs-Langevin", n, nw, nd, &fs, &ds));
     float *xp = fs, *c = xp + n * w, *cp = c + n * n0, *ap = cp + n * n0, *a = ap + n * n1;
     float *xi = a + n * n1;
     double *alpha = ds, *beta0 = alpha + K, *shift = beta0 + n0, *var = shift + n0;

@@ -360,10 +360,7 @@ static int check_param_value(const ebm_model_t *m, ebm__msg *msg, const char *na
 int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p)
 {
     for (int64_t i = 0; i < m->n_params; i++) {
-        int rc = check_param_value(m, msg, name, i, p[i]);
-        if (rc != EBM_OK) {
-            return rc;
-        }
+        EBM__PROPAGATE(check_param_value(m, msg, name, i, p[i]));
     }
     return EBM_OK;
 }
@@ -506,10 +503,7 @@ int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uin
                 continue;
             }
             for (int64_t j = 0; j < m->size[l]; j++) {
-                int rc = check_value(m, msg, name, l, r, j, xl[j]);
-                if (rc != EBM_OK) {
-                    return rc;
-                }
+                EBM__PROPAGATE(check_value(m, msg, name, l, r, j, xl[j]));
             }
         }
     }

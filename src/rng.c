@@ -329,8 +329,7 @@ static int rng_error_const(const ebm_rng_t *r, int code, const ebm__msg *msg)
 
 static int rng_error(ebm_rng_t *r, int code, const ebm__msg *msg)
 {
-    ebm__copy_text(r->errmsg, sizeof r->errmsg, msg->text);
-    return code;
+    return ebm__set_message(r->errmsg, code, msg);
 }
 
 int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state)
@@ -424,10 +423,7 @@ static int check_fill(ebm_rng_t *r, int64_t n, const float *out)
 
 int ebm_rng_uniform(ebm_rng_t *r, int64_t n, float *out)
 {
-    int rc = check_fill(r, n, out);
-    if (rc != EBM_OK) {
-        return rc;
-    }
+    EBM__PROPAGATE(check_fill(r, n, out));
     uint32_t key[2];
     split_key(r->key, key);
     uniform_words(key, r->seq, r->pos >> 2, (unsigned)(r->pos & 3u), n, out);
@@ -437,10 +433,7 @@ int ebm_rng_uniform(ebm_rng_t *r, int64_t n, float *out)
 
 int ebm_rng_normal(ebm_rng_t *r, int64_t n, float *out)
 {
-    int rc = check_fill(r, n, out);
-    if (rc != EBM_OK) {
-        return rc;
-    }
+    EBM__PROPAGATE(check_fill(r, n, out));
     if (n == 0) {
         return EBM_OK;
     }

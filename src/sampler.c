@@ -93,11 +93,6 @@ const char *ebm_sampler_errmsg(const ebm_sampler_t *s)
     return s == NULL ? "sampler is NULL" : s->errmsg;
 }
 
-static int sampler_error(ebm_sampler_t *s, int code, const ebm__msg *msg)
-{
-    ebm__copy_text(s->errmsg, sizeof s->errmsg, msg->text);
-    return code;
-}
 
 double ebm_sampler_stat(const ebm_sampler_t *s, int stat)
 {
@@ -175,18 +170,18 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
         s->iteration = value;
         return EBM_OK;
     case EBM_SAMPLER_STEP_SIZE:
-        return sampler_error(s,
+        return ebm__set_message(s->errmsg,
                              ebm__fail(&msg, EBM_EVALUE,
                                        "option %d (%s) takes a double: use ebm_sampler_set_double",
                                        option, option_name(option)),
                              &msg);
     default:
-        return sampler_error(s, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
+        return ebm__set_message(s->errmsg, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
     }
     static const char *const range[] = {
         "a mask of the model's layers", "EBM_COUPLING_MAXIMAL (0) or EBM_COUPLING_CRN (1)",
         "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more"};
-    return sampler_error(s,
+    return ebm__set_message(s->errmsg,
                          ebm__fail(&msg, EBM_EVALUE,
                                    "option %d (%s): value %lld is out of range; it takes %s%s",
                                    option, option_name(option), (long long)value, range[option],
@@ -203,15 +198,15 @@ int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
     }
     ebm__msg msg;
     if (option != EBM_SAMPLER_STEP_SIZE) {
-        return sampler_error(
-            s,
+        return ebm__set_message(
+            s->errmsg,
             ebm__fail(&msg, EBM_EVALUE, "option %d (%s) is not a double option", option,
                       option_name(option)),
             &msg);
     }
     if (!(value > 0) || !isfinite(value)) {
-        return sampler_error(
-            s, ebm__fail(&msg, EBM_EVALUE, "EBM_SAMPLER_STEP_SIZE is %g; it must be finite and > 0",
+        return ebm__set_message(
+            s->errmsg, ebm__fail(&msg, EBM_EVALUE, "EBM_SAMPLER_STEP_SIZE is %g; it must be finite and > 0",
                          value),
             &msg);
     }
@@ -239,7 +234,7 @@ static int undo_call(ebm_sampler_t *s, const double *saved, ebm_rng_t *rng,
 {
     memcpy(s->stat, saved, sizeof s->stat);
     ebm__rng_restore(rng, rng_saved);
-    return sampler_error(s, rc, msg);
+    return ebm__set_message(s->errmsg, rc, msg);
 }
 
 int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
@@ -322,7 +317,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
         rc = check_chain(s, &msg, "x", n, x, ldx);
     }
     if (rc != EBM_OK) {
-        return sampler_error(s, rc, &msg);
+        return ebm__set_message(s->errmsg, rc, &msg);
     }
     double saved[EBM__N_SAMPLER_STATS];
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
@@ -353,7 +348,7 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
         rc = check_chain(s, &msg, "y", n, y, ldy);
     }
     if (rc != EBM_OK) {
-        return sampler_error(s, rc, &msg);
+        return ebm__set_message(s->errmsg, rc, &msg);
     }
     double saved[EBM__N_SAMPLER_STATS];
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);

@@ -323,10 +323,7 @@ int ebm__local_search(const ebm_model_t *m, ebm__msg *msg, ebm_rng_t *rng, int64
                       int64_t *sweeps)
 {
     relax rx;
-    int rc = relax_setup(&rx, m, msg, RELAX_ARGMIN, n, clamp, ldc);
-    if (rc != EBM_OK) {
-        return rc;
-    }
+    EBM__PROPAGATE(relax_setup(&rx, m, msg, RELAX_ARGMIN, n, clamp, ldc));
     int64_t capped = 0;
     relax_save(&rx, n, x, ldx, sweeps);
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
@@ -415,10 +412,7 @@ int ebm__mean_field(const ebm_model_t *m, ebm__msg *msg, int64_t n, float *mu, i
                     const uint8_t *clamp, int64_t ldc, int64_t max_iter, double tol)
 {
     relax rx;
-    int rc = relax_setup(&rx, m, msg, RELAX_MEAN, n, clamp, ldc);
-    if (rc != EBM_OK) {
-        return rc;
-    }
+    EBM__PROPAGATE(relax_setup(&rx, m, msg, RELAX_MEAN, n, clamp, ldc));
     for (int64_t r = 0; r < n; r++) {
         rx.order[r] = r;
     }
