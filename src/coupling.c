@@ -367,6 +367,44 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
     return EBM_OK;
 }
 
+/* A coupled step's scratch: the gathered states (apart rows, then rows
+ * already met) and y's apart rows, both chains' B1 inputs and
+ * probabilities, a row per thread for the tries, layer inputs, the meeting
+ * uniforms, a try's uniforms; row lists (apart and together rows, their
+ * stream rows, the rows that need tries); the log-ratio constants. */
+typedef struct coupled_work {
+    int64_t n, w, max_size, threads;
+    float *gathered, *y_rows, *x_input, *y_input, *x_prob, *y_prob, *tmp, *a, *u, *try_u,
+        *try_accept;
+    int64_t *rows, *flags, *sid, *list, *lid, *trying;
+    double *lz, *log_u;
+} coupled_work;
+
+static void coupled_layout(ebm__arena *arena, void *ctx)
+{
+    coupled_work *wk = ctx;
+    const size_t n = (size_t)wk->n, nw = (size_t)(wk->n * wk->w), f = sizeof(float);
+    wk->gathered = ebm__arena_take(arena, nw, f);
+    wk->y_rows = ebm__arena_take(arena, nw, f);
+    wk->x_input = ebm__arena_take(arena, nw, f);
+    wk->y_input = ebm__arena_take(arena, nw, f);
+    wk->x_prob = ebm__arena_take(arena, nw, f);
+    wk->y_prob = ebm__arena_take(arena, nw, f);
+    wk->tmp = ebm__arena_take(arena, (size_t)(wk->threads * wk->w), f);
+    wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->max_size), f);
+    wk->u = ebm__arena_take(arena, n, f);
+    wk->try_u = ebm__arena_take(arena, nw, f);
+    wk->try_accept = ebm__arena_take(arena, 2 * n, f);
+    wk->rows = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
+    wk->flags = ebm__arena_take(arena, n, sizeof(int64_t));
+    wk->sid = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
+    wk->list = ebm__arena_take(arena, n, sizeof(int64_t));
+    wk->lid = ebm__arena_take(arena, n, sizeof(int64_t));
+    wk->trying = ebm__arena_take(arena, n, sizeof(int64_t));
+    wk->lz = ebm__arena_take(arena, n, sizeof(double));
+    wk->log_u = ebm__arena_take(arena, 2 * n, sizeof(double));
+}
+
 int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                             int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met,
                             int keep)
@@ -380,19 +418,12 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.b1 = ebm__unclamped_layers(s, 0) != 0 ? ebm__unclamped_layers(s, 0) : ebm__unclamped_layers(s, 1);
     c.b2 = ebm__unclamped_layers(s, 0) != 0 ? ebm__unclamped_layers(s, 1) : 0;
 
-    /* Scratch: the gathered states (apart rows first, then rows already
-     * met), y's apart rows, both B1 inputs and probabilities, a row per
-     * thread for the tries, layer inputs, the meeting uniforms, a try's
-     * uniforms; the rows that need tries. */
     const int64_t threads = ebm__max_threads();
-    float *f = ebm__scratch_floats(
-        &s->scratch, (size_t)(7 * n * w + threads * w + n * m->max_size + 3 * n));
-    int64_t *idx = ebm__scratch_indices(&s->scratch, (size_t)(8 * n));
-    double *lz = ebm__scratch_doubles(&s->scratch, (size_t)(3 * n));
-    if (f == NULL || idx == NULL || lz == NULL) {
+    coupled_work wk = {.n = n, .w = w, .max_size = m->max_size, .threads = threads};
+    if (ebm__arena_layout(&s->scratch, coupled_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }
-    int64_t *flags = idx + 2 * n, *sid = idx + 3 * n; /* sid: stream rows of idx */
+    int64_t *idx = wk.rows, *flags = wk.flags, *sid = wk.sid; /* sid: stream rows of idx */
     memset(flags, 0, (size_t)n * sizeof *flags);
     int64_t na = 0, nt = 0;
     for (int64_t r = 0; r < n; r++) {
@@ -405,22 +436,21 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     /* When no row has met and the chains are stored densely (as the
      * telescoping sum keeps them), the apart rows are x and y themselves. */
     const int in_place = nt == 0 && ldx == w && ldy == w;
-    float *gathered = f;                 /* n x w: apart rows, then together rows */
-    c.y_rows = in_place ? y : f + n * w; /* na x w */
-    c.x_input = f + 2 * n * w;
-    c.y_input = c.x_input + n * w;
-    c.x_prob = c.y_input + n * w;
-    c.y_prob = c.x_prob + n * w;
-    c.lz = lz;
-    c.log_u = lz + n;
-    c.tmp = c.y_prob + n * w;         /* one row per thread */
-    float *a = c.tmp + threads * w; /* n x max_size */
-    c.u = a + n * m->max_size;    /* [n] */
-    c.try_u = c.u + n;                /* n x w */
-    c.try_accept = c.try_u + n * w;           /* n x 2 */
-    c.list = idx + 5 * n;
-    c.lid = idx + 6 * n;
-    c.trying = idx + 7 * n;
+    float *gathered = wk.gathered, *a = wk.a; /* gathered: apart rows, then together rows */
+    c.y_rows = in_place ? y : wk.y_rows;
+    c.x_input = wk.x_input;
+    c.y_input = wk.y_input;
+    c.x_prob = wk.x_prob;
+    c.y_prob = wk.y_prob;
+    c.lz = wk.lz;
+    c.log_u = wk.log_u;
+    c.tmp = wk.tmp;
+    c.u = wk.u;
+    c.try_u = wk.try_u;
+    c.try_accept = wk.try_accept;
+    c.list = wk.list;
+    c.lid = wk.lid;
+    c.trying = wk.trying;
     c.x_rows = in_place ? x : gathered;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);
@@ -453,7 +483,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     if (undo) {
         for (int64_t r = 0; r < n; r++) {
             copy_b1(&c, x + r * w, gathered + r * w);
-            copy_b1(&c, y + r * w, f + (n + r) * w);
+            copy_b1(&c, y + r * w, wk.y_rows + r * w);
         }
     }
     ebm__stream st[ST_COUNT];
@@ -462,7 +492,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     if (rc != EBM_OK) {
         for (int64_t r = 0; r < n && undo; r++) {
             copy_b1(&c, gathered + r * w, x + r * w);
-            copy_b1(&c, f + (n + r) * w, y + r * w);
+            copy_b1(&c, wk.y_rows + r * w, y + r * w);
         }
         if (rc == EBM_EVALUE) {
             return ebm__fail_overflow(msg, "coupled Gibbs step (a Gaussian draw)");

@@ -39,15 +39,30 @@ int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
     return 1;
 }
 
+/* A step's scratch: the layer inputs, and (keep) x, to undo a sweep that
+ * overflowed. */
+typedef struct gibbs_work {
+    int64_t n, input_size, width;
+    int keep;
+    float *a, *saved;
+} gibbs_work;
+
+static void gibbs_layout(ebm__arena *arena, void *ctx)
+{
+    gibbs_work *wk = ctx;
+    wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->input_size), sizeof(float));
+    wk->saved = wk->keep ? ebm__arena_take(arena, (size_t)(wk->n * wk->width), sizeof(float)) : NULL;
+}
+
 int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                     int64_t n, float *x, int64_t ldx, int keep)
 {
     const int64_t w = s->m->width;
-    float *a = ebm__scratch_floats(&s->scratch, (size_t)(n * s->m->max_size + (keep ? n * w : 0)));
-    if (a == NULL) {
+    gibbs_work wk = {.n = n, .input_size = s->m->max_size, .width = w, .keep = keep};
+    if (ebm__arena_layout(&s->scratch, gibbs_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of inputs", (long long)n);
     }
-    float *saved = a + n * s->m->max_size; /* x, to undo a sweep that overflowed */
+    float *a = wk.a, *saved = wk.saved;
     for (int64_t r = 0; r < n && keep; r++) {
         memcpy(saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
     }

@@ -38,10 +38,10 @@ typedef struct ebm__kernels {
     /* g[j] -= sum_r c[r] x[r ldx + j] for j < n, r < rows, with t_r =
      * c[r] x[r ldx + j] summed in double: each group of four rows as (t0 +
      * t1) + (t2 + t3), added to the column's sum in order, then the last
-     * rows % 4 terms one at a time. The bias gradients: not a BLAS gemv,
-     * which a threaded BLAS splits over its threads from about 9000
-     * entries on, waking them for microseconds of work (item 21 of
-     * docs/performance.md). */
+     * rows % 4 terms one at a time. The bias gradients are these column
+     * sums, not a BLAS gemv: a threaded BLAS splits a gemv over its
+     * threads from a few thousand entries on, and would wake them for
+     * microseconds of work. */
     void (*col_sums)(int64_t rows, int64_t n, const float *x, int64_t ldx, const double *c,
                      float *g);
     /* Argmin of binary or spin units from their inputs a (ties go up:

@@ -71,19 +71,6 @@ static int all_finite(const float *v, int64_t count)
     return ebm__kern()->values_ok(count, v, EBM_UNITS_GAUSSIAN);
 }
 
-/* One allocation per buffer type: *f gets nf floats, *d gets nd doubles. */
-static int take_scratch(ebm_sampler_t *s, ebm__msg *msg, const char *what, int64_t n, int64_t nf,
-                        int64_t nd, float **f, double **d)
-{
-    *f = ebm__scratch_floats(&s->scratch, (size_t)nf);
-    *d = ebm__scratch_doubles(&s->scratch, (size_t)nd);
-    if (*f == NULL || *d == NULL) {
-        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %s scratch (%lld rows)", what,
-                         (long long)n);
-    }
-    return EBM_OK;
-}
-
 /* ---- Langevin on the visible marginal energy (Liao Alg. 1) ------------- */
 
 /*
@@ -131,6 +118,31 @@ static double langevin_log_q(const float *to, const float *from, const float *g_
     return -s / (4.0 * alpha);
 }
 
+/* A Langevin step's scratch. Floats: the proposal state xp (n x width; its
+ * layer-1 block is work space for E[h | v]), g(v) and g(v') (n x n0 each).
+ * Doubles: the step sizes, F(v) and F(v') (n each), the free-energy
+ * scratch. */
+typedef struct langevin_work {
+    const ebm_model_t *m;
+    int64_t n, chunk, steps;
+    float *xp, *g, *gp;
+    double *alpha, *f, *fp, *work;
+} langevin_work;
+
+static void langevin_layout(ebm__arena *arena, void *ctx)
+{
+    langevin_work *wk = ctx;
+    const size_t n = (size_t)wk->n, n0 = (size_t)wk->m->size[0];
+    wk->xp = ebm__arena_take(arena, n * (size_t)wk->m->width, sizeof(float));
+    wk->g = ebm__arena_take(arena, n * n0, sizeof(float));
+    wk->gp = ebm__arena_take(arena, n * n0, sizeof(float));
+    wk->alpha = ebm__arena_take(arena, (size_t)wk->steps, sizeof(double));
+    wk->f = ebm__arena_take(arena, n, sizeof(double));
+    wk->fp = ebm__arena_take(arena, n, sizeof(double));
+    wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, wk->chunk),
+                               sizeof(double));
+}
+
 int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                        int64_t n, float *x, int64_t ldx)
 {
@@ -142,18 +154,13 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
     if (s->clamp_layers & 1u) {
         return EBM_OK; /* the visible layer is held: nothing moves */
     }
-    /* Floats: the proposal state xp (n x width; its layer-1 block is work
-     * space for E[h | v]), g(v) and g(v') (n x n0 each). Doubles: the step
-     * sizes, F(v) and F(v') (n each), the free-energy scratch. */
-    int64_t nw, nd = K + 2 * n + ebm__free_energy_scratch(m, chunk);
-    if (ebm__mul_overflow(n, w + 2 * n0, &nw)) {
-        return ebm__fail(msg, EBM_ENOMEM, "%lld rows of Langevin scratch overflow", (long long)n);
+    langevin_work wk = {.m = m, .n = n, .chunk = chunk, .steps = K};
+    if (ebm__arena_layout(&s->scratch, langevin_layout, &wk) != 0) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for Langevin scratch (%lld rows)",
+                         (long long)n);
     }
-    float *fs;
-    double *ds;
-    EBM__PROPAGATE(take_scratch(s, msg, "Langevin", n, nw, nd, &fs, &ds));
-    float *xp = fs, *g = fs + n * w, *gp = g + n * n0;
-    double *alpha = ds, *f = ds + K, *fp = f + n, *work = fp + n;
+    float *xp = wk.xp, *g = wk.g, *gp = wk.gp;
+    double *alpha = wk.alpha, *f = wk.f, *fp = wk.fp, *work = wk.work;
     step_sizes(s, alpha);
 
     int started = 0;
@@ -286,6 +293,43 @@ static double gibbs_langevin_log_q(const float *to, const float *from, const flo
     return -0.5 * s;
 }
 
+/* A Gibbs-Langevin step's scratch. Floats: the proposal (v', h') (n x
+ * width); c = mu + W h and c' = mu + W h' (n x n0 each); the inputs of h at
+ * v' and at v (n x n1 each); the normals of one row (n0) per thread.
+ * Doubles: the step sizes; beta_0, shift and var (n0 each); the
+ * coefficients of one move (3 n0); the log ratio and log p(h' | v') (n
+ * each); E(x) and E(x') of a chunk; the free-energy scratch. */
+typedef struct gibbs_langevin_work {
+    const ebm_model_t *m;
+    int64_t n, chunk, steps, threads;
+    float *xp, *c, *cp, *ap, *a, *xi;
+    double *alpha, *beta0, *shift, *var, *move, *log_ratio, *lp_new, *e, *ep, *work;
+} gibbs_langevin_work;
+
+static void gibbs_langevin_layout(ebm__arena *arena, void *ctx)
+{
+    gibbs_langevin_work *wk = ctx;
+    const ebm_model_t *m = wk->m;
+    const size_t n = (size_t)wk->n, n0 = (size_t)m->size[0], n1 = (size_t)m->size[1];
+    const size_t chunk = (size_t)wk->chunk, f = sizeof(float), d = sizeof(double);
+    wk->xp = ebm__arena_take(arena, n * (size_t)m->width, f);
+    wk->c = ebm__arena_take(arena, n * n0, f);
+    wk->cp = ebm__arena_take(arena, n * n0, f);
+    wk->ap = ebm__arena_take(arena, n * n1, f);
+    wk->a = ebm__arena_take(arena, n * n1, f);
+    wk->xi = ebm__arena_take(arena, (size_t)wk->threads * n0, f);
+    wk->alpha = ebm__arena_take(arena, (size_t)wk->steps, d);
+    wk->beta0 = ebm__arena_take(arena, n0, d);
+    wk->shift = ebm__arena_take(arena, n0, d);
+    wk->var = ebm__arena_take(arena, n0, d);
+    wk->move = ebm__arena_take(arena, 3 * n0, d);
+    wk->log_ratio = ebm__arena_take(arena, n, d);
+    wk->lp_new = ebm__arena_take(arena, n, d);
+    wk->e = ebm__arena_take(arena, chunk, d);
+    wk->ep = ebm__arena_take(arena, chunk, d);
+    wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(m, wk->chunk), d);
+}
+
 int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
                              const int64_t *ids, int64_t n, float *x, int64_t ldx)
 {
@@ -300,26 +344,16 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     if (!move_v && !move_h) {
         return EBM_OK;
     }
-    /* Floats: the proposal (v', h') (n x width); c = mu + W h and c' = mu +
-     * W h' (n x n0 each); the inputs of h at v' and at v (n x n1 each); the
-     * normals of one row (n0) per thread. Doubles: the step sizes; beta_0,
-     * shift and var (n0 each); the coefficients of one move (3 n0); the log
-     * ratio and log p(h' | v') (n each); E(x) and E(x') of a chunk; the
-     * free-energy scratch. */
-    int64_t nw, nd = K + 6 * n0 + 2 * n + 2 * chunk + ebm__free_energy_scratch(m, chunk);
-    if (ebm__mul_overflow(n, w + 2 * n0 + 2 * n1, &nw)) {
-        return ebm__fail(msg, EBM_ENOMEM, "%lld rows of Gibbs-Langevin scratch overflow",
+    gibbs_langevin_work wk = {.m = m, .n = n, .chunk = chunk, .steps = K,
+                              .threads = ebm__max_threads()};
+    if (ebm__arena_layout(&s->scratch, gibbs_langevin_layout, &wk) != 0) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for Gibbs-Langevin scratch (%lld rows)",
                          (long long)n);
     }
-    nw += ebm__max_threads() * n0;
-    float *fs;
-    double *ds;
-    EBM__PROPAGATE(take_scratch(s, msg, "Gibbs-Langevin", n, nw, nd, &fs, &ds));
-    float *xp = fs, *c = xp + n * w, *cp = c + n * n0, *ap = cp + n * n0, *a = ap + n * n1;
-    float *xi = a + n * n1;
-    double *alpha = ds, *beta0 = alpha + K, *shift = beta0 + n0, *var = shift + n0;
-    double *move = var + n0, *log_ratio = move + 3 * n0, *lp_new = log_ratio + n;
-    double *e = lp_new + n, *ep = e + chunk, *work = ep + chunk;
+    float *xp = wk.xp, *c = wk.c, *cp = wk.cp, *ap = wk.ap, *a = wk.a, *xi = wk.xi;
+    double *alpha = wk.alpha, *beta0 = wk.beta0, *shift = wk.shift, *var = wk.var;
+    double *move = wk.move, *log_ratio = wk.log_ratio, *lp_new = wk.lp_new;
+    double *e = wk.e, *ep = wk.ep, *work = wk.work;
     step_sizes(s, alpha);
     proposal_coefficients(m, K, alpha, beta0, shift, var);
 

@@ -50,6 +50,31 @@ static int mh_accepts(ebm_sampler_t *s, double log_u, const float *a, const floa
     return log_u < ed[0] - ed[1];
 }
 
+/* A chunk's scratch: proposals of x and y, one row of uniform draws, the
+ * float-GEMM scratch of the fast energies, and energies in double. */
+typedef struct mh_work {
+    const ebm_model_t *m;
+    int64_t chunk;
+    int fast;
+    float *xp, *yp, *draw, *t;
+    double *e_x, *e_y, *e_p, *e_yp, *work;
+} mh_work;
+
+static void mh_layout(ebm__arena *arena, void *ctx)
+{
+    mh_work *wk = ctx;
+    const int64_t chunk = wk->chunk, w = wk->m->width;
+    wk->xp = ebm__arena_take(arena, (size_t)(chunk * w), sizeof(float));
+    wk->yp = ebm__arena_take(arena, (size_t)(chunk * w), sizeof(float));
+    wk->draw = ebm__arena_take(arena, (size_t)w, sizeof(float));
+    wk->t = wk->fast ? ebm__arena_take(arena, (size_t)(chunk * wk->m->max_size), sizeof(float)) : NULL;
+    wk->e_x = ebm__arena_take(arena, (size_t)chunk, sizeof(double));
+    wk->e_y = ebm__arena_take(arena, (size_t)chunk, sizeof(double));
+    wk->e_p = ebm__arena_take(arena, (size_t)chunk, sizeof(double));
+    wk->e_yp = ebm__arena_take(arena, (size_t)chunk, sizeof(double));
+    wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, chunk), sizeof(double));
+}
+
 /*
  * The MH kernel with a uniform independent proposal (Taniguchi eq. 14), for
  * one chain (y NULL) or two coupled by a common proposal and a common
@@ -69,14 +94,12 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
     /* E(x) from the input of layer 1 that the caller's Gibbs step left */
     const float *entry = fast && m->n_layers <= 3 ? s->entry_input : NULL;
     s->entry_input = NULL;
-    float *xp = ebm__scratch_floats(&s->scratch, (size_t)(2 * chunk * w + w + chunk * m->max_size));
-    double *d = ebm__scratch_doubles(&s->scratch, (size_t)(4 * chunk + ebm__free_energy_scratch(m, chunk)));
-    if (xp == NULL || d == NULL) {
+    mh_work wk = {.m = m, .chunk = chunk, .fast = fast};
+    if (ebm__arena_layout(&s->scratch, mh_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for MH scratch");
     }
-    double *e_x = d, *e_y = d + chunk, *e_p = d + 2 * chunk, *e_yp = d + 3 * chunk;
-    double *work = d + 4 * chunk;
-    float *yp = xp + chunk * w, *draw = yp + chunk * w, *t = fast ? draw + w : NULL;
+    double *e_x = wk.e_x, *e_y = wk.e_y, *e_p = wk.e_p, *e_yp = wk.e_yp, *work = wk.work;
+    float *xp = wk.xp, *yp = wk.yp, *draw = wk.draw, *t = wk.t;
     double bound = -1.0, bound_input = -1.0;
     if (fast) {
         ebm__energy_bounds(m, &bound, entry != NULL ? &bound_input : NULL);

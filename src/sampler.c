@@ -84,7 +84,7 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
     if (s == NULL) {
         return;
     }
-    ebm__scratch_free(&s->scratch);
+    ebm__arena_free(&s->scratch);
     free(s);
 }
 

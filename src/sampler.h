@@ -42,7 +42,7 @@ struct ebm_sampler {
      * that made that call's x, so that E(x) needs no GEMM
      * (ebm__energy_from_input). */
     const float *entry_input;
-    ebm__scratch scratch; /* kept between calls, grown on demand */
+    ebm__arena scratch; /* kept between calls, grown on demand */
     char errmsg[EBM__MSG_SIZE];
 };
 

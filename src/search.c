@@ -47,13 +47,12 @@ typedef struct relax {
     int64_t *saved_sweeps;
 } relax;
 
-/* A sparse update costs one weight row per flip, a GEMM a row per unit but
- * several times faster per multiply-add: layers whose flips reach 1/4 of
- * their units are recomputed. With a row's flips added four at a time
- * (add_flips), the UCD-LMI benchmark step (784-784-784) against 1/16 took
- * 0.85 (1/4), 0.86 (1/2), 0.90 (1/1) and 0.94 (1/8) of its time with one
- * thread; with two 0.93-0.94 (1/4), 0.91-0.95 (1/2), 0.97 (1/1) and 1.02
- * (1/8). (With one axpy per flip, 1/16 had been best.) */
+/* The incremental path's choice, per layer and sweep: a sparse update
+ * costs one weight row per flipped unit, a GEMM one weight row per unit but
+ * at several times the rate per multiply-add, so a layer whose flips reach
+ * 1/SPARSE_RATIO of its units is recomputed by GEMM instead. A quarter
+ * suits add_flips, which adds a row's flips four at a time. Both paths give
+ * the inputs up to float rounding. */
 enum { SPARSE_RATIO = 4, INCREMENTAL_MIN_ROWS = 16 };
 
 static const uint8_t *clamp_row(const relax *rx, int64_t row)

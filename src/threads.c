@@ -1,4 +1,4 @@
-/* The OpenMP thread queries of ebm_internal.h, also without OpenMP. */
+/* The OpenMP thread queries of threads.h, also without OpenMP. */
 #include "threads.h"
 
 #if defined(_OPENMP)

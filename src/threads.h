@@ -10,11 +10,12 @@
 
 /* for (int64_t r = 0; r < n; r++) { body }: a loop over independent rows,
  * on OpenMP threads when the library is built with OpenMP and the loop has
- * at least EBM__PARALLEL_MIN units of work. Below that the plain loop runs:
- * not even a team of one is formed (`omp parallel if (0)` still costs
- * libgomp a team's allocation per loop, which made BAS, with its many
- * loops over few rows, 1.5x slower). Each row's draws come from its own
- * stream row, so the results do not depend on the number of threads. */
+ * at least EBM__PARALLEL_MIN units of work. Below that the plain loop runs
+ * and no team is formed: `omp parallel if (0)` would still have libgomp
+ * allocate a team of one per loop, a cost comparable to the work of the
+ * short loops over few rows that small models run by the thousand. Each
+ * row's draws come from its own stream row, so the results do not depend
+ * on the number of threads. */
 #define EBM__PARALLEL_MIN 32768
 #if defined(_OPENMP)
 #define EBM__PRAGMA(x) _Pragma(#x)

@@ -8,7 +8,7 @@
  * table the CPU runs.
  *
  * Every build gives the same bits as the generic one (tests/check_simd.c):
- * the float functions are ebm_internal.h's branch-free ones, which use only
+ * the float functions are numerics.h's branch-free ones, which use only
  * IEEE operations (no FMA contraction: -ffp-contract=off), and the Philox
  * paths below compute the same words as rng.c's scalar block function.
  *
