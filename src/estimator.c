@@ -136,7 +136,7 @@ void ebm_estimator_destroy(ebm_estimator_t *e)
     free(e->pos.c);
     free(e->neg.x);
     free(e->neg.c);
-    free(e->fbuf);
+    ebm__arena_free(&e->scratch);
     free(e->ibuf);
     free(e->gwork);
     free(e->gcoef);
@@ -426,6 +426,24 @@ void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
 
 /* ---- the gradient ----------------------------------------------------- */
 
+/* A gradient call's scratch: the chains x and y of the phases, the next
+ * persistent chains (rows = max(n, chains) each, of the state width), and
+ * one row of draws. */
+typedef struct gradient_work {
+    int64_t rows, width;
+    float *x, *y, *next, *draw;
+} gradient_work;
+
+static void gradient_layout(ebm__arena *arena, void *ctx)
+{
+    gradient_work *wk = ctx;
+    const size_t block = (size_t)(wk->rows * wk->width);
+    wk->x = ebm__arena_take(arena, block, sizeof(float));
+    wk->y = ebm__arena_take(arena, block, sizeof(float));
+    wk->next = ebm__arena_take(arena, block, sizeof(float));
+    wk->draw = ebm__arena_take(arena, (size_t)wk->width, sizeof(float));
+}
+
 int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const float *data,
                            int64_t ldd, float *grad)
 {
@@ -462,14 +480,13 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (e->kind == EBM_ESTIMATOR_PCD && e->n_chains > 0) {
         n_chains = e->n_chains;
     }
-    /* Scratch: x, y (n x w each), the next chains, one row of draws. */
-    int64_t rows = n > n_chains ? n : n_chains;
-    float *f = ebm__grow((void **)&e->fbuf, &e->fcap, (size_t)(3 * rows * w + w), sizeof *f);
-    if (f == NULL) {
-        return ebm__set_message(e->errmsg, ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)rows),
-                    &msg);
+    gradient_work wk = {.rows = n > n_chains ? n : n_chains, .width = w};
+    if (ebm__arena_layout(&e->scratch, gradient_layout, &wk) != 0) {
+        return ebm__set_message(
+            e->errmsg,
+            ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)wk.rows), &msg);
     }
-    float *x = f, *y = f + rows * w, *next = y + rows * w, *draw = next + rows * w;
+    float *x = wk.x, *y = wk.y, *next = wk.next, *draw = wk.draw;
     /* Each phase draws from a child generator of its own, so that row r's
      * draws depend only on rng and r, never on how long other rows' chains
      * ran in an earlier phase; the caller's generator moves by one sequence. */

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "rng.h"
 #include "sampler.h"
+#include "scratch.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,8 +41,7 @@ struct ebm_estimator {
     /* the gradient being built, telescoping terms, and scratch */
     float *g;
     ebm__weighted_rows pos, neg;
-    float *fbuf;
-    size_t fcap;
+    ebm__arena scratch; /* a gradient call's chains (gradient_layout) */
     int64_t *ibuf;
     size_t icap;
     float *gwork; /* ebm__energy_grad_rows' scratch, and its coefficients */
