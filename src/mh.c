@@ -11,13 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-/*
- * The MH kernel with a uniform independent proposal (Taniguchi eq. 14), for
- * one chain (y NULL) or two coupled by a common proposal and a common
- * uniform (Taniguchi Algs. 3 and 4): x accepts iff log u < E(x) - E(x'), y
- * iff log u < E(y) - E(x'). Energies in double. Rows in chunks; stream rows
- * are the caller's row numbers, so chunking changes nothing.
- */
 /* Energies of a chunk's rows: float GEMMs when every layer is binary or
  * spin (t != NULL), else the double path. */
 static void mh_energies(const ebm_model_t *m, int64_t rows, const float *x, int64_t ldx, double *e,
