@@ -46,7 +46,7 @@ static int push_weighted_row(ebm__weighted_rows *st, const float *x, int64_t w, 
 
 /* The sum-out masks and weights of f (at most two terms); `clamped` are the
  * layers fixed by the data, never summed out. */
-static int f_terms(const ebm_estimator_t *e, uint32_t clamped, uint32_t mask[2], double weight[2])
+static int f_sum_outs(const ebm_estimator_t *e, uint32_t clamped, uint32_t mask[2], double weight[2])
 {
     const ebm_model_t *m = e->m;
     uint32_t even = 0, odd = 0;
@@ -83,14 +83,14 @@ static int grad_scratch(ebm_estimator_t *e, int64_t rows, float **work, double *
 
 /* g += sum over rows of coef * f(x), in chunks, for f with `clamped` layers.
  * xm (NULL: none): the rows of x (stride w) with layer 1 at its mean given
- * the rest, for the term that sums out layer 1 alone (see add_f_after). */
-static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x, int64_t ldx,
+ * the rest, for the term that sums out layer 1 alone (see add_f_after_step). */
+static int add_f_rows(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x, int64_t ldx,
                  const double *coef, double scale, const float *xm)
 {
     const ebm_model_t *m = e->m;
     uint32_t mask[2];
     double weight[2];
-    int terms = f_terms(e, clamped, mask, weight);
+    int terms = f_sum_outs(e, clamped, mask, weight);
     const int64_t chunk = n < 1024 ? n : 1024;
     double *c;
     float *work;
@@ -123,7 +123,7 @@ static int add_f(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x
  * expected_state would compute, from the same GEMM): one layer input fewer.
  * scratch: n rows of w.
  */
-static int add_f_after(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clamped, int64_t n,
+static int add_f_after_step(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clamped, int64_t n,
                        const float *x, double scale, float *scratch)
 {
     const float *hidden_input = ebm__sampler_hidden_input(s);
@@ -131,10 +131,10 @@ static int add_f_after(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clam
     const int64_t w = m->width, off1 = m->offset[1], n1 = m->size[1];
     uint32_t mask[2];
     double weight[2];
-    const int terms = f_terms(e, clamped, mask, weight);
+    const int terms = f_sum_outs(e, clamped, mask, weight);
     const int layer1_term = mask[0] == 2u || (terms == 2 && mask[1] == 2u);
     if (e->plain || hidden_input == NULL || !layer1_term) {
-        return add_f(e, clamped, n, x, w, NULL, scale, NULL);
+        return add_f_rows(e, clamped, n, x, w, NULL, scale, NULL);
     }
     const int binary = m->units[1] == EBM_UNITS_BINARY;
     for (int64_t r = 0; r < n; r++) {
@@ -149,7 +149,7 @@ static int add_f_after(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clam
     if (!binary) {
         ebm__mean_from_input(m, 1, n, scratch + off1, w);
     }
-    return add_f(e, clamped, n, x, w, NULL, scale, scratch);
+    return add_f_rows(e, clamped, n, x, w, NULL, scale, scratch);
 }
 
 
@@ -158,7 +158,7 @@ int ebm__add_weighted_rows(ebm_estimator_t *e, uint32_t clamped, const ebm__weig
     if (rows->rows == 0) {
         return EBM_OK;
     }
-    return add_f(e, clamped, rows->rows, rows->x, e->m->width, rows->c, 1.0, NULL);
+    return add_f_rows(e, clamped, rows->rows, rows->x, e->m->width, rows->c, 1.0, NULL);
 }
 
 /* ---- building blocks -------------------------------------------------- */
@@ -212,7 +212,7 @@ static int posterior_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, in
  * `start`, y_0 = x_0, x_1 = one step of s, then coupled steps until x_t ==
  * y_{t-1} and t >= k; pushes coef f(x_k) and coef (f(x_t) - f(y_{t-1}))
  * for k < t < tau onto st, except that k = 0 adds coef f(x_0) to g at once
- * (add_f_after). Finished rows leave the batch; each keeps its stream row.
+ * (add_f_after_step). Finished rows leave the batch; each keeps its stream row.
  */
 typedef struct telescope_spec {
     const ebm_sampler_t *start; /* the sampler whose step made x_0 */
@@ -244,7 +244,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const telescope_spec *sp
         ids[r] = r;
         tau[r] = 0;
     }
-    if (e->k == 0 && add_f_after(e, start, clamped, n, x, coef, y) != EBM_OK) {
+    if (e->k == 0 && add_f_after_step(e, start, clamped, n, x, coef, y) != EBM_OK) {
         free(met);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for the telescoping sum");
     }
@@ -317,7 +317,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const telescope_spec *sp
         /* Meeting times are heavy-tailed: turn the terms into gradient as they
          * pile up, so memory stays bounded however long a chain runs. */
         if (st->rows >= FLUSH_ROWS) {
-            rc = add_f(e, clamped, st->rows, st->x, w, st->c, 1.0, NULL);
+            rc = add_f_rows(e, clamped, st->rows, st->x, w, st->c, 1.0, NULL);
             st->rows = 0;
             if (rc != EBM_OK) {
                 rc = ebm__fail(msg, rc, "out of memory for the telescoping sum");
@@ -421,7 +421,7 @@ int ebm__positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         rc = posterior_start(e, msg, rng, n, data, ldd, x, draw);
         if (rc == EBM_OK) {
             /* all layers count as clamped: f = dE/dtheta */
-            rc = add_f(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
+            rc = add_f_rows(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
         }
         return rc == EBM_OK || rc != EBM_ENOMEM ? rc : ebm__fail(msg, rc, "out of memory");
     case EBM_POSITIVE_MEAN_FIELD: {
@@ -445,7 +445,7 @@ int ebm__positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         e->stat[EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED] = missed;
         /* The energy is multilinear: its expectation under a factorised
          * posterior is dE/dtheta at the means (all layers as if clamped). */
-        rc = add_f(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
+        rc = add_f_rows(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
         return rc == EBM_OK ? rc : ebm__fail(msg, rc, "out of memory");
     }
     default: /* COUPLED */
@@ -484,7 +484,7 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
             rc = step(e, msg, e->gibbs, rng, NULL, n, x, w);
         }
         if (rc == EBM_OK &&
-            (rc = add_f_after(e, e->gibbs, 0, n, x, 1.0 / (double)n, y)) != EBM_OK) {
+            (rc = add_f_after_step(e, e->gibbs, 0, n, x, 1.0 / (double)n, y)) != EBM_OK) {
             rc = ebm__fail(msg, rc, "out of memory");
         }
         return rc;
@@ -492,7 +492,7 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
             rc = step(e, msg, e->gibbs, rng, NULL, n_chains, next_chains, w);
         }
-        if (rc == EBM_OK && (rc = add_f_after(e, e->gibbs, 0, n_chains, next_chains,
+        if (rc == EBM_OK && (rc = add_f_after_step(e, e->gibbs, 0, n_chains, next_chains,
                                               1.0 / (double)n_chains, x)) != EBM_OK) {
             rc = ebm__fail(msg, rc, "out of memory");
         }
@@ -517,7 +517,7 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
                 rc = step(e, msg, e->gibbs_post, rng, NULL, n_chains, next_chains, w);
             }
             if (rc == EBM_OK && t > e->burn_in &&
-                (rc = add_f_after(e, s, 0, n_chains, next_chains, c, x)) != EBM_OK) {
+                (rc = add_f_after_step(e, s, 0, n_chains, next_chains, c, x)) != EBM_OK) {
                 rc = ebm__fail(msg, rc, "out of memory");
             }
         }
