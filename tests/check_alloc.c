@@ -23,18 +23,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#if defined(__GNUC__)
-#define T_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define T_PRINTF(a, b)
-#endif
 
 /* ---- sizes -------------------------------------------------------------- */
 
@@ -144,27 +137,21 @@ static fx g_f;
 
 /* ---- soft checks -------------------------------------------------------- */
 
-static int g_nfail;
-static char g_first[1024];
-
-static void soft_fail(const acase *c, long n, const char *fmt, ...) T_PRINTF(3, 4);
-static void soft_fail(const acase *c, long n, const char *fmt, ...)
+/* The context of the soft checks that follow: the row, its model, N. */
+static void at(const acase *c, long n)
 {
-    char text[800];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
     char where[32] = "";
     if (n > 0) {
         snprintf(where, sizeof where, " N=%ld", n);
     }
-    fprintf(stderr, "check_alloc.c: %s [%s]%s: %s\n", c->name, specs[c->model].name, where, text);
-    if (g_nfail++ == 0) {
-        snprintf(g_first, sizeof g_first, "%s [%s]%s: %s", c->name, specs[c->model].name, where,
-                 text);
-    }
+    t_soft_context("%s [%s]%s", c->name, specs[c->model].name, where);
 }
+
+#define ALLOC_FAIL(c, n, ...)                                                                      \
+    do {                                                                                           \
+        at((c), (n));                                                                              \
+        T_SOFT_FAIL(__VA_ARGS__);                                                                  \
+    } while (0)
 
 /* ---- the tally of injection points (tests run in forked children) ------- */
 
@@ -182,16 +169,6 @@ static void tally_add(long points)
 
 /* ---- fixtures ----------------------------------------------------------- */
 
-
-static ebm_rng_t *fresh_rng(void)
-{
-    ebm_rng_t *r = NULL;
-    ck_assert_int_eq(ebm_rng_create(&r, 42, 7), EBM_OK);
-    float z[3];
-    /* a started stream with a spare normal: any move shows in the state */
-    ck_assert_int_eq(ebm_rng_normal(r, 3, z), EBM_OK);
-    return r;
-}
 
 static void apply_opts(fx *f)
 {
@@ -239,7 +216,8 @@ static void fx_setup(fx *f, const acase *c)
     ck_assert_int_le(f->w, LD - 1);
     ck_assert_int_le(f->n0, LDD - 1);
     ck_assert_int_le(f->np, NP_MAX);
-    f->rng = fresh_rng();
+    f->rng = t_rng_started(42, 7, 3); /* any move shows in the state */
+    ck_assert_ptr_nonnull(f->rng);
     t_fill_states(f->m, f->rows, f->x, LD, 1);
     t_fill_states(f->m, f->rows, f->y, LD, 2);
     t_fill_states(f->m, f->rows, f->xl, LD, 3);
@@ -266,27 +244,6 @@ static void fx_setup(fx *f, const acase *c)
     }
 }
 
-static void remove_dir(fx *f)
-{
-    if (f->dir[0] == '\0') {
-        return;
-    }
-    DIR *d = opendir(f->dir);
-    if (d != NULL) {
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-            if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-                char p[600];
-                snprintf(p, sizeof p, "%s/%s", f->dir, de->d_name);
-                (void)unlink(p);
-            }
-        }
-        closedir(d);
-    }
-    (void)rmdir(f->dir);
-    f->dir[0] = '\0';
-}
-
 static void fx_teardown(fx *f)
 {
     ebm_estimator_destroy(f->e_out);
@@ -307,7 +264,9 @@ static void fx_teardown(fx *f)
     free(f->coef);
     free(f->met);
     free(f->sweeps);
-    remove_dir(f);
+    if (f->dir[0] != '\0') {
+        t_rm_tree(f->dir);
+    }
     memset(f, 0, sizeof *f);
 }
 
@@ -1116,7 +1075,7 @@ static int readable(const char *msg)
 
 
 /* EBM_ALLOC_VERBOSE: 1 prints each row's points, 2 also each message. */
-static int verbose(void)
+static int alloc_verbose(void)
 {
     const char *v = getenv("EBM_ALLOC_VERBOSE");
     return v != NULL ? atoi(v) : 0;
@@ -1132,8 +1091,7 @@ START_TEST(alloc_case)
     fx *f = &g_f;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    g_nfail = 0;
-    g_first[0] = '\0';
+    t_soft_reset();
 
     /* The reference: the call without failure; the allocations it makes. */
     snap ref, before, after;
@@ -1161,17 +1119,17 @@ START_TEST(alloc_case)
         const int fired = t_fault_fired();
         snap_take(&after, f);
         char diff[600];
-        const int nf0 = g_nfail;
+        const int nf0 = t_soft_failures();
         if (!fired) {
             /* Past the last allocation: the call must be the reference one. */
             if (rc != ref_rc) {
-                soft_fail(c, n, "without a failure the call returned %s (%d), the reference %d",
-                          ebm_error_name(rc), rc, ref_rc);
+                ALLOC_FAIL(c, n, "without a failure the call returned %s (%d), the reference %d",
+                           ebm_error_name(rc), rc, ref_rc);
             }
             snap_diff(&ref, &after, diff, sizeof diff);
             if (diff[0] != '\0') {
-                soft_fail(c, n, "without a failure the results differ from the reference: %s",
-                          diff);
+                ALLOC_FAIL(c, n, "without a failure the results differ from the reference: %s",
+                           diff);
             }
             snap_free(&before);
             snap_free(&after);
@@ -1182,30 +1140,30 @@ START_TEST(alloc_case)
         if (ok_rc(rc)) {
             /* Tolerated: exactly the reference results. */
             if (rc != ref_rc) {
-                soft_fail(c, n, "the failure was tolerated but the call returned %d, not %d", rc,
-                          ref_rc);
+                ALLOC_FAIL(c, n, "the failure was tolerated but the call returned %d, not %d", rc,
+                           ref_rc);
             }
             snap_diff(&ref, &after, diff, sizeof diff);
             if (diff[0] != '\0') {
-                soft_fail(c, n, "the failure was tolerated (EBM_OK) but changed: %s", diff);
+                ALLOC_FAIL(c, n, "the failure was tolerated (EBM_OK) but changed: %s", diff);
             }
         } else {
             if (rc != EBM_ENOMEM) {
-                soft_fail(c, n, "returned %s (%d), not EBM_ENOMEM; message \"%s\"",
-                          ebm_error_name(rc), rc, message(f) != NULL ? message(f) : "(null)");
+                ALLOC_FAIL(c, n, "returned %s (%d), not EBM_ENOMEM; message \"%s\"",
+                           ebm_error_name(rc), rc, message(f) != NULL ? message(f) : "(null)");
             }
             if (c->msg != MSG_NONE) {
                 const char *msg = message(f);
                 if (msg == NULL || msg[0] == '\0') {
-                    soft_fail(c, n, "left an empty message in %s", msg_source(c->msg));
+                    ALLOC_FAIL(c, n, "left an empty message in %s", msg_source(c->msg));
                 } else if (strcmp(msg, primed) == 0) {
-                    soft_fail(c, n, "left no message of its own in %s (still \"%s\")",
-                              msg_source(c->msg), msg);
+                    ALLOC_FAIL(c, n, "left no message of its own in %s (still \"%s\")",
+                               msg_source(c->msg), msg);
                 } else if (!readable(msg) || !t_contains(msg, "memory")) {
-                    soft_fail(c, n, "the message in %s does not say memory ran out: \"%s\"",
-                              msg_source(c->msg), msg);
+                    ALLOC_FAIL(c, n, "the message in %s does not say memory ran out: \"%s\"",
+                               msg_source(c->msg), msg);
                 }
-                if (verbose() >= 2) {
+                if (alloc_verbose() >= 2) {
                     fprintf(stderr, "check_alloc.c: %s N=%ld: \"%s\"\n", c->name, n,
                             msg != NULL ? msg : "(null)");
                 }
@@ -1213,7 +1171,7 @@ START_TEST(alloc_case)
             snap_diff(&before, &after, diff, sizeof diff);
             const int visible = diff[0] != '\0';
             if (visible) {
-                soft_fail(c, n, "the failed call changed: %s", diff);
+                ALLOC_FAIL(c, n, "the failed call changed: %s", diff);
             }
             /* The same call again, without failure: the reference results
              * (reported only if nothing visible changed, which explains it). */
@@ -1223,40 +1181,41 @@ START_TEST(alloc_case)
             snap_free(&after);
             snap_take(&after, f);
             if (!visible && rc2 != ref_rc) {
-                soft_fail(c, n, "the call repeated without failure returned %s (%d), not %d",
-                          ebm_error_name(rc2), rc2, ref_rc);
+                ALLOC_FAIL(c, n, "the call repeated without failure returned %s (%d), not %d",
+                           ebm_error_name(rc2), rc2, ref_rc);
             }
             snap_diff(&ref, &after, diff, sizeof diff);
             if (!visible && diff[0] != '\0') {
-                soft_fail(c, n,
-                          "the call repeated without failure gave other results than the "
-                          "reference (the failed call changed hidden state): %s",
-                          diff);
+                ALLOC_FAIL(c, n,
+                           "the call repeated without failure gave other results than the "
+                           "reference (the failed call changed hidden state): %s",
+                           diff);
             }
         }
-        n_fail += g_nfail > nf0;
+        n_fail += t_soft_failures() > nf0;
         snap_free(&before);
         snap_free(&after);
         fx_teardown(f);
     }
     snap_free(&ref);
     if (n > MAX_N) {
-        soft_fail(c, 0, "still failing after %d injection points", MAX_N);
+        ALLOC_FAIL(c, 0, "still failing after %d injection points", MAX_N);
     }
     if (points != allocs) {
-        soft_fail(c, 0, "the reference call made %ld allocations but %ld injection points fired",
-                  allocs, points);
+        ALLOC_FAIL(c, 0, "the reference call made %ld allocations but %ld injection points fired",
+                   allocs, points);
     }
-    if (verbose() >= 1) {
+    if (alloc_verbose() >= 1) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         fprintf(stderr, "check_alloc.c: %-58s [%s]: %ld points, %ld with defects, %.1f ms\n",
                 c->name, specs[c->model].name, points, n_fail,
                 1e3 * ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)));
     }
     tally_add(points);
-    ck_assert_msg(g_nfail == 0, "%d allocation-failure check(s) failed (%ld of %ld points; all "
-                  "listed on stderr); first: %s",
-                  g_nfail, n_fail, points, g_first);
+    ck_assert_msg(t_soft_failures() == 0,
+                  "%d allocation-failure check(s) failed (%ld of %ld "
+                  "points; all listed on stderr); first: %s",
+                  t_soft_failures(), n_fail, points, t_soft_first());
 }
 END_TEST
 
@@ -1277,17 +1236,13 @@ END_TEST
 
 Suite *ebm_alloc_suite(void)
 {
-    Suite *s = suite_create("alloc");
     /* The tally outlives the forked tests: they append, the last one reads. */
     if (g_tally == NULL) {
         g_tally = tmpfile();
     }
-    TCase *tc = tcase_create("calls");
-    tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, alloc_case, 0, n_cases);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("summary");
-    tcase_add_test(tc, alloc_summary);
-    suite_add_tcase(s, tc);
-    return s;
+    const t_test tests[] = {
+        {"calls", alloc_case, n_cases, 60, NULL, NULL},
+        {"summary", alloc_summary, 0, 0, NULL, NULL},
+    };
+    return t_suite("alloc", tests, sizeof tests / sizeof tests[0]);
 }

@@ -1,36 +1,12 @@
 /*
- * Gradient estimators (include/ebm.h, "Gradient estimators"; TESTING.md,
+ * Gradient estimators (include/ebm.h, "Gradient estimators"; tests/README.md,
  * test classes 3, 4 and 7): CD-k, PCD-k, UCD (Qiu et al. 2020), UCD-LMI
  * (Taniguchi et al. 2023) and the GRBM modified CD (Liao et al. 2022).
  *
  * Exact gradients. Every statistical test compares with the exact gradient
- * of the batch-average log-likelihood,
- *     d/dtheta log p(v) = -E[dE/dtheta | v] + E_model[dE/dtheta],
- * computed here in double precision, independently of the library:
- *  - binary and spin models (RBM 3x2 and 4x3, DBM 3-3-2): all 2^width
- *    states are enumerated; the energy is written out from the parameter
- *    blocks (E = -sum_l b_l.x_l - sum_l x_{l-1}^T W_l x_l) and so is its
- *    derivative (dE/dW_l[i][j] = -x_{l-1,i} x_{l,j}, dE/db_l[j] = -x_{l,j}).
- *    The energies are checked against ebm_model_energy on every state.
- *  - GRBM (Gaussian visible v, binary or spin hidden h, sigma_i^2 =
- *    exp(logvar_i)): h is enumerated and v integrated in closed form.
- *    p(v, h) = p(h) N(v; m_h, diag(sigma^2)) with m_h = mu + W h and
- *        log p(h) = b.h + sum_i (m_hi^2 - mu_i^2) / (2 sigma_i^2) + const
- *    (checked against -ebm_model_free_energy(m, 1u, h) up to a constant).
- *    Per state, with a = W h:
- *        dE/dW_ij     = -(v_i / sigma_i^2) h_j
- *        dE/dmu_i     = -(v_i - mu_i) / sigma_i^2
- *        dE/dlogvar_i = -(v_i - mu_i)^2 / (2 sigma_i^2) + v_i a_i / sigma_i^2
- *        dE/db_j      = -h_j
- *    and with E[v_i | h] = m_hi, E[(v_i - mu_i)^2 | h] = sigma_i^2 + a_i^2:
- *        E[dE/dW_ij | h]     = -(m_hi / sigma_i^2) h_j
- *        E[dE/dmu_i | h]     = -a_i / sigma_i^2
- *        E[dE/dlogvar_i | h] = -(sigma_i^2 + a_i^2) / (2 sigma_i^2) + m_hi a_i / sigma_i^2
- *        E[dE/db_j | h]      = -h_j
- *    The positive phase of a data row is exact: -dF(v)/dtheta with h summed
- *    out, i.e. the per-state formulas with h_j replaced by E[h_j | v] =
- *    sigmoid(c_j) (binary) or tanh(c_j) (spin), c_j = b_j + sum_i v_i W_ij /
- *    sigma_i^2 (checked against ebm_model_energy_grad with sum_out = 1u<<1).
+ * of the batch-average log-likelihood, computed independently of the
+ * library in double precision by ref_gradient.c (enumeration of every
+ * state; GRBMs with v integrated in closed form).
  *
  * The references are checked once more against central differences of
  * the library's exact log-likelihood (section 0).
@@ -53,7 +29,7 @@
  * gradient of a model with one bias flipped; each twin is run on a model on
  * which the unbiased estimator passes.
  *
- * Sections: 0 references; 1 unbiasedness (UCD on RBMs with both couplings
+ * Sections: 0 the references; 1 unbiasedness (UCD on RBMs with both couplings
  * and K = 0, 1, 3, every f and positive phase; UCD with the coupled positive
  * phase on binary and spin DBMs; UCD-LMI on DBMs and an RBM; UCD on GRBMs
  * with the reflection and the maximal coupling); 2 broken twins; 3 the
@@ -69,328 +45,23 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tests.h"
-#include "ebm_internal.h" /* ebm__estimator_set_plain */
+#include "ref.h"
+#include "estimator.h" /* ebm__estimator_set_plain */
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define B_ EBM_UNITS_BINARY
-#define S_ EBM_UNITS_SPIN
-#define G_ EBM_UNITS_GAUSSIAN
-
 #define Z_PASS 4.5 /* a correct estimator: max |z| below this */
 #define Z_TWIN 6.0 /* a broken twin: max |z| above this */
-#define MAXL 3     /* layers of the models enumerated here */
-#define MAXW 12    /* their largest state width */
+#define MAXW 12    /* the largest state width of the models here */
 #define SENTINEL 1234.5f
-
-static int verbose(void)
-{
-    const char *s = getenv("EBM_TEST_VERBOSE");
-    return s != NULL && atoi(s) > 0;
-}
 
 /* Calls per statistical test and data rows per call. */
 static int64_t n_calls(void) { return t_level() >= 2 ? 1000 : 200; }
 static int64_t n_rows(void) { return t_level() >= 2 ? 500 : 200; }
-
-/* ------------------------------------------------------------------------ */
-/* Layout and exact gradients                                               */
-/* ------------------------------------------------------------------------ */
-
-typedef struct lay {
-    int64_t nl, w, np;
-    int64_t size[MAXL], off[MAXL];
-    int units[MAXL];
-    int64_t woff[MAXL], boff[MAXL], lvoff;
-} lay;
-
-static void lay_get(const ebm_model_t *m, lay *ly)
-{
-    memset(ly, 0, sizeof *ly);
-    ly->nl = ebm_model_num_layers(m);
-    ck_assert(ly->nl >= 2 && ly->nl <= MAXL);
-    ly->w = ebm_model_state_width(m);
-    ly->np = ebm_model_param_count(m);
-    int64_t rows, cols;
-    for (int64_t l = 0; l < ly->nl; l++) {
-        ly->size[l] = ebm_model_layer_size(m, l);
-        ly->off[l] = ebm_model_layer_offset(m, l);
-        ly->units[l] = ebm_model_layer_units(m, l);
-        ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_BIAS, l, &ly->boff[l], &rows, &cols),
-                         EBM_OK);
-        ck_assert(rows == 1 && cols == ly->size[l]);
-        if (l >= 1) {
-            ck_assert_int_eq(
-                ebm_model_param_block(m, EBM_PARAM_WEIGHT, l, &ly->woff[l], &rows, &cols), EBM_OK);
-            ck_assert(rows == ly->size[l - 1] && cols == ly->size[l]);
-        }
-    }
-    ly->lvoff = -1;
-    if (ly->units[0] == G_) {
-        ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &ly->lvoff, &rows, &cols),
-                         EBM_OK);
-    }
-}
-
-static double *params_d(const ebm_model_t *m, int64_t np)
-{
-    float *pf = malloc((size_t)np * sizeof *pf);
-    double *p = malloc((size_t)np * sizeof *p);
-    ck_assert(pf != NULL && p != NULL);
-    ck_assert_int_eq(ebm_model_get_params(m, pf), EBM_OK);
-    for (int64_t i = 0; i < np; i++) {
-        p[i] = pf[i];
-    }
-    free(pf);
-    return p;
-}
-
-/* State number k of a binary/spin model: bit i is unit i. */
-static void state_of(const lay *ly, uint64_t k, float *x)
-{
-    for (int64_t l = 0; l < ly->nl; l++) {
-        for (int64_t j = 0; j < ly->size[l]; j++) {
-            int bit = (int)(k >> (ly->off[l] + j) & 1u);
-            x[ly->off[l] + j] = ly->units[l] == S_ ? (bit ? 1.0f : -1.0f) : (float)bit;
-        }
-    }
-}
-
-static double energy_d(const lay *ly, const double *p, const float *x)
-{
-    double e = 0.0;
-    for (int64_t l = 0; l < ly->nl; l++) {
-        for (int64_t j = 0; j < ly->size[l]; j++) {
-            e -= p[ly->boff[l] + j] * x[ly->off[l] + j];
-        }
-    }
-    for (int64_t l = 1; l < ly->nl; l++) {
-        for (int64_t i = 0; i < ly->size[l - 1]; i++) {
-            for (int64_t j = 0; j < ly->size[l]; j++) {
-                e -= x[ly->off[l - 1] + i] * p[ly->woff[l] + i * ly->size[l] + j] *
-                     x[ly->off[l] + j];
-            }
-        }
-    }
-    return e;
-}
-
-/* acc += c * dE/dtheta at x (binary/spin). */
-static void add_de(const lay *ly, const float *x, double c, double *acc)
-{
-    for (int64_t l = 0; l < ly->nl; l++) {
-        for (int64_t j = 0; j < ly->size[l]; j++) {
-            acc[ly->boff[l] + j] -= c * x[ly->off[l] + j];
-        }
-    }
-    for (int64_t l = 1; l < ly->nl; l++) {
-        for (int64_t i = 0; i < ly->size[l - 1]; i++) {
-            for (int64_t j = 0; j < ly->size[l]; j++) {
-                acc[ly->woff[l] + i * ly->size[l] + j] -=
-                    c * x[ly->off[l - 1] + i] * x[ly->off[l] + j];
-            }
-        }
-    }
-}
-
-/* g = (1/n) sum_r d/dtheta log p(v_r), binary or spin model, by enumeration. */
-static void exact_grad_disc(const ebm_model_t *m, int64_t n, const float *data, int64_t ldd,
-                            double *g)
-{
-    lay ly;
-    lay_get(m, &ly);
-    ck_assert(ly.w <= MAXW);
-    const int64_t ns = (int64_t)1 << ly.w, np = ly.np, n0 = ly.size[0];
-    double *p = params_d(m, np);
-    double *e = malloc((size_t)ns * sizeof *e);
-    double *gm = calloc((size_t)np, sizeof *gm), *gp = calloc((size_t)np, sizeof *gp);
-    double *tmp = calloc((size_t)np, sizeof *tmp);
-    ck_assert(e != NULL && gm != NULL && gp != NULL && tmp != NULL);
-    float x[MAXW];
-    double emin = INFINITY;
-    for (int64_t k = 0; k < ns; k++) {
-        state_of(&ly, (uint64_t)k, x);
-        e[k] = energy_d(&ly, p, x);
-        double el;
-        ck_assert_int_eq(ebm_model_energy(m, 1, x, ly.w, &el), EBM_OK);
-        ck_assert_msg(fabs(el - e[k]) <= 1e-9 * (1.0 + fabs(e[k])), "energy of state %lld: %.17g vs %.17g",
-                      (long long)k, el, e[k]);
-        emin = e[k] < emin ? e[k] : emin;
-    }
-    double z = 0.0;
-    for (int64_t k = 0; k < ns; k++) {
-        state_of(&ly, (uint64_t)k, x);
-        double wk = exp(-(e[k] - emin));
-        z += wk;
-        add_de(&ly, x, wk, gm);
-    }
-    for (int64_t r = 0; r < n; r++) {
-        const float *v = data + r * ldd;
-        double zv = 0.0;
-        memset(tmp, 0, (size_t)np * sizeof *tmp);
-        for (int64_t k = 0; k < ns; k++) {
-            state_of(&ly, (uint64_t)k, x);
-            if (memcmp(x, v, (size_t)n0 * sizeof *x) != 0) {
-                continue;
-            }
-            double wk = exp(-(e[k] - emin));
-            zv += wk;
-            add_de(&ly, x, wk, tmp);
-        }
-        ck_assert(zv > 0.0);
-        for (int64_t i = 0; i < np; i++) {
-            gp[i] += tmp[i] / zv / (double)n;
-        }
-    }
-    for (int64_t i = 0; i < np; i++) {
-        g[i] = -gp[i] + gm[i] / z;
-    }
-    free(p);
-    free(e);
-    free(gm);
-    free(gp);
-    free(tmp);
-}
-
-/* The same for a GRBM (closed forms in the header comment). */
-static void exact_grad_grbm(const ebm_model_t *m, int64_t n, const float *data, int64_t ldd,
-                            double *g)
-{
-    lay ly;
-    lay_get(m, &ly);
-    ck_assert(ly.nl == 2 && ly.units[0] == G_);
-    const int64_t n0 = ly.size[0], n1 = ly.size[1], np = ly.np, w = ly.w;
-    ck_assert(n0 <= 8 && n1 <= 8);
-    const int spin = ly.units[1] == S_;
-    double *p = params_d(m, np);
-    double mu[8], s2[8], b[8], W[8][8];
-    for (int64_t i = 0; i < n0; i++) {
-        mu[i] = p[ly.boff[0] + i];
-        s2[i] = exp(p[ly.lvoff + i]);
-        for (int64_t j = 0; j < n1; j++) {
-            W[i][j] = p[ly.woff[1] + i * n1 + j];
-        }
-    }
-    for (int64_t j = 0; j < n1; j++) {
-        b[j] = p[ly.boff[1] + j];
-    }
-    const int64_t nh = (int64_t)1 << n1;
-    double lw[256], f0[256], lwmax = -INFINITY;
-    float x[MAXW];
-    memset(x, 0, sizeof x);
-    for (int64_t k = 0; k < nh; k++) {
-        double h[8], s = 0.0;
-        for (int64_t j = 0; j < n1; j++) {
-            int bit = (int)(k >> j & 1);
-            h[j] = spin ? (bit ? 1.0 : -1.0) : bit;
-            x[n0 + j] = (float)h[j];
-            s += b[j] * h[j];
-        }
-        for (int64_t i = 0; i < n0; i++) {
-            double a = 0.0;
-            for (int64_t j = 0; j < n1; j++) {
-                a += W[i][j] * h[j];
-            }
-            double mi = mu[i] + a;
-            s += (mi * mi - mu[i] * mu[i]) / (2.0 * s2[i]);
-        }
-        lw[k] = s;
-        lwmax = s > lwmax ? s : lwmax;
-        ck_assert_int_eq(ebm_model_free_energy(m, 1u, 1, x, w, &f0[k]), EBM_OK);
-    }
-    /* -F_0(h) and log p~(h) differ by a constant. */
-    for (int64_t k = 1; k < nh; k++) {
-        double d = (lw[k] + f0[k]) - (lw[0] + f0[0]);
-        ck_assert_msg(fabs(d) <= 1e-9 * (1.0 + fabs(lw[k]) + fabs(f0[k])),
-                      "log p(h) of h = %lld differs from -F_0(h) by %g", (long long)k, d);
-    }
-    double *gm = calloc((size_t)np, sizeof *gm), *gp = calloc((size_t)np, sizeof *gp);
-    ck_assert(gm != NULL && gp != NULL);
-    double z = 0.0;
-    for (int64_t k = 0; k < nh; k++) {
-        double h[8], pk = exp(lw[k] - lwmax);
-        z += pk;
-        for (int64_t j = 0; j < n1; j++) {
-            int bit = (int)(k >> j & 1);
-            h[j] = spin ? (bit ? 1.0 : -1.0) : bit;
-            gm[ly.boff[1] + j] -= pk * h[j];
-        }
-        for (int64_t i = 0; i < n0; i++) {
-            double a = 0.0;
-            for (int64_t j = 0; j < n1; j++) {
-                a += W[i][j] * h[j];
-            }
-            double mi = mu[i] + a;
-            for (int64_t j = 0; j < n1; j++) {
-                gm[ly.woff[1] + i * n1 + j] -= pk * (mi / s2[i]) * h[j];
-            }
-            gm[ly.boff[0] + i] -= pk * a / s2[i];
-            gm[ly.lvoff + i] += pk * (-(s2[i] + a * a) / (2.0 * s2[i]) + mi * a / s2[i]);
-        }
-    }
-    for (int64_t i = 0; i < np; i++) {
-        gm[i] /= z;
-    }
-    float *gf = malloc((size_t)np * sizeof *gf);
-    double *gr = malloc((size_t)np * sizeof *gr);
-    ck_assert(gf != NULL && gr != NULL);
-    for (int64_t r = 0; r < n; r++) {
-        const float *v = data + r * ldd;
-        double eh[8];
-        memset(gr, 0, (size_t)np * sizeof *gr);
-        for (int64_t j = 0; j < n1; j++) {
-            double c = b[j];
-            for (int64_t i = 0; i < n0; i++) {
-                c += v[i] * W[i][j] / s2[i];
-            }
-            eh[j] = spin ? tanh(c) : 1.0 / (1.0 + exp(-c));
-            gr[ly.boff[1] + j] = eh[j];
-        }
-        for (int64_t i = 0; i < n0; i++) {
-            double a = 0.0, d = v[i] - mu[i];
-            for (int64_t j = 0; j < n1; j++) {
-                a += W[i][j] * eh[j];
-                gr[ly.woff[1] + i * n1 + j] = v[i] / s2[i] * eh[j];
-            }
-            gr[ly.boff[0] + i] = d / s2[i];
-            gr[ly.lvoff + i] = d * d / (2.0 * s2[i]) - v[i] * a / s2[i];
-        }
-        /* The library's dF(v)/dtheta must be -gr. */
-        memset(x, 0, sizeof x);
-        memcpy(x, v, (size_t)n0 * sizeof *x);
-        memset(gf, 0, (size_t)np * sizeof *gf);
-        double one = 1.0;
-        ck_assert_int_eq(ebm_model_energy_grad(m, 2u, 1, x, w, &one, gf), EBM_OK);
-        for (int64_t i = 0; i < np; i++) {
-            ck_assert_msg(fabs(gf[i] + gr[i]) <= 1e-5 * (1.0 + fabs(gr[i])),
-                          "positive phase, parameter %lld: library %g, here %g", (long long)i,
-                          -(double)gf[i], gr[i]);
-            gp[i] += gr[i] / (double)n;
-        }
-    }
-    for (int64_t i = 0; i < np; i++) {
-        g[i] = gp[i] + gm[i];
-    }
-    free(gf);
-    free(gr);
-    free(gm);
-    free(gp);
-    free(p);
-}
-
-static void exact_grad(const ebm_model_t *m, int64_t n, const float *data, int64_t ldd, double *g)
-{
-    if (ebm_model_layer_units(m, 0) == G_) {
-        exact_grad_grbm(m, n, data, ldd, g);
-    } else {
-        exact_grad_disc(m, n, data, ldd, g);
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Running an estimator many times                                          */
@@ -550,13 +221,6 @@ static ebm_estimator_t *make_est(const ebm_model_t *m, int kind, int coupling, i
     return e;
 }
 
-static ebm_rng_t *make_rng(uint64_t seed, uint64_t stream)
-{
-    ebm_rng_t *r = NULL;
-    ck_assert_int_eq(ebm_rng_create(&r, seed, stream), EBM_OK);
-    return r;
-}
-
 /* Set one parameter of a model. */
 static void set_param(ebm_model_t *m, int64_t index, float value)
 {
@@ -580,9 +244,9 @@ static int64_t bias_index(const ebm_model_t *m, int64_t l, int64_t j)
 /* 0. The references                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* The exact gradients of the first section against central differences of
- * the library's exact log-likelihood (ebm_model_log_partition_exact and
- * ebm_model_log_likelihood, tested in the exact suite), step 2^-12 on the
+/* The exact gradients of ref_gradient.c against central differences of the
+ * library's exact log-likelihood (ebm_model_log_partition_exact and
+ * ebm_model_log_likelihood, tested in the evaluation suite), step 2^-12 on the
  * float parameters (exactly representable), for every parameter of an RBM
  * 4x3, a spin DBM 3-3-2 and GRBMs with binary and spin hidden units: the
  * references of the statistical tests are the gradients of log p(v)
@@ -615,7 +279,7 @@ START_TEST(test_exact_reference)
         float v[MAXW], p[64];
         make_rows(m, 51 + (uint64_t)t, 1, v);
         double g[64];
-        exact_grad(m, 1, v, ebm_model_layer_size(m, 0), g);
+        ref_exact_grad(m, 1, v, ebm_model_layer_size(m, 0), g);
         ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
         double worst = 0.0;
         for (int64_t i = 0; i < np; i++) {
@@ -634,7 +298,7 @@ START_TEST(test_exact_reference)
                           (long long)i, g[i], fd);
         }
         ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
-        if (verbose()) {
+        if (t_verbose()) {
             fprintf(stderr, "estimator: exact gradient of model %d vs differences: %.2g\n", t,
                     worst);
         }
@@ -724,7 +388,7 @@ static ebm_model_t *ucfg_model(const ucfg *c, float *rows, double **exact)
     make_rows(m, c->seed * 31 + 7, c->distinct, rows);
     *exact = malloc((size_t)ebm_model_param_count(m) * sizeof **exact);
     ck_assert_ptr_nonnull(*exact);
-    exact_grad(m, c->distinct, rows, ebm_model_layer_size(m, 0), *exact);
+    ref_exact_grad(m, c->distinct, rows, ebm_model_layer_size(m, 0), *exact);
     return m;
 }
 
@@ -733,7 +397,7 @@ static void ucfg_run(const ucfg *c, ebm_model_t *m, const float *rows, run *out)
     const int64_t n = n_rows(), n0 = ebm_model_layer_size(m, 0);
     float *data = make_batch(n0, c->distinct, rows, n);
     ebm_estimator_t *e = make_est(m, c->kind, c->coupling, c->k, c->marg, c->positive);
-    ebm_rng_t *rng = make_rng(c->seed, 0xE57);
+    ebm_rng_t *rng = t_rng(c->seed, 0xE57);
     run_calls(e, m, rng, n_calls(), n, data, n0, 0, out);
     ck_assert_msg(out->capped == 0.0, "%g rows capped without a cap", out->capped);
     ebm_rng_destroy(rng);
@@ -743,7 +407,7 @@ static void ucfg_run(const ucfg *c, ebm_model_t *m, const float *rows, run *out)
 
 static void report(const char *name, double z, int64_t arg, const run *r)
 {
-    if (verbose()) {
+    if (t_verbose()) {
         fprintf(stderr,
                 "estimator: %-34s max|z| %6.2f (param %2lld)  tau %.2f (max %.0f) pos tau %.2f  "
                 "var %.4g  sweeps %.2f  accept %.3f  %.2fs\n",
@@ -790,7 +454,7 @@ static double z_of(ebm_model_t *m, ebm_estimator_t *e, const float *row, const d
 {
     const int64_t n0 = ebm_model_layer_size(m, 0);
     float *data = make_batch(n0, 1, row, n);
-    ebm_rng_t *rng = make_rng(seed, 0x7717);
+    ebm_rng_t *rng = t_rng(seed, 0x7717);
     run r;
     run_calls(e, m, rng, calls, n, data, n0, reset, &r);
     int64_t arg;
@@ -811,7 +475,7 @@ START_TEST(test_twin_cd1)
     t_random_params(m, 201, 3.0);
     const float row[3] = {1, 0, 1};
     double exact[32];
-    exact_grad(m, 1, row, 3, exact);
+    ref_exact_grad(m, 1, row, 3, exact);
     ebm_estimator_t *e = make_est(m, UCD_, -1, -1, -1, -1);
     double zu = z_of(m, e, row, exact, 1, n_calls(), n_rows(), 0, "twin: UCD (passes)");
     ebm_estimator_destroy(e);
@@ -843,7 +507,7 @@ START_TEST(test_twin_pcd1)
     ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
     const float row[4] = {1, 1, 0, 1};
     double exact[32];
-    exact_grad(m, 1, row, 4, exact);
+    ref_exact_grad(m, 1, row, 4, exact);
     ebm_estimator_t *e = make_est(m, UCD_, -1, -1, -1, -1);
     double zu = z_of(m, e, row, exact, 3, n_calls(), n_rows(), 0, "twin: UCD slow RBM (passes)");
     ebm_estimator_destroy(e);
@@ -866,7 +530,7 @@ START_TEST(test_twin_mean_field)
     t_random_params(m, 203, 2.0);
     const float row[3] = {1, 0, 1};
     double exact[32];
-    exact_grad(m, 1, row, 3, exact);
+    ref_exact_grad(m, 1, row, 3, exact);
     ebm_estimator_t *e = make_est(m, UCD_, -1, -1, -1, P_COUP);
     double zu = z_of(m, e, row, exact, 5, n_calls(), n_rows(), 0, "twin: UCD DBM coupled (passes)");
     ebm_estimator_destroy(e);
@@ -901,13 +565,13 @@ START_TEST(test_twin_flipped_bias)
         float row[3];
         make_rows(m, 77, 1, row);
         double exact[32], wrong[32];
-        exact_grad(m, 1, row, 3, exact);
+        ref_exact_grad(m, 1, row, 3, exact);
         set_param(m, bi, -cases[t].value);
-        exact_grad(m, 1, row, 3, wrong);
+        ref_exact_grad(m, 1, row, 3, wrong);
         set_param(m, bi, cases[t].value);
         ebm_estimator_t *e = make_est(m, UCD_, -1, -1, -1, -1);
         float *data = make_batch(3, 1, row, n_rows());
-        ebm_rng_t *rng = make_rng(7 + (uint64_t)t, 0x7717);
+        ebm_rng_t *rng = t_rng(7 + (uint64_t)t, 0x7717);
         run r;
         run_calls(e, m, rng, n_calls(), n_rows(), data, 3, 0, &r);
         int64_t a1, a2;
@@ -949,7 +613,7 @@ START_TEST(test_variance_ratio)
     const int margs[2] = {EBM_MARGINALIZE_BOTH, EBM_MARGINALIZE_NONE};
     for (int t = 0; t < 2; t++) {
         ebm_estimator_t *e = make_est(m, LMI_, -1, -1, margs[t], -1);
-        ebm_rng_t *rng = make_rng(303, (uint64_t)t);
+        ebm_rng_t *rng = t_rng(303, (uint64_t)t);
         run r;
         run_calls(e, m, rng, calls, n, data, 3, 0, &r);
         v[t] = total_var(&r) * (double)n; /* per data row */
@@ -982,7 +646,7 @@ START_TEST(test_stats)
     float *data = make_batch(4, 1, (const float[]){1, 0, 1, 1}, n);
     float *sdata = make_batch(3, 1, (const float[]){1, -1, 1}, n);
     float g[64];
-    ebm_rng_t *rng = make_rng(403, 0);
+    ebm_rng_t *rng = t_rng(403, 0);
 
     /* Before any call: zeros, acceptance 1; NaN for NULL or unknown stats. */
     ebm_estimator_t *e = make_est(rbm, UCD_, -1, -1, -1, -1);
@@ -1120,7 +784,7 @@ START_TEST(test_determinism)
             set_int_ok(e[t], EBM_ESTIMATOR_SAMPLER, c->sampler);
             set_int_ok(e[t], EBM_ESTIMATOR_BURN_IN, 2);
         }
-        r[t] = make_rng(502, 9);
+        r[t] = t_rng(502, 9);
         g[t] = malloc((size_t)np * sizeof *g[t]);
     }
     uint64_t st[2][EBM_RNG_STATE_WORDS];
@@ -1149,7 +813,7 @@ START_TEST(test_determinism)
         ck_assert(memcmp(before, st[0], sizeof before) != 0);
     }
     /* Another seed, another estimate. */
-    ebm_rng_t *other = make_rng(503, 9);
+    ebm_rng_t *other = t_rng(503, 9);
     ck_assert_int_eq(ebm_estimator_gradient(e[1], other, n, data, n0, g[1]), EBM_OK);
     ck_assert(memcmp(g[0], g[1], (size_t)np * sizeof *g[0]) != 0);
     ebm_rng_destroy(other);
@@ -1199,7 +863,7 @@ START_TEST(test_row_independence)
                 if (n == 2) {
                     memcpy(data + 4, batch[p][1], sizeof a);
                 }
-                ebm_rng_t *rng = make_rng(511 + (uint64_t)trial, 0);
+                ebm_rng_t *rng = t_rng(511 + (uint64_t)trial, 0);
                 ck_assert_int_eq(ebm_estimator_gradient(e, rng, n, data, 4, g[p]), EBM_OK);
                 ebm_rng_destroy(rng);
             }
@@ -1212,7 +876,7 @@ START_TEST(test_row_independence)
                 differ = fabs(d3) > differ ? fabs(d3) : differ;
             }
         }
-        if (verbose()) {
+        if (t_verbose()) {
             fprintf(stderr,
                     "estimator: row independence, kind %d: residuals %.3g, %.3g; rows differ "
                     "by up to %.3g\n",
@@ -1242,11 +906,8 @@ static void check_states(const ebm_model_t *m, int64_t n, const float *x, int64_
             int64_t off = ebm_model_layer_offset(m, l);
             for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
                 float v = x[r * ldx + off + j];
-                int ok = u == B_ ? (v == 0.0f || v == 1.0f)
-                         : u == S_ ? (v == -1.0f || v == 1.0f)
-                                   : isfinite(v);
-                ck_assert_msg(ok, "chain %lld, layer %lld, unit %lld: %g", (long long)r,
-                              (long long)l, (long long)j, (double)v);
+                ck_assert_msg(t_unit_ok(u, v, 0), "chain %lld, layer %lld, unit %lld: %g",
+                              (long long)r, (long long)l, (long long)j, (double)v);
             }
         }
     }
@@ -1268,7 +929,7 @@ START_TEST(test_pcd_chains)
         make_rows(m, 601, 1, rows);
         float *data = make_batch(n0, 1, rows, 6);
         float chains[16 * (MAXW + 3)], again[16 * (MAXW + 3)];
-        ebm_rng_t *rng = make_rng(602, 0);
+        ebm_rng_t *rng = t_rng(602, 0);
 
         /* Chains = the batch size by default. */
         ebm_estimator_t *e = make_est(m, EBM_ESTIMATOR_PCD, -1, 2, -1, -1);
@@ -1324,7 +985,7 @@ START_TEST(test_pcd_chains)
         ebm_estimator_t *f = make_est(m, EBM_ESTIMATOR_PCD, -1, 2, -1, -1);
         set_int_ok(f, EBM_ESTIMATOR_CHAINS, 9);
         ck_assert_int_eq(ebm_estimator_set_chains(f, 4, chains, ldo), EBM_OK);
-        ebm_rng_t *rng2 = make_rng(999, 999);
+        ebm_rng_t *rng2 = t_rng(999, 999);
         ck_assert_int_eq(ebm_rng_set_state(rng2, state), EBM_OK);
         for (int c = 0; c < 4; c++) {
             ck_assert_int_eq(ebm_estimator_gradient(e, rng, 6, data, n0, g), EBM_OK);
@@ -1377,7 +1038,7 @@ START_TEST(test_grbm_cd_samplers)
     const int64_t n = 32, np = ebm_model_param_count(m);
     float *data = make_batch(3, 1, rows, n);
     const int samplers[3] = {EBM_SAMPLER_GIBBS, EBM_SAMPLER_LANGEVIN, EBM_SAMPLER_GIBBS_LANGEVIN};
-    ebm_rng_t *rng = make_rng(703, 0);
+    ebm_rng_t *rng = t_rng(703, 0);
     float g[3][16];
     for (int s = 0; s < 3; s++) {
         ebm_estimator_t *e = NULL;
@@ -1430,7 +1091,7 @@ START_TEST(test_grbm_cd_samplers)
                                                              EBM_SAMPLER_STEP_SIZE,
                                                       v == 2 ? 0.1 : 0.05),
                              EBM_OK);
-            ebm_rng_t *r = make_rng(704, 0);
+            ebm_rng_t *r = t_rng(704, 0);
             ck_assert_int_eq(ebm_estimator_gradient(e, r, n, data, 3, h[v]), EBM_OK);
             ebm_rng_destroy(r);
             ebm_estimator_destroy(e);
@@ -1464,7 +1125,7 @@ START_TEST(test_grbm_cd_converges)
     float row[3];
     make_rows(m, 712, 1, row);
     double exact[16];
-    exact_grad(m, 1, row, 3, exact);
+    ref_exact_grad(m, 1, row, 3, exact);
     const int64_t calls = t_level() >= 2 ? 1000 : 200;
     ebm_estimator_t *e = NULL;
     ck_assert_int_eq(ebm_estimator_create(&e, m, EBM_ESTIMATOR_GRBM_CD), EBM_OK);
@@ -1473,7 +1134,7 @@ START_TEST(test_grbm_cd_converges)
     set_int_ok(e, EBM_ESTIMATOR_CHAINS, 10);
     const int64_t np = ebm_model_param_count(m);
     float *data = make_batch(3, 1, row, 1);
-    ebm_rng_t *rng = make_rng(713, 0);
+    ebm_rng_t *rng = t_rng(713, 0);
     run r;
     run_calls(e, m, rng, calls, 1, data, 3, 0, &r);
     double zmax = 0.0;
@@ -1509,30 +1170,13 @@ END_TEST
 /* 8. Bad input                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* Case-insensitive substring. */
-static int has(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay != '\0'; hay++) {
-        size_t i = 0;
-        while (i < n && hay[i] != '\0' &&
-               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) {
-            i++;
-        }
-        if (i == n) {
-            return 1;
-        }
-    }
-    return n == 0;
-}
-
 #define EXPECT_FAIL(call, code, msg, n1, n2)                                                       \
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         const char *m_ = (msg);                                                                    \
-        ck_assert_msg(rc_ == (code), "%s: got %d (%s), expected %d", #call, rc_, m_, (code));     \
-        ck_assert_msg(m_ != NULL && has(m_, (n1)) && has(m_, (n2)),                                \
-                      "%s: message \"%s\" does not name \"%s\" / \"%s\"", #call, m_, (n1), (n2)); \
+        ck_assert_msg(rc_ == (code), "%s: got %d (%s), expected %d", #call, rc_, m_, (code));      \
+        ck_assert_msg(m_ != NULL && t_contains(m_, (n1)) && t_contains(m_, (n2)),                  \
+                      "%s: message \"%s\" does not name \"%s\" / \"%s\"", #call, m_, (n1), (n2));  \
     } while (0)
 
 START_TEST(test_bad_create)
@@ -1546,7 +1190,7 @@ START_TEST(test_bad_create)
     ck_assert_int_eq(ebm_estimator_create(&e, NULL, EBM_ESTIMATOR_CD), EBM_ENULL);
     ck_assert_ptr_null(e);
     ck_assert_int_eq(ebm_estimator_create(NULL, bin, EBM_ESTIMATOR_CD), EBM_ENULL);
-    ck_assert(has(ebm_model_errmsg(bin), "out"));
+    ck_assert(t_contains(ebm_model_errmsg(bin), "out"));
     e = poison;
     EXPECT_FAIL(ebm_estimator_create(&e, bin, 5), EBM_EVALUE, ebm_model_errmsg(bin), "kind", "5");
     ck_assert_ptr_null(e);
@@ -1598,7 +1242,7 @@ static void grad_with(const ebm_model_t *m, int kind, opts_fn opts, ebm_estimato
             opts(e);
         }
     }
-    ebm_rng_t *rng = make_rng(801, 1);
+    ebm_rng_t *rng = t_rng(801, 1);
     int rc = ebm_estimator_gradient(e, rng, n, data, ldd, g);
     ck_assert_msg(rc == EBM_OK, "%s", ebm_estimator_errmsg(e));
     ebm_rng_destroy(rng);
@@ -1783,7 +1427,7 @@ START_TEST(test_bad_gradient)
         float data[4 * 4];
         make_rows(m, 821, 2, data);
         float gbuf[64], gref[64];
-        ebm_rng_t *good_rng = make_rng(822, 0);
+        ebm_rng_t *good_rng = t_rng(822, 0);
         ebm_estimator_t *e = NULL;
         ck_assert_int_eq(ebm_estimator_create(&e, m, models[t].kind), EBM_OK);
 
@@ -1828,7 +1472,7 @@ START_TEST(test_bad_gradient)
             /* ... and equals the packed batch on a fresh estimator. */
             ebm_estimator_t *f = NULL;
             ck_assert_int_eq(ebm_estimator_create(&f, m, models[t].kind), EBM_OK);
-            ebm_rng_t *rng = make_rng(801, 1);
+            ebm_rng_t *rng = t_rng(801, 1);
             ck_assert_int_eq(ebm_estimator_gradient(f, rng, 2, data, 3, gref), EBM_OK);
             ck_assert(memcmp(gbuf, gref, (size_t)np * sizeof *gbuf) == 0);
             ebm_rng_destroy(rng);
@@ -1868,7 +1512,7 @@ START_TEST(test_bad_nonfinite)
     const int64_t np = ebm_model_param_count(m);
     const float data[2] = {1e30f, -1e30f};
     float gbuf[32];
-    ebm_rng_t *good_rng = make_rng(831, 0);
+    ebm_rng_t *good_rng = t_rng(831, 0);
     const int kinds[2] = {UCD_, EBM_ESTIMATOR_GRBM_CD};
     for (int t = 0; t < 2; t++) {
         ebm_estimator_t *e = make_est(m, kinds[t], -1, -1, -1, -1);
@@ -2005,63 +1649,27 @@ END_TEST
 
 Suite *ebm_estimator_suite(void)
 {
-    Suite *s = suite_create("estimator");
-    TCase *tc;
-
     /* Statistical tests: a few seconds natively; generous for valgrind. */
-    tc = tcase_create("reference");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_exact_reference);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("unbiased");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_loop_test(tc, test_unbiased, 0, N_UCFG);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("twins");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_test(tc, test_twin_cd1);
-    tcase_add_test(tc, test_twin_pcd1);
-    tcase_add_test(tc, test_twin_mean_field);
-    tcase_add_test(tc, test_twin_flipped_bias);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("variance");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_test(tc, test_variance_ratio);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("grbm_cd");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_test(tc, test_grbm_cd_samplers);
-    tcase_add_test(tc, test_grbm_cd_converges);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("stats");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_stats);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("determinism");
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_determinism, 0, (int)(sizeof DCFG / sizeof DCFG[0]));
-    tcase_add_test(tc, test_row_independence);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("chains");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_pcd_chains);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("badinput");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_fast_paths_equal_plain);
-    tcase_add_test(tc, test_bad_create);
-    tcase_add_test(tc, test_bad_options);
-    tcase_add_test(tc, test_bad_gradient);
-    tcase_add_test(tc, test_bad_nonfinite);
-    tcase_add_test(tc, test_bad_chains);
-    suite_add_tcase(s, tc);
-    return s;
+    const t_test tests[] = {
+        {"reference", test_exact_reference, 0, 300, NULL, NULL},
+        {"unbiased", test_unbiased, N_UCFG, 1800, NULL, NULL},
+        {"twins", test_twin_cd1, 0, 1800, NULL, NULL},
+        {"twins", test_twin_pcd1, 0, 1800, NULL, NULL},
+        {"twins", test_twin_mean_field, 0, 1800, NULL, NULL},
+        {"twins", test_twin_flipped_bias, 0, 1800, NULL, NULL},
+        {"variance", test_variance_ratio, 0, 1800, NULL, NULL},
+        {"grbm_cd", test_grbm_cd_samplers, 0, 1800, NULL, NULL},
+        {"grbm_cd", test_grbm_cd_converges, 0, 1800, NULL, NULL},
+        {"stats", test_stats, 0, 300, NULL, NULL},
+        {"determinism", test_determinism, (int)(sizeof DCFG / sizeof DCFG[0]), 300, NULL, NULL},
+        {"determinism", test_row_independence, 0, 300, NULL, NULL},
+        {"chains", test_pcd_chains, 0, 300, NULL, NULL},
+        {"fast paths", test_fast_paths_equal_plain, 0, 300, NULL, NULL},
+        {"bad input", test_bad_create, 0, 300, NULL, NULL},
+        {"bad input", test_bad_options, 0, 300, NULL, NULL},
+        {"bad input", test_bad_gradient, 0, 300, NULL, NULL},
+        {"bad input", test_bad_nonfinite, 0, 300, NULL, NULL},
+        {"bad input", test_bad_chains, 0, 300, NULL, NULL},
+    };
+    return t_suite("estimator", tests, sizeof tests / sizeof tests[0]);
 }

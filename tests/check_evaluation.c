@@ -1,10 +1,27 @@
-/* Evaluation: AIS log Z against exact enumeration, and the mean-field lower
- * bound on log p(v) against the exact log-likelihood. */
+/*
+ * Evaluation (include/ebm.h, "Exact evaluation"; tests/README.md, classes
+ * 1, 3 and 4).
+ *
+ * Exact: log Z by enumeration against the brute force of ref_energy.c (and
+ * against its closed form on models with zero parameters), log p(v) of
+ * every visible configuration against brute force, summing to 1. AIS log Z
+ * against exact enumeration, and the mean-field lower bound on log p(v)
+ * against the exact log-likelihood.
+ *
+ * Bad input: as in check_energy.c, on the fixture models of tests.h; the
+ * enumeration limits refuse at once (EBM_ELIMIT within 0.5 s).
+ */
 #include "tests.h"
+#include "ref.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------------ */
+/* Laws: AIS and the mean-field bound                                       */
+/* ------------------------------------------------------------------------ */
 
 /* A model with deterministic, clearly non-trivial parameters. */
 static ebm_model_t *eval_model(int64_t n_layers, const int64_t *sizes, int vu, int hu, double scale)
@@ -178,18 +195,225 @@ START_TEST(bound_checks_arguments)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Exact: log Z and the log-likelihood against enumeration                  */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(log_partition)
+{
+    int mi = _i;
+    for (int pi = 0; pi < REF_N_PSETS; pi++) {
+        ref_t R;
+        ebm_model_t *m = ref_make_model(mi, pi, &R);
+        double lz = NAN;
+        ck_assert_int_eq(ebm_model_log_partition_exact(m, &lz), EBM_OK);
+        double ref = ref_log_z(&R);
+        ck_assert_msg(isfinite(lz), "%s: log Z = %g", R.ctx, lz);
+        ck_assert_msg(ref_close_rel(lz, ref, 1e-10), "%s: log Z %.17g, reference %.17g", R.ctx, lz,
+                      ref);
+        ref_free_all(&R);
+        ebm_model_destroy(m);
+    }
+    /* All parameters zero: Z = 2^(number of discrete units) times
+     * (2 pi)^(n_0 / 2) for unit-variance Gaussian visible units. */
+    const ref_mspec *s = &REF_MODELS[mi];
+    ebm_model_t *m = t_model(s->nl, s->sizes, s->vis, s->hid);
+    ref_t R;
+    ref_init(&R, m, s->name);
+    double lz = NAN;
+    ck_assert_int_eq(ebm_model_log_partition_exact(m, &lz), EBM_OK);
+    double ref = ref_discrete_bits(&R, ref_all_layers(&R)) * log(2.0) +
+                 (ref_gauss0(&R) ? 0.5 * (double)R.n[0] * log(2.0 * REF_PI) : 0.0);
+    ck_assert_msg(ref_close_rel(lz, ref, 1e-12), "%s zero model: log Z %.17g, expected %.17g",
+                  s->name, lz, ref);
+    ref_free_all(&R);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+START_TEST(log_likelihood)
+{
+    int mi = _i;
+    for (int pi = 0; pi < REF_N_PSETS; pi++) {
+        ref_t R;
+        ebm_model_t *m = ref_make_model(mi, pi, &R);
+        uint64_t rs = 11000 + (uint64_t)pi;
+        double lz = ref_log_z(&R);
+        int64_t n = ref_gauss0(&R) ? 12 : (1ll << R.n[0]);
+        int64_t ldd = R.n[0] + 2;
+        float *data = malloc((size_t)(n * ldd) * sizeof *data);
+        float *row = malloc((size_t)R.width * sizeof *row);
+        double *y = malloc((size_t)R.width * sizeof *y);
+        double *ll = malloc((size_t)n * sizeof *ll);
+        for (int64_t r = 0; r < n; r++) {
+            ref_rand_state(&R, &rs, row);
+            if (!ref_gauss0(&R)) {
+                ref_set_from_code_f(&R, 1u, (uint64_t)r, row);
+            }
+            memcpy(data + r * ldd, row + R.off[0], (size_t)R.n[0] * sizeof *row);
+            data[r * ldd + R.n[0]] = NAN; /* padding is never read */
+            data[r * ldd + R.n[0] + 1] = NAN;
+        }
+        int rc = ebm_model_log_likelihood(m, lz, n, data, ldd, ll);
+        ck_assert_msg(rc == EBM_OK, "%s log_likelihood: %s (%s)", R.ctx, ebm_error_name(rc),
+                      ebm_model_errmsg(m));
+        double psum = 0.0;
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t k = 0; k < R.width; k++) {
+                y[k] = 0.0;
+            }
+            for (int64_t i = 0; i < R.n[0]; i++) {
+                y[R.off[0] + i] = data[r * ldd + i];
+            }
+            double ref = -ref_free(&R, ref_all_layers(&R) & ~1u, y) - lz;
+            ck_assert_msg(ref_close_rel(ll[r], ref, 1e-9),
+                          "%s row %lld: log p(v) %.17g, brute force %.17g", R.ctx, (long long)r,
+                          ll[r], ref);
+            psum += exp(ll[r]);
+        }
+        if (!ref_gauss0(&R)) {
+            ck_assert_msg(fabs(psum - 1.0) <= 1e-9, "%s: sum_v p(v) = %.17g", R.ctx, psum);
+        }
+        free(data);
+        free(row);
+        free(y);
+        free(ll);
+        ref_free_all(&R);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Bad input                                                                */
+/* ------------------------------------------------------------------------ */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+START_TEST(log_partition_bad_input)
+{
+    double lz = 123.5;
+    t_snap s;
+    t_snap_init(&s, T_MSG_MODEL, g_rbm, NULL);
+    t_snap_track(&s, "log_z", &lz, sizeof lz);
+    FAILS(&s, EBM_ENULL, "log_z", NULL, ebm_model_log_partition_exact(g_rbm, NULL));
+
+    /* 40 + 40 binary units: 2^40 states in either class. */
+    const int64_t s40[2] = {40, 40};
+    ebm_model_t *big = t_model(2, s40, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
+    t_random_params(big, 40, 0.1);
+    t_snap_init(&s, T_MSG_MODEL, big, NULL);
+    t_snap_track(&s, "log_z", &lz, sizeof lz);
+    double t0 = now();
+    FAILS(&s, EBM_ELIMIT, "40", NULL, ebm_model_log_partition_exact(big, &lz));
+    double dt = now() - t0;
+    CHECK(dt < 0.5, "log_partition_exact({40, 40}) took %.3f s to refuse", dt);
+    ebm_model_destroy(big);
+
+    /* GRBM 2 x 40: the visible layer is integrated, so the 40 hidden units
+     * must be enumerated. */
+    const int64_t g40[2] = {2, 40};
+    big = t_model(2, g40, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY);
+    t_snap_init(&s, T_MSG_MODEL, big, NULL);
+    t_snap_track(&s, "log_z", &lz, sizeof lz);
+    t0 = now();
+    FAILS(&s, EBM_ELIMIT, "40", NULL, ebm_model_log_partition_exact(big, &lz));
+    dt = now() - t0;
+    CHECK(dt < 0.5, "log_partition_exact(GRBM {2, 40}) took %.3f s to refuse", dt);
+    ebm_model_destroy(big);
+
+    /* Spin DBM 33-1-33: odd class 1 unit, even class 66: fine and fast. */
+    const int64_t s33[3] = {33, 1, 33};
+    big = t_model(3, s33, EBM_UNITS_SPIN, EBM_UNITS_SPIN);
+    OK(big, ebm_model_log_partition_exact(big, &lz));
+    CHECK(isfinite(lz), "log Z of the 33-1-33 DBM is %g", lz);
+    ebm_model_destroy(big);
+    FINISH();
+}
+END_TEST
+
+START_TEST(log_likelihood_bad_input)
+{
+    double lz;
+    ck_assert_int_eq(ebm_model_log_partition_exact(g_rbm, &lz), EBM_OK);
+    float data[3 * 6];
+    double ll[3];
+    for (int r = 0; r < 3; r++) {
+        for (int j = 0; j < 6; j++) {
+            data[r * 6 + j] = j >= 4 ? 0.5f : (float)((r + j) % 2);
+        }
+    }
+    t_sentinel(ll, sizeof ll);
+    t_snap s;
+    t_snap_init(&s, T_MSG_MODEL, g_rbm, NULL);
+    t_snap_track(&s, "data", data, sizeof data);
+    t_snap_track(&s, "ll", ll, sizeof ll);
+    FAILS(&s, EBM_EVALUE, "log_z", "nan", ebm_model_log_likelihood(g_rbm, NAN, 3, data, 6, ll));
+    FAILS(&s, EBM_EVALUE, "log_z", "inf", ebm_model_log_likelihood(g_rbm, INFINITY, 3, data, 6, ll));
+    FAILS(&s, EBM_EVALUE, "log_z", "inf", ebm_model_log_likelihood(g_rbm, -INFINITY, 3, data, 6, ll));
+    FAILS(&s, EBM_ENULL, "data", NULL, ebm_model_log_likelihood(g_rbm, lz, 3, NULL, 6, ll));
+    FAILS(&s, EBM_ENULL, "ll", NULL, ebm_model_log_likelihood(g_rbm, lz, 3, data, 6, NULL));
+    FAILS(&s, EBM_ESHAPE, "n", "-1", ebm_model_log_likelihood(g_rbm, lz, -1, data, 6, ll));
+    FAILS(&s, EBM_ESHAPE, "data", "3", ebm_model_log_likelihood(g_rbm, lz, 3, data, 3, ll));
+    FAILS(&s, EBM_ESHAPE, "data", "0", ebm_model_log_likelihood(g_rbm, lz, 3, data, 0, ll));
+    float keep = data[1 * 6 + 2];
+    data[1 * 6 + 2] = 0.5f;
+    FAILS3(&s, EBM_EVALUE, "row 1", "0.5", "unit 2", ebm_model_log_likelihood(g_rbm, lz, 3, data, 6, ll));
+    data[1 * 6 + 2] = keep;
+    OK(g_rbm, ebm_model_log_likelihood(g_rbm, lz, 3, data, 6, ll));
+
+    /* Spin DBM: 0 is not a spin. */
+    float dd[2 * 3] = {1, -1, 1, -1, 0, 1};
+    double ld[2];
+    t_sentinel(ld, sizeof ld);
+    t_snap_init(&s, T_MSG_MODEL, g_dbm, NULL);
+    t_snap_track(&s, "data", dd, sizeof dd);
+    t_snap_track(&s, "ll", ld, sizeof ld);
+    FAILS3(&s, EBM_EVALUE, "row 1", "0", "unit 1", ebm_model_log_likelihood(g_dbm, 1.0, 2, dd, 3, ld));
+    FAILS(&s, EBM_ESHAPE, "data", "2", ebm_model_log_likelihood(g_dbm, 1.0, 2, dd, 2, ld));
+
+    /* GRBM: non-finite data */
+    float dg[2 * 3] = {0.1f, 0.2f, 0.3f, INFINITY, 0.5f, 0.6f};
+    t_snap_init(&s, T_MSG_MODEL, g_grbm, NULL);
+    t_snap_track(&s, "data", dg, sizeof dg);
+    t_snap_track(&s, "ll", ld, sizeof ld);
+    FAILS3(&s, EBM_EVALUE, "row 1", "inf", "unit 0", ebm_model_log_likelihood(g_grbm, 1.0, 2, dg, 3, ld));
+    dg[3] = NAN;
+    FAILS3(&s, EBM_EVALUE, "row 1", "nan", "unit 0", ebm_model_log_likelihood(g_grbm, 1.0, 2, dg, 3, ld));
+
+    /* DBM 3-30-30: every hidden parity class has 30 units, 2^30 > 2^24
+     * states per row: EBM_ELIMIT, quickly. */
+    const int64_t s30[3] = {3, 30, 30};
+    ebm_model_t *big = t_model(3, s30, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
+    float db[2 * 3] = {0, 1, 0, 1, 1, 0};
+    t_snap_init(&s, T_MSG_MODEL, big, NULL);
+    t_snap_track(&s, "data", db, sizeof db);
+    t_snap_track(&s, "ll", ld, sizeof ld);
+    double t0 = now();
+    FAILS(&s, EBM_ELIMIT, "30", NULL, ebm_model_log_likelihood(big, 0.0, 2, db, 3, ld));
+    double dt = now() - t0;
+    CHECK(dt < 0.5, "log_likelihood(3-30-30) took %.3f s to refuse", dt);
+    ebm_model_destroy(big);
+    FINISH();
+}
+END_TEST
+
 Suite *ebm_evaluation_suite(void)
 {
-    Suite *s = suite_create("evaluation");
-    TCase *tc = tcase_create("ais");
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, ais_matches_exact, 0, (int)(sizeof ais_cases / sizeof ais_cases[0]));
-    tcase_add_test(tc, ais_is_deterministic_and_checks_arguments);
-    suite_add_tcase(s, tc);
-    TCase *tb = tcase_create("bound");
-    tcase_set_timeout(tb, 300);
-    tcase_add_test(tb, bound_is_a_lower_bound);
-    tcase_add_test(tb, bound_checks_arguments);
-    suite_add_tcase(s, tb);
-    return s;
+    const t_test tests[] = {
+        {"exact", log_partition, REF_N_MODELS, 60, NULL, NULL},
+        {"exact", log_likelihood, REF_N_MODELS, 60, NULL, NULL},
+        {"ais", ais_matches_exact, (int)(sizeof ais_cases / sizeof ais_cases[0]), 600, NULL, NULL},
+        {"ais", ais_is_deterministic_and_checks_arguments, 0, 600, NULL, NULL},
+        {"bound", bound_is_a_lower_bound, 0, 300, NULL, NULL},
+        {"bound", bound_checks_arguments, 0, 300, NULL, NULL},
+        {"bad input", log_partition_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},
+        {"bad input", log_likelihood_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},
+    };
+    return t_suite("evaluation", tests, sizeof tests / sizeof tests[0]);
 }

@@ -18,19 +18,18 @@
  * Calls that may hang run in a child process (bounded()) that kills itself
  * with alarm() at its deadline: a hang becomes a failure naming the call
  * that was running, also under CK_FORK=no (valgrind), where Check's own
- * timeouts do not apply. Checks are soft, as in check_badinput.c: every
- * broken promise is printed to stderr (check_faults.c:LINE: ...) and the
- * test fails at its end with the first one. */
+ * timeouts do not apply. Checks are soft (tests.h; the child's come back
+ * through a pipe): every broken promise is printed to stderr
+ * (check_faults.c:LINE: ...) and the test fails at its end with the first
+ * one. */
 #define _XOPEN_SOURCE 700 /* mknod: a copy of /dev/full in a temporary directory */
 #include "tests.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,114 +38,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define T_FAULTS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define T_FAULTS_ASAN 1
-#endif
-#endif
-
 /* EBM_ESTIMATOR_STEP_LIMIT (int >= 1, default 1000000): a row whose coupled
  * chains have not met after that many steps fails the whole call with
  * EBM_ELIMIT. */
 #define T_STEP_LIMIT EBM_ESTIMATOR_STEP_LIMIT
-
-/* ---- soft checks, also from a child process ----------------------------- */
-
-#if defined(__GNUC__)
-#define T_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define T_PRINTF(a, b)
-#endif
-
-static int g_nfail;
-static char g_first[1024];
-static char g_ctx[200];     /* the model and call being tested */
-static int g_child_fd = -1; /* inside bounded(): the pipe to the parent */
-
-static void pipe_write(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Record one failure line (already carrying its source line). */
-static void record(const char *text)
-{
-    if (g_child_fd >= 0) {
-        char buf[1300];
-        int k = snprintf(buf, sizeof buf, "%s\n", text);
-        pipe_write(g_child_fd, buf, (size_t)(k < (int)sizeof buf ? k : (int)sizeof buf - 1));
-    } else {
-        fprintf(stderr, "%s\n", text);
-    }
-    if (g_nfail++ == 0) {
-        snprintf(g_first, sizeof g_first, "%s", text);
-    }
-}
-
-static void soft_fail(int line, const char *fmt, ...) T_PRINTF(2, 3);
-static void soft_fail(int line, const char *fmt, ...)
-{
-    char text[900], full[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "check_faults.c:%d: %s%s%s", line, g_ctx, g_ctx[0] ? ": " : "",
-             text);
-    for (char *c = full; *c != '\0'; c++) {
-        if (*c == '\n') {
-            *c = ' ';
-        }
-    }
-    record(full);
-}
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            soft_fail(__LINE__, __VA_ARGS__);                                                   \
-        }                                                                                       \
-    } while (0)
-
-#define FINISH()                                                                                \
-    ck_assert_msg(g_nfail == 0, "%d fault check(s) failed (all listed on stderr); first: %s",   \
-                  g_nfail, g_first)
-
-/* Name what is being tested; inside bounded() also tell the parent, so that
- * a hang is reported with the call that hung. */
-static void doing(const char *fmt, ...) T_PRINTF(1, 2);
-static void doing(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_ctx, sizeof g_ctx, fmt, ap);
-    va_end(ap);
-    if (g_child_fd >= 0) {
-        char buf[220];
-        int k = snprintf(buf, sizeof buf, "@%s\n", g_ctx);
-        pipe_write(g_child_fd, buf, (size_t)(k < (int)sizeof buf ? k : (int)sizeof buf - 1));
-    }
-}
-
-static void setup(void)
-{
-    g_nfail = 0;
-    g_first[0] = '\0';
-    g_ctx[0] = '\0';
-}
-
 
 /* 1 if hay contains any of the NULL-terminated needles. */
 static int contains_any(const char *hay, const char *const *needles)
@@ -176,7 +71,7 @@ static unsigned deadline(unsigned base)
     if (pre != NULL && strstr(pre, "vgpreload") != NULL) {
         k *= 40.0;
     }
-#ifdef T_FAULTS_ASAN
+#ifdef T_ASAN
     k *= 4.0;
 #endif
     return (unsigned)((double)base * k + 0.5);
@@ -198,12 +93,11 @@ static void bounded(const char *what, unsigned seconds, body_fn body, void *arg)
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         close(fds[0]);
-        g_child_fd = fds[1];
-        g_nfail = 0;
+        t_soft_to_pipe(fds[1]);
         signal(SIGALRM, SIG_DFL);
         alarm(limit);
         body(arg);
-        pipe_write(fds[1], "@@done\n", 7);
+        t_soft_child_done();
         _exit(0);
     }
     close(fds[1]);
@@ -229,7 +123,7 @@ static void bounded(const char *what, unsigned seconds, body_fn body, void *arg)
             } else if (start[0] == '@') {
                 snprintf(last, sizeof last, "%s", start + 1);
             } else {
-                record(start);
+                t_soft_record(start);
             }
             start = nl + 1;
         }
@@ -237,7 +131,7 @@ static void bounded(const char *what, unsigned seconds, body_fn body, void *arg)
         memmove(buf, start, have);
         if (have == sizeof buf - 1) { /* a line longer than the buffer */
             buf[have] = '\0';
-            record(buf);
+            t_soft_record(buf);
             have = 0;
         }
     }
@@ -253,16 +147,16 @@ static void bounded(const char *what, unsigned seconds, body_fn body, void *arg)
         snprintf(text, sizeof text,
                  "check_faults.c: %s: did not return within %u s (hang); running: %s", what, limit,
                  last);
-        record(text);
+        t_soft_record(text);
     } else if (WIFSIGNALED(status)) {
         snprintf(text, sizeof text, "check_faults.c: %s: crashed (signal %d) during: %s", what,
                  WTERMSIG(status), last);
-        record(text);
+        t_soft_record(text);
     } else if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         snprintf(text, sizeof text,
                  "check_faults.c: %s: the child ended badly (status 0x%x, finished %d) after: %s",
                  what, (unsigned)status, done, last);
-        record(text);
+        t_soft_record(text);
     }
 }
 
@@ -275,17 +169,6 @@ static ebm_model_t *mk(int64_t n_layers, const int64_t *sizes, int visible, int 
     int rc = ebm_model_create(&m, n_layers, sizes, visible, hidden, err, sizeof err);
     CHECK(rc == EBM_OK, "ebm_model_create: %s", err);
     return rc == EBM_OK ? m : NULL;
-}
-
-static ebm_rng_t *mk_rng(uint64_t seed)
-{
-    ebm_rng_t *r = NULL;
-    CHECK(ebm_rng_create(&r, seed, 3) == EBM_OK, "ebm_rng_create failed");
-    float z;
-    if (r != NULL) {
-        (void)ebm_rng_normal(r, 1, &z); /* a started stream with a spare normal */
-    }
-    return r;
 }
 
 static const char *units_name(int u)
@@ -374,16 +257,6 @@ static void fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, u
     }
 }
 
-/* Is v a valid value (state) or mean of a unit of kind units? */
-static int unit_ok(int units, float v, int mean)
-{
-    switch (units) {
-    case EBM_UNITS_BINARY: return mean ? (v >= 0.0f && v <= 1.0f) : (v == 0.0f || v == 1.0f);
-    case EBM_UNITS_SPIN: return mean ? (v >= -1.0f && v <= 1.0f) : (v == -1.0f || v == 1.0f);
-    default: return isfinite(v);
-    }
-}
-
 /* Layer l of n rows (l < 0: every layer) holds valid states (mean = 0) or
  * valid means (mean = 1). Reports the first bad value. */
 static int rows_ok(const ebm_model_t *m, int64_t l_only, int64_t n, const float *x, int64_t ld,
@@ -397,10 +270,10 @@ static int rows_ok(const ebm_model_t *m, int64_t l_only, int64_t n, const float 
             int64_t off = ebm_model_layer_offset(m, l);
             for (int64_t j = 0; j < ebm_model_layer_size(m, l); j++) {
                 float v = x[r * ld + off + j];
-                if (!unit_ok(ebm_model_layer_units(m, l), v, mean)) {
-                    soft_fail(__LINE__, "%s: row %lld, layer %lld (%s), unit %lld is %g", name,
-                              (long long)r, (long long)l, units_name(ebm_model_layer_units(m, l)),
-                              (long long)j, (double)v);
+                if (!t_unit_ok(ebm_model_layer_units(m, l), v, mean)) {
+                    T_SOFT_FAIL("%s: row %lld, layer %lld (%s), unit %lld is %g", name,
+                                (long long)r, (long long)l, units_name(ebm_model_layer_units(m, l)),
+                                (long long)j, (double)v);
                     return 0;
                 }
             }
@@ -416,9 +289,9 @@ static int layer_ok(const ebm_model_t *m, int64_t l, int64_t n, const float *a, 
     int64_t nl = ebm_model_layer_size(m, l);
     for (int64_t r = 0; r < n; r++) {
         for (int64_t j = 0; j < nl; j++) {
-            if (!unit_ok(ebm_model_layer_units(m, l), a[r * nl + j], mean)) {
-                soft_fail(__LINE__, "%s: row %lld, unit %lld of layer %lld is %g", name,
-                          (long long)r, (long long)j, (long long)l, (double)a[r * nl + j]);
+            if (!t_unit_ok(ebm_model_layer_units(m, l), a[r * nl + j], mean)) {
+                T_SOFT_FAIL("%s: row %lld, unit %lld of layer %lld is %g", name, (long long)r,
+                            (long long)j, (long long)l, (double)a[r * nl + j]);
                 return 0;
             }
         }
@@ -430,7 +303,7 @@ static int finite_f(const float *p, int64_t n, const char *name)
 {
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(p[i])) {
-            soft_fail(__LINE__, "%s[%lld] is %g", name, (long long)i, (double)p[i]);
+            T_SOFT_FAIL("%s[%lld] is %g", name, (long long)i, (double)p[i]);
             return 0;
         }
     }
@@ -441,7 +314,7 @@ static int finite_d(const double *p, int64_t n, const char *name)
 {
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(p[i])) {
-            soft_fail(__LINE__, "%s[%lld] is %g", name, (long long)i, p[i]);
+            T_SOFT_FAIL("%s[%lld] is %g", name, (long long)i, p[i]);
             return 0;
         }
     }
@@ -455,100 +328,13 @@ static int rows_equal(const float *a, const float *b, int64_t w)
 
 /* ---- snapshots: what a failed call must leave alone ---------------------- */
 
-#define SNAP_MAX 8
-
-typedef struct snap {
-    const ebm_model_t *m;
-    const ebm_rng_t *r;
-    const ebm_estimator_t *e;
-    uint64_t hm, hr, he;
-    int n;
-    const char *name[SNAP_MAX];
-    const void *p[SNAP_MAX];
-    size_t len[SNAP_MAX];
-    uint64_t h[SNAP_MAX];
-} snap;
-
-static uint64_t model_hash(const ebm_model_t *m)
+/* Watch m, r and e (each may be NULL); add buffers with t_snap_track, then
+ * compare with t_snap_same. */
+static void snap_begin(t_snap *s, const ebm_model_t *m, ebm_rng_t *r, const ebm_estimator_t *e)
 {
-    int64_t np = ebm_model_param_count(m);
-    float *p = malloc((size_t)(np > 0 ? np : 1) * sizeof *p);
-    if (p == NULL) {
-        return 0;
-    }
-    (void)ebm_model_get_params(m, p);
-    uint64_t h = t_checksum(p, (size_t)np * sizeof *p);
-    free(p);
-    return h;
-}
-
-static uint64_t rng_hash(const ebm_rng_t *r)
-{
-    uint64_t st[EBM_RNG_STATE_WORDS] = {0};
-    (void)ebm_rng_get_state(r, st);
-    return t_checksum(st, sizeof st);
-}
-
-/* An estimator's visible state: its statistics and persistent chains. */
-static uint64_t estimator_hash(const ebm_estimator_t *e, const ebm_model_t *m)
-{
-    double st[EBM_ESTIMATOR_STAT_COUNT];
-    for (int i = 0; i < EBM_ESTIMATOR_STAT_COUNT; i++) {
-        st[i] = ebm_estimator_stat(e, i);
-    }
-    int64_t nc = ebm_estimator_num_chains(e), w = ebm_model_state_width(m);
-    uint64_t h = t_checksum(st, sizeof st) ^ (7 * t_checksum(&nc, sizeof nc));
-    if (nc > 0) {
-        float *c = malloc((size_t)(nc * w) * sizeof *c);
-        if (c != NULL && ebm_estimator_get_chains(e, c, w) == EBM_OK) {
-            h ^= 13 * t_checksum(c, (size_t)(nc * w) * sizeof *c);
-        }
-        free(c);
-    }
-    return h;
-}
-
-/* Begin a snapshot of m, r and e (each may be NULL); add buffers with
- * snap_add, then compare with snap_same. */
-static void snap_begin(snap *s, const ebm_model_t *m, const ebm_rng_t *r,
-                       const ebm_estimator_t *e)
-{
-    memset(s, 0, sizeof *s);
-    s->m = m;
-    s->r = r;
+    t_snap_init(s, T_MSG_NONE, m, r);
     s->e = e;
-    s->hm = m != NULL ? model_hash(m) : 0;
-    s->hr = r != NULL ? rng_hash(r) : 0;
-    s->he = e != NULL ? estimator_hash(e, m) : 0;
-}
-
-static void snap_add(snap *s, const char *name, const void *p, size_t len)
-{
-    if (s->n < SNAP_MAX && p != NULL) {
-        s->name[s->n] = name;
-        s->p[s->n] = p;
-        s->len[s->n] = len;
-        s->h[s->n] = t_checksum(p, len);
-        s->n++;
-    }
-}
-
-static void snap_same(const snap *s, int line, const char *call)
-{
-    if (s->m != NULL && model_hash(s->m) != s->hm) {
-        soft_fail(line, "%s failed but changed the model's parameters", call);
-    }
-    if (s->r != NULL && rng_hash(s->r) != s->hr) {
-        soft_fail(line, "%s failed but moved the generator (ebm_rng_get_state differs)", call);
-    }
-    if (s->e != NULL && estimator_hash(s->e, s->m) != s->he) {
-        soft_fail(line, "%s failed but changed the estimator's chains or statistics", call);
-    }
-    for (int i = 0; i < s->n; i++) {
-        if (t_checksum(s->p[i], s->len[i]) != s->h[i]) {
-            soft_fail(line, "%s failed but changed %s", call, s->name[i]);
-        }
-    }
+    t_snap_take(s);
 }
 
 #define BIT(code) (1u << (unsigned)(-(code)))
@@ -558,24 +344,27 @@ static void snap_same(const snap *s, int line, const char *call)
 /* The verdict on one call with valid arguments: success (rc >= 0: EBM_OK or
  * a count) needs valid outputs (valid, computed after the call); a failure
  * needs an allowed code, a message, and nothing in s changed. */
-static void judge(const snap *s, int line, const char *call, int rc, unsigned allowed,
+static void judge(const t_snap *s, int line, const char *call, int rc, unsigned allowed,
                   const char *msg, int valid)
 {
     if (rc >= 0) {
         if (!valid) {
-            soft_fail(line, "%s returned %d (success) with invalid or non-finite results (above)",
-                      call, rc);
+            t_soft_fail_at(__FILE__, line,
+                           "%s returned %d (success) with invalid or non-finite results (above)",
+                           call, rc);
         }
         return;
     }
     if (rc < -30 || !(allowed & BIT(rc))) {
-        soft_fail(line, "%s returned %s (%d), not an allowed outcome here; message \"%s\"", call,
-                  ebm_error_name(rc), rc, msg != NULL ? msg : "(null)");
+        t_soft_fail_at(__FILE__, line,
+                       "%s returned %s (%d), not an allowed outcome here; message \"%s\"", call,
+                       ebm_error_name(rc), rc, msg != NULL ? msg : "(null)");
     }
     if (msg == NULL || msg[0] == '\0') {
-        soft_fail(line, "%s failed with %s but left no message", call, ebm_error_name(rc));
+        t_soft_fail_at(__FILE__, line, "%s failed with %s but left no message", call,
+                       ebm_error_name(rc));
     }
-    snap_same(s, line, call);
+    t_snap_same(s, __FILE__, line, call);
 }
 
 /* rc_ = call; valid is evaluated only after a success. */
@@ -594,7 +383,7 @@ static ebm_sampler_t *mk_sampler(ebm_model_t *m, int kind, int coupling, int cla
 {
     ebm_sampler_t *s = NULL;
     if (ebm_sampler_create(&s, m, kind) != EBM_OK) {
-        soft_fail(__LINE__, "ebm_sampler_create: %s", ebm_model_errmsg(m));
+        T_SOFT_FAIL("ebm_sampler_create: %s", ebm_model_errmsg(m));
         return NULL;
     }
     if (kind == EBM_SAMPLER_GIBBS) {
@@ -618,18 +407,18 @@ static void coupled_once(ebm_sampler_t *s, ebm_model_t *m, ebm_rng_t *r, int64_t
     const int64_t w = ebm_model_state_width(m);
     uint8_t met[8];
     memset(met, 0xA5, sizeof met);
-    snap sn;
+    t_snap sn;
     snap_begin(&sn, m, r, NULL);
-    snap_add(&sn, "x", x, (size_t)(n * w) * sizeof *x);
-    snap_add(&sn, "y", y, (size_t)(n * w) * sizeof *y);
-    snap_add(&sn, "met", met, sizeof met);
+    t_snap_track(&sn, "x", x, (size_t)(n * w) * sizeof *x);
+    t_snap_track(&sn, "y", y, (size_t)(n * w) * sizeof *y);
+    t_snap_track(&sn, "met", met, sizeof met);
     int rc = ebm_sampler_coupled_step(s, r, n, x, w, y, w, met);
     int valid = 1;
     if (rc >= 0) {
         valid = rows_ok(m, -1, n, x, w, 0, "x") && rows_ok(m, -1, n, y, w, 0, "y");
         for (int64_t i = 0; i < n && valid; i++) {
             if (met[i] != rows_equal(x + i * w, y + i * w, w)) {
-                soft_fail(__LINE__, "met[%lld] is %d", (long long)i, met[i]);
+                T_SOFT_FAIL("met[%lld] is %d", (long long)i, met[i]);
                 valid = 0;
             }
         }
@@ -659,8 +448,8 @@ static void all_pairs(ebm_model_t *m, ebm_rng_t *r, const char *what)
                     x[j] = (a >> j & 1) ? 1.0f : (spin ? -1.0f : 0.0f);
                     y[j] = (b >> j & 1) ? 1.0f : (spin ? -1.0f : 0.0f);
                 }
-                doing("%s, %s coupling, x = state %d, y = state %d", what,
-                      c == 0 ? "MAXIMAL" : "CRN", a, b);
+                t_soft_context("%s, %s coupling, x = state %d, y = state %d", what,
+                               c == 0 ? "MAXIMAL" : "CRN", a, b);
                 coupled_once(s, m, r, 1, x, y);
             }
         }
@@ -678,7 +467,7 @@ static void body_coupled_binary(void *arg)
     (void)arg;
     const int64_t sizes[2] = {1, 1};
     ebm_model_t *m = mk(2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
-    ebm_rng_t *r = mk_rng(1);
+    ebm_rng_t *r = t_rng_started(1, 3, 1);
     float *p = m != NULL ? params_alloc(m) : NULL;
     if (m == NULL || r == NULL || p == NULL) {
         goto out;
@@ -690,8 +479,8 @@ static void body_coupled_binary(void *arg)
     const int couplings[2] = {EBM_COUPLING_MAXIMAL, EBM_COUPLING_CRN};
     for (int c = 0; c < 2; c++) {
         float x[2] = {0.0f, 0.0f}, y[2] = {0.0f, 1.0f};
-        doing("1x1 binary RBM, W = 1e16, x = (0,0), y = (0,1), %s coupling",
-              c == 0 ? "MAXIMAL" : "CRN");
+        t_soft_context("1x1 binary RBM, W = 1e16, x = (0,0), y = (0,1), %s coupling",
+                       c == 0 ? "MAXIMAL" : "CRN");
         ebm_sampler_t *s = mk_sampler(m, EBM_SAMPLER_GIBBS, couplings[c], 0);
         coupled_once(s, m, r, 1, x, y);
         ebm_sampler_destroy(s);
@@ -711,7 +500,7 @@ static void body_coupled_spin(void *arg)
     (void)arg;
     const int64_t sizes[2] = {2, 2};
     ebm_model_t *m = mk(2, sizes, EBM_UNITS_SPIN, EBM_UNITS_SPIN);
-    ebm_rng_t *r = mk_rng(2);
+    ebm_rng_t *r = t_rng_started(2, 3, 1);
     float *p = m != NULL ? params_alloc(m) : NULL;
     if (m == NULL || r == NULL || p == NULL) {
         goto out;
@@ -749,10 +538,10 @@ static void gradient_once(ebm_estimator_t *e, ebm_model_t *m, ebm_rng_t *r, int6
         return;
     }
     memset(grad, 0xA5, (size_t)np * sizeof *grad);
-    snap sn;
+    t_snap sn;
     snap_begin(&sn, m, r, e);
-    snap_add(&sn, "grad", grad, (size_t)np * sizeof *grad);
-    snap_add(&sn, "data", data, (size_t)(n * ldd) * sizeof *data);
+    t_snap_track(&sn, "grad", grad, (size_t)np * sizeof *grad);
+    t_snap_track(&sn, "data", data, (size_t)(n * ldd) * sizeof *data);
     JUDGE(&sn, FAIL_LIMIT, ebm_estimator_errmsg(e),
           ebm_estimator_gradient(e, r, n, data, ldd, grad), finite_f(grad, np, "grad"));
     free(grad);
@@ -786,7 +575,7 @@ static void body_ucd_huge(void *arg)
                 p[off + i] = (float)(t_uniform(&seed) < 0.5 ? -mag : mag);
             }
             ebm_estimator_t *e = NULL;
-            ebm_rng_t *r = mk_rng(3);
+            ebm_rng_t *r = t_rng_started(3, 3, 1);
             if (r != NULL && set_params(m, p) == EBM_OK &&
                 ebm_estimator_create(&e, m, EBM_ESTIMATOR_UCD) == EBM_OK) {
                 float data[4 * 9];
@@ -795,11 +584,11 @@ static void body_ucd_huge(void *arg)
                 if (mags[k] > 0) {
                     snprintf(mag, sizeof mag, "%g", mags[k]);
                 }
-                doing("UCD, default options, 5x4 binary RBM, weights +-%s, sign seed %llu", mag,
-                      (unsigned long long)seeds[j]);
+                t_soft_context("UCD, default options, 5x4 binary RBM, weights +-%s, sign seed %llu",
+                               mag, (unsigned long long)seeds[j]);
                 gradient_once(e, m, r, 4, data, 9);
             } else {
-                soft_fail(__LINE__, "set-up failed: %s", ebm_model_errmsg(m));
+                T_SOFT_FAIL("set-up failed: %s", ebm_model_errmsg(m));
             }
             ebm_estimator_destroy(e);
             ebm_rng_destroy(r);
@@ -822,7 +611,7 @@ static void body_step_limit(void *arg)
     (void)arg;
     const int64_t sizes[2] = {2, 1};
     ebm_model_t *m = mk(2, sizes, EBM_UNITS_SPIN, EBM_UNITS_SPIN);
-    ebm_rng_t *r = mk_rng(4);
+    ebm_rng_t *r = t_rng_started(4, 3, 1);
     float *p = m != NULL ? params_alloc(m) : NULL;
     ebm_estimator_t *e = NULL;
     if (m == NULL || r == NULL || p == NULL) {
@@ -831,10 +620,10 @@ static void body_step_limit(void *arg)
     set_block(m, p, EBM_PARAM_WEIGHT, 1, 1e30f);
     if (set_params(m, p) != EBM_OK ||
         ebm_estimator_create(&e, m, EBM_ESTIMATOR_UCD) != EBM_OK) {
-        soft_fail(__LINE__, "set-up failed: %s", ebm_model_errmsg(m));
+        T_SOFT_FAIL("set-up failed: %s", ebm_model_errmsg(m));
         goto out;
     }
-    doing("UCD: EBM_ESTIMATOR_STEP_LIMIT (option %d) values", T_STEP_LIMIT);
+    t_soft_context("UCD: EBM_ESTIMATOR_STEP_LIMIT (option %d) values", T_STEP_LIMIT);
     int rc = ebm_estimator_set_int(e, T_STEP_LIMIT, 0);
     CHECK(rc == EBM_EVALUE, "set_int(STEP_LIMIT, 0) returned %s; the limit is >= 1",
           ebm_error_name(rc));
@@ -849,10 +638,10 @@ static void body_step_limit(void *arg)
     int64_t np = ebm_model_param_count(m);
     float grad[8];
     memset(grad, 0xA5, sizeof grad);
-    snap sn;
+    t_snap sn;
     snap_begin(&sn, m, r, e);
-    snap_add(&sn, "grad", grad, (size_t)np * sizeof *grad);
-    doing("UCD with STEP_LIMIT 2000 on chains that cannot meet");
+    t_snap_track(&sn, "grad", grad, (size_t)np * sizeof *grad);
+    t_soft_context("UCD with STEP_LIMIT 2000 on chains that cannot meet");
     rc = ebm_estimator_gradient(e, r, 8, data, 2, grad);
     judge(&sn, __LINE__, "ebm_estimator_gradient(chains that cannot meet)", rc,
           BIT(EBM_ELIMIT), ebm_estimator_errmsg(e), rc >= 0 ? finite_f(grad, np, "grad") : 1);
@@ -925,10 +714,10 @@ static void guard_samplers(ebm_model_t *m, ebm_rng_t *r, const char *tag)
         if (kind >= EBM_SAMPLER_LANGEVIN && !grbm) {
             continue;
         }
-        doing("%s: ebm_sampler_step %s", tag, names[kind]);
+        t_soft_context("%s: ebm_sampler_step %s", tag, names[kind]);
         ebm_sampler_t *s = NULL;
         if (ebm_sampler_create(&s, m, kind) != EBM_OK) {
-            soft_fail(__LINE__, "ebm_sampler_create: %s", ebm_model_errmsg(m));
+            T_SOFT_FAIL("ebm_sampler_create: %s", ebm_model_errmsg(m));
             continue;
         }
         if (kind == EBM_SAMPLER_MH_UNIFORM && gauss) {
@@ -936,9 +725,9 @@ static void guard_samplers(ebm_model_t *m, ebm_rng_t *r, const char *tag)
             CHECK(ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, 1) == EBM_OK, "clamp");
         }
         t_fill_states(m, GN, x, w, 17 + (uint64_t)kind);
-        snap sn;
+        t_snap sn;
         snap_begin(&sn, m, r, NULL);
-        snap_add(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
+        t_snap_track(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
         JUDGE(&sn, FAIL_VALUE, ebm_sampler_errmsg(s), ebm_sampler_step(s, r, GN, x, w),
               rows_ok(m, -1, GN, x, w, 0, "x"));
         ebm_sampler_destroy(s);
@@ -957,7 +746,7 @@ static void guard_coupled(ebm_model_t *m, ebm_rng_t *r, const char *tag)
     float *y = x + GN * w;
     static const char *const names[3] = {"GIBBS MAXIMAL", "GIBBS CRN", "MH_UNIFORM"};
     for (int k = 0; k < 3; k++) {
-        doing("%s: ebm_sampler_coupled_step %s", tag, names[k]);
+        t_soft_context("%s: ebm_sampler_coupled_step %s", tag, names[k]);
         t_fill_states(m, GN, x, w, 23 + (uint64_t)k);
         t_fill_states(m, GN, y, w, 31 + (uint64_t)k);
         memcpy(y + (GN - 1) * w, x + (GN - 1) * w, (size_t)w * sizeof *x); /* met on entry */
@@ -996,10 +785,10 @@ static void guard_estimators(ebm_model_t *m, ebm_rng_t *r, const char *tag)
         if ((kind == EBM_ESTIMATOR_GRBM_CD && !grbm) || (kind == EBM_ESTIMATOR_UCD_LMI && gauss)) {
             continue; /* EBM_EUNSUPPORTED by the contract */
         }
-        doing("%s: ebm_estimator_gradient %s", tag, names[kind]);
+        t_soft_context("%s: ebm_estimator_gradient %s", tag, names[kind]);
         ebm_estimator_t *e = NULL;
         if (ebm_estimator_create(&e, m, kind) != EBM_OK) {
-            soft_fail(__LINE__, "ebm_estimator_create: %s", ebm_model_errmsg(m));
+            T_SOFT_FAIL("ebm_estimator_create: %s", ebm_model_errmsg(m));
             continue;
         }
         if (kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI) {
@@ -1030,67 +819,68 @@ static void guard_single(ebm_model_t *m, ebm_rng_t *r, const char *tag)
     }
     for (int64_t l = 0; l < L1; l++) {
         const int64_t nl = ebm_model_layer_size(m, l);
-        snap sn;
-        doing("%s: ebm_model_layer_mean(l = %lld)", tag, (long long)l);
+        t_snap sn;
+        t_soft_context("%s: ebm_model_layer_mean(l = %lld)", tag, (long long)l);
         t_fill_states(m, GN, x, w, 51 + (uint64_t)l);
         memset(a, 0xA5, (size_t)(GN * nl) * sizeof *a);
         snap_begin(&sn, m, NULL, NULL);
-        snap_add(&sn, "mean", a, (size_t)(GN * nl) * sizeof *a);
+        t_snap_track(&sn, "mean", a, (size_t)(GN * nl) * sizeof *a);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m), ebm_model_layer_mean(m, l, GN, x, w, a, nl),
               layer_ok(m, l, GN, a, 1, "mean"));
 
-        doing("%s: ebm_model_layer_sample(l = %lld)", tag, (long long)l);
+        t_soft_context("%s: ebm_model_layer_sample(l = %lld)", tag, (long long)l);
         snap_begin(&sn, m, r, NULL);
-        snap_add(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
+        t_snap_track(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m), ebm_model_layer_sample(m, l, r, GN, x, w),
               rows_ok(m, -1, GN, x, w, 0, "x"));
     }
     for (int c = 0; c < 2; c++) {
-        snap sn;
+        t_snap sn;
         int64_t sweeps[GN];
         memset(clamp, 0, (size_t)w);
         memset(clamp, c, (size_t)ebm_model_layer_size(m, 0));
-        doing("%s: ebm_model_local_search(%s)", tag, c ? "visible clamped" : "no clamp");
+        t_soft_context("%s: ebm_model_local_search(%s)", tag, c ? "visible clamped" : "no clamp");
         t_fill_states(m, GN, x, w, 61 + (uint64_t)c);
+        t_sentinel(sweeps, sizeof sweeps); /* a failed search must leave it */
         snap_begin(&sn, m, r, NULL);
-        snap_add(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
-        snap_add(&sn, "sweeps", sweeps, sizeof sweeps);
+        t_snap_track(&sn, "x", x, (size_t)(GN * w) * sizeof *x);
+        t_snap_track(&sn, "sweeps", sweeps, sizeof sweeps);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m),
               ebm_model_local_search(m, r, GN, x, w, clamp, 0, 50, sweeps),
               rows_ok(m, -1, GN, x, w, 0, "x"));
 
-        doing("%s: ebm_model_mean_field(%s)", tag, c ? "visible clamped" : "no clamp");
+        t_soft_context("%s: ebm_model_mean_field(%s)", tag, c ? "visible clamped" : "no clamp");
         fill_means(m, GN, x, w, 71 + (uint64_t)c);
         snap_begin(&sn, m, NULL, NULL);
-        snap_add(&sn, "mu", x, (size_t)(GN * w) * sizeof *x);
+        t_snap_track(&sn, "mu", x, (size_t)(GN * w) * sizeof *x);
         int rc = ebm_model_mean_field(m, GN, x, w, clamp, 0, 30, 1e-6);
         int valid = 1;
         if (rc >= 0) {
             valid = rows_ok(m, -1, GN, x, w, 1, "mu");
             int again = ebm_model_mean_field(m, GN, x, w, clamp, 0, 1, 1e-6);
             if (again < 0) {
-                soft_fail(__LINE__, "mean_field returned %d but rejects its own result: %s", rc,
-                          ebm_model_errmsg(m));
+                T_SOFT_FAIL("mean_field returned %d but rejects its own result: %s", rc,
+                            ebm_model_errmsg(m));
             }
         }
         judge(&sn, __LINE__, "ebm_model_mean_field", rc, FAIL_VALUE, ebm_model_errmsg(m), valid);
     }
     {
-        snap sn;
+        t_snap sn;
         double ll[GN];
         memset(ll, 0xA5, sizeof ll);
-        doing("%s: ebm_model_log_likelihood_bound", tag);
+        t_soft_context("%s: ebm_model_log_likelihood_bound", tag);
         t_fill_states(m, GN, x, w, 81);
         snap_begin(&sn, m, NULL, NULL);
-        snap_add(&sn, "ll", ll, sizeof ll);
+        t_snap_track(&sn, "ll", ll, sizeof ll);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m),
               ebm_model_log_likelihood_bound(m, 0.0, GN, x, w, ll), finite_d(ll, GN, "ll"));
 
         double lz[2];
         memset(lz, 0xA5, sizeof lz);
-        doing("%s: ebm_model_log_partition_ais", tag);
+        t_soft_context("%s: ebm_model_log_partition_ais", tag);
         snap_begin(&sn, m, r, NULL);
-        snap_add(&sn, "log_z, std_err", lz, sizeof lz);
+        t_snap_track(&sn, "log_z, std_err", lz, sizeof lz);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m),
               ebm_model_log_partition_ais(m, r, 2, 3, &lz[0], &lz[1]),
               finite_d(lz, 1, "log_z") && lz[1] >= 0);
@@ -1108,7 +898,7 @@ static void body_guard(void *arg)
 {
     const guard *g = arg;
     ebm_model_t *m = mk(g->n_layers, g->sizes, g->visible, g->hidden);
-    ebm_rng_t *r = mk_rng(5);
+    ebm_rng_t *r = t_rng_started(5, 3, 1);
     for (size_t k = 0; m != NULL && r != NULL && k < sizeof guard_mags / sizeof guard_mags[0];
          k++) {
         const double mag = guard_mags[k];
@@ -1185,25 +975,25 @@ static void ais_case(int visible, int hidden)
 {
     const int64_t sizes[2] = {1, 1};
     ebm_model_t *m = t_model(2, sizes, visible, hidden);
-    ebm_rng_t *r = mk_rng(6);
+    ebm_rng_t *r = t_rng_started(6, 3, 1);
     float *p = params_alloc(m);
     ck_assert_ptr_nonnull(r);
     ck_assert_ptr_nonnull(p);
     set_block(m, p, EBM_PARAM_WEIGHT, 1, 3e38f);
     set_block(m, p, EBM_PARAM_BIAS, 1, 3e38f);
     ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
-    doing("AIS, 1x1 %s-%s model, W = b_1 = 3e38", units_name(visible), units_name(hidden));
+    t_soft_context("AIS, 1x1 %s-%s model, W = b_1 = 3e38", units_name(visible), units_name(hidden));
     double lz = 12345.0, se = 678.0;
-    snap sn;
+    t_snap sn;
     snap_begin(&sn, m, r, NULL);
-    snap_add(&sn, "log_z", &lz, sizeof lz);
-    snap_add(&sn, "std_err", &se, sizeof se);
+    t_snap_track(&sn, "log_z", &lz, sizeof lz);
+    t_snap_track(&sn, "std_err", &se, sizeof se);
     int rc = ebm_model_log_partition_ais(m, r, 2, 1, &lz, &se);
     judge(&sn, __LINE__, "ebm_model_log_partition_ais(m, r, 2, 1, &lz, &se)", rc, FAIL_VALUE,
           ebm_model_errmsg(m), rc >= 0 ? isfinite(lz) && isfinite(se) : 1);
     /* The same with std_err NULL, as in the report. */
     snap_begin(&sn, m, r, NULL);
-    snap_add(&sn, "log_z", &lz, sizeof lz);
+    t_snap_track(&sn, "log_z", &lz, sizeof lz);
     rc = ebm_model_log_partition_ais(m, r, 2, 1, &lz, NULL);
     judge(&sn, __LINE__, "ebm_model_log_partition_ais(m, r, 2, 1, &lz, NULL)", rc, FAIL_VALUE,
           ebm_model_errmsg(m), rc >= 0 ? isfinite(lz) : 1);
@@ -1224,47 +1014,6 @@ END_TEST
 /* ======================================================================== */
 /* 4. Loading and saving paths that are not regular files                   */
 /* ======================================================================== */
-
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    ck_assert_ptr_nonnull(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-static char *make_dir(void)
-{
-    const char *base = getenv("TMPDIR");
-    char *tmpl = join(base != NULL && base[0] != '\0' ? base : "/tmp", "ebm_faults.XXXXXX");
-    ck_assert_msg(mkdtemp(tmpl) != NULL, "mkdtemp: %s", strerror(errno));
-    return tmpl;
-}
-
-/* Remove dir and everything in it (one level of subdirectories). */
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d != NULL) {
-        struct dirent *ent;
-        while ((ent = readdir(d)) != NULL) {
-            if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) {
-                continue;
-            }
-            char *p = join(dir, ent->d_name);
-            struct stat st;
-            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-                rm_tree(p);
-            } else {
-                (void)unlink(p);
-            }
-            free(p);
-        }
-        closedir(d);
-    }
-    (void)rmdir(dir);
-}
 
 /* Entries of dir whose name contains ".tmp" (a save's leftovers), or -1. */
 static int leftovers(const char *dir)
@@ -1319,7 +1068,7 @@ static void body_io(void *arg)
     strcpy(err, "(untouched)");
     const char *msg;
     int rc;
-    doing("%s", c->what);
+    t_soft_context("%s", c->what);
     if (c->m == NULL) {
         ebm_model_t *out = (ebm_model_t *)&rc;
         rc = ebm_model_load(&out, c->path, err, sizeof err);
@@ -1353,10 +1102,10 @@ static void body_io(void *arg)
 
 START_TEST(load_never_blocks)
 {
-    char *dir = make_dir();
-    char *fifo = join(dir, "fifo.ebm"), *fifo_link = join(dir, "fifo_link.ebm");
-    char *a = join(dir, "a"), *b = join(dir, "b"), *sub = join(dir, "sub");
-    char *absent = join(dir, "absent/model.ebm"), *lp = long_path(dir);
+    char *dir = t_temp_dir("ebm_faults.");
+    char *fifo = t_path(dir, "fifo.ebm"), *fifo_link = t_path(dir, "fifo_link.ebm");
+    char *a = t_path(dir, "a"), *b = t_path(dir, "b"), *sub = t_path(dir, "sub");
+    char *absent = t_path(dir, "absent/model.ebm"), *lp = long_path(dir);
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     ck_assert_int_eq(symlink("fifo.ebm", fifo_link), 0);
     ck_assert_int_eq(symlink("b", a), 0); /* a -> b -> a */
@@ -1379,7 +1128,7 @@ START_TEST(load_never_blocks)
         io_case c = cases[i];
         bounded(c.what, 3, body_io, &c);
     }
-    rm_tree(dir);
+    t_rm_tree(dir);
     free(fifo);
     free(fifo_link);
     free(a);
@@ -1394,12 +1143,14 @@ END_TEST
 
 START_TEST(save_to_special_paths)
 {
-    char *dir = make_dir();
+    char *dir = t_temp_dir("ebm_faults.");
     const int64_t sizes[2] = {3, 2};
     ebm_model_t *m = t_model(2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
     t_random_params(m, 5, 1.0);
-    char *fifo = join(dir, "fifo.ebm"), *sub = join(dir, "sub"), *keep = join(dir, "sub/keep");
-    char *absent = join(dir, "absent/model.ebm"), *full = join(dir, "full"), *lp = long_path(dir);
+    char *fifo = t_path(dir, "fifo.ebm"), *sub = t_path(dir, "sub"),
+         *keep = t_path(dir, "sub/keep");
+    char *absent = t_path(dir, "absent/model.ebm"), *full = t_path(dir, "full"),
+         *lp = long_path(dir);
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     ck_assert_int_eq(mkdir(sub, 0755), 0);
     FILE *f = fopen(keep, "w");
@@ -1429,7 +1180,7 @@ START_TEST(save_to_special_paths)
         io_case c = cases[i];
         bounded(c.what, 3, body_io, &c);
     }
-    rm_tree(dir);
+    t_rm_tree(dir);
     ebm_model_destroy(m);
     free(fifo);
     free(sub);
@@ -1501,13 +1252,13 @@ START_TEST(layer_mean_never_ok_with_nan)
         t_fill_states(m, 3, x + w, w, 7 + (uint64_t)k);
         for (int64_t l = 0; l < ebm_model_num_layers(m); l++) {
             int64_t nl = ebm_model_layer_size(m, l);
-            doing("model %d (%s, %lld layers): ebm_model_layer_mean(l = %lld)", k,
-                  units_name(ebm_model_layer_units(m, 0)), (long long)ebm_model_num_layers(m),
-                  (long long)l);
+            t_soft_context("model %d (%s, %lld layers): ebm_model_layer_mean(l = %lld)", k,
+                           units_name(ebm_model_layer_units(m, 0)),
+                           (long long)ebm_model_num_layers(m), (long long)l);
             memset(a, 0xA5, sizeof a);
-            snap sn;
+            t_snap sn;
             snap_begin(&sn, m, NULL, NULL);
-            snap_add(&sn, "mean", a, sizeof a);
+            t_snap_track(&sn, "mean", a, sizeof a);
             JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m), ebm_model_layer_mean(m, l, 4, x, w, a, nl),
                   layer_ok(m, l, 4, a, 1, "mean"));
         }
@@ -1538,15 +1289,16 @@ START_TEST(mean_field_and_bound_never_ok_with_nan)
         uint8_t clamp[8] = {0};
         for (int c = 0; c < 2; c++) {
             memset(clamp, c, (size_t)ebm_model_layer_size(m, 0));
-            doing("model %d (%s DBM): ebm_model_mean_field(%s)", k,
-                  units_name(ebm_model_layer_units(m, 0)), c ? "visible clamped" : "no clamp");
+            t_soft_context("model %d (%s DBM): ebm_model_mean_field(%s)", k,
+                           units_name(ebm_model_layer_units(m, 0)),
+                           c ? "visible clamped" : "no clamp");
             fill_means(m, 3, mu, w, 9 + (uint64_t)k);
             for (int64_t j = 0; j < ebm_model_layer_size(m, 0); j++) {
                 mu[j] = 1.0f; /* row 0 visible all ones */
             }
-            snap sn;
+            t_snap sn;
             snap_begin(&sn, m, NULL, NULL);
-            snap_add(&sn, "mu", mu, sizeof mu);
+            t_snap_track(&sn, "mu", mu, sizeof mu);
             int rc = ebm_model_mean_field(m, 3, mu, w, clamp, 0, 20, 1e-6);
             int valid = 1;
             if (rc >= 0) {
@@ -1558,16 +1310,16 @@ START_TEST(mean_field_and_bound_never_ok_with_nan)
             judge(&sn, __LINE__, "ebm_model_mean_field", rc, FAIL_VALUE, ebm_model_errmsg(m),
                   valid);
         }
-        doing("model %d (%s DBM): ebm_model_log_likelihood_bound", k,
-              units_name(ebm_model_layer_units(m, 0)));
+        t_soft_context("model %d (%s DBM): ebm_model_log_likelihood_bound", k,
+                       units_name(ebm_model_layer_units(m, 0)));
         float data[3 * 8];
         ones(m, 1, data);
         t_fill_states(m, 2, data + w, w, 11 + (uint64_t)k);
         double ll[3];
         memset(ll, 0xA5, sizeof ll);
-        snap sn;
+        t_snap sn;
         snap_begin(&sn, m, NULL, NULL);
-        snap_add(&sn, "ll", ll, sizeof ll);
+        t_snap_track(&sn, "ll", ll, sizeof ll);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m),
               ebm_model_log_likelihood_bound(m, 0.0, 3, data, w, ll), finite_d(ll, 3, "ll"));
     }
@@ -1596,7 +1348,7 @@ START_TEST(grbm_visible_never_ok_with_inf)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         ebm_model_t *m = t_model(2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY);
-        ebm_rng_t *r = mk_rng(7);
+        ebm_rng_t *r = t_rng_started(7, 3, 1);
         float *p = params_alloc(m);
         set_block(m, p, EBM_PARAM_WEIGHT, 1, cases[k].w);
         set_block(m, p, EBM_PARAM_BIAS, 0, cases[k].mu);
@@ -1605,43 +1357,43 @@ START_TEST(grbm_visible_never_ok_with_inf)
         ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
         const int64_t w = 5;
         float x[2 * 5];
-        snap sn;
+        t_snap sn;
 
         ebm_sampler_t *s = NULL;
         ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS), EBM_OK);
         for (int rep = 0; rep < 3; rep++) {
-            doing("GRBM %s: ebm_sampler_step GIBBS (call %d)", cases[k].what, rep + 1);
+            t_soft_context("GRBM %s: ebm_sampler_step GIBBS (call %d)", cases[k].what, rep + 1);
             ones(m, 2, x);
             x[w + 3] = 0.0f;
             snap_begin(&sn, m, r, NULL);
-            snap_add(&sn, "x", x, sizeof x);
+            t_snap_track(&sn, "x", x, sizeof x);
             JUDGE(&sn, FAIL_VALUE, ebm_sampler_errmsg(s), ebm_sampler_step(s, r, 2, x, w),
                   rows_ok(m, -1, 2, x, w, 0, "x"));
         }
         ebm_sampler_destroy(s);
 
-        doing("GRBM %s: ebm_model_local_search", cases[k].what);
+        t_soft_context("GRBM %s: ebm_model_local_search", cases[k].what);
         ones(m, 2, x);
         x[w + 4] = 0.0f;
         snap_begin(&sn, m, r, NULL);
-        snap_add(&sn, "x", x, sizeof x);
+        t_snap_track(&sn, "x", x, sizeof x);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m),
               ebm_model_local_search(m, r, 2, x, w, NULL, 0, 20, NULL),
               rows_ok(m, -1, 2, x, w, 0, "x"));
 
-        doing("GRBM %s: ebm_model_layer_sample(l = 0)", cases[k].what);
+        t_soft_context("GRBM %s: ebm_model_layer_sample(l = 0)", cases[k].what);
         ones(m, 2, x);
         snap_begin(&sn, m, r, NULL);
-        snap_add(&sn, "x", x, sizeof x);
+        t_snap_track(&sn, "x", x, sizeof x);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m), ebm_model_layer_sample(m, 0, r, 2, x, w),
               rows_ok(m, -1, 2, x, w, 0, "x"));
 
-        doing("GRBM %s: ebm_model_layer_mean(l = 0)", cases[k].what);
+        t_soft_context("GRBM %s: ebm_model_layer_mean(l = 0)", cases[k].what);
         float a[2 * 3];
         memset(a, 0xA5, sizeof a);
         ones(m, 2, x);
         snap_begin(&sn, m, NULL, NULL);
-        snap_add(&sn, "mean", a, sizeof a);
+        t_snap_track(&sn, "mean", a, sizeof a);
         JUDGE(&sn, FAIL_VALUE, ebm_model_errmsg(m), ebm_model_layer_mean(m, 0, 2, x, w, a, 3),
               layer_ok(m, 0, 2, a, 1, "mean"));
         free(p);
@@ -1664,14 +1416,14 @@ START_TEST(init_scale_message_states_the_limit)
 {
     const int64_t sizes[2] = {3, 2};
     ebm_model_t *m = t_model(2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
-    ebm_rng_t *r = mk_rng(8);
+    ebm_rng_t *r = t_rng_started(8, 3, 1);
     static const char *const words[] = {"1e+30", "1e30", "1e+030", "10^30", "limit",
                                         "at most", "<=", "maximum", "too large", NULL};
     const double scales[] = {1e31, 1e300};
     for (int i = 0; i < 2; i++) {
         for (int scheme = 0; scheme < 2; scheme++) {
-            doing("ebm_model_init(scheme %d, scale %g)", scheme, scales[i]);
-            snap sn;
+            t_soft_context("ebm_model_init(scheme %d, scale %g)", scheme, scales[i]);
+            t_snap sn;
             snap_begin(&sn, m, r, NULL);
             int rc = ebm_model_init(m, r, scheme, scales[i]);
             judge(&sn, __LINE__, "ebm_model_init", rc, FAIL_VALUE, ebm_model_errmsg(m), 1);
@@ -1699,7 +1451,7 @@ START_TEST(estimator_k_message_states_the_limit)
     for (int i = 0; i < 2; i++) {
         ebm_estimator_t *e = NULL;
         ck_assert_int_eq(ebm_estimator_create(&e, m, kinds[i]), EBM_OK);
-        doing("estimator kind %d: set_int(EBM_ESTIMATOR_K, 2e8)", kinds[i]);
+        t_soft_context("estimator kind %d: set_int(EBM_ESTIMATOR_K, 2e8)", kinds[i]);
         int rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_K, 200000000);
         CHECK(rc == EBM_EVALUE, "returned %s", ebm_error_name(rc));
         CHECK(contains_any(ebm_estimator_errmsg(e), words),
@@ -1727,10 +1479,10 @@ START_TEST(energy_grad_nan_in_grad_message)
             grad[i] = 0.125f * (float)i;
         }
         grad[pos] = NAN;
-        doing("ebm_model_energy_grad with grad[%d] = NaN", pos);
-        snap sn;
+        t_soft_context("ebm_model_energy_grad with grad[%d] = NaN", pos);
+        t_snap sn;
         snap_begin(&sn, m, NULL, NULL);
-        snap_add(&sn, "grad", grad, sizeof grad);
+        t_snap_track(&sn, "grad", grad, sizeof grad);
         int rc = ebm_model_energy_grad(m, 0, 2, x, 5, coef, grad);
         judge(&sn, __LINE__, "ebm_model_energy_grad", rc, FAIL_VALUE, ebm_model_errmsg(m), 1);
         CHECK(rc == EBM_EVALUE, "returned %s", ebm_error_name(rc));
@@ -1751,14 +1503,14 @@ START_TEST(log_likelihood_n0_past_the_limit)
     ebm_model_t *m = t_model(3, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
     float data[1] = {1.0f};
     double ll[1] = {42.0};
-    doing("ebm_model_log_likelihood(n = 0) on a 1-25-25 DBM");
+    t_soft_context("ebm_model_log_likelihood(n = 0) on a 1-25-25 DBM");
     int rc = ebm_model_log_likelihood(m, 0.0, 0, data, 1, ll);
     CHECK(rc == EBM_OK, "returned %s: \"%s\"", ebm_error_name(rc), ebm_model_errmsg(m));
     CHECK(ll[0] == 42.0, "ll changed to %g", ll[0]);
     rc = ebm_model_log_likelihood(m, 0.0, 0, NULL, 1, NULL);
     CHECK(rc == EBM_OK, "with NULL buffers returned %s: \"%s\"", ebm_error_name(rc),
           ebm_model_errmsg(m));
-    doing("ebm_model_log_likelihood(n = 1) on a 1-25-25 DBM");
+    t_soft_context("ebm_model_log_likelihood(n = 1) on a 1-25-25 DBM");
     rc = ebm_model_log_likelihood(m, 0.0, 1, data, 1, ll);
     CHECK(rc == EBM_ELIMIT, "n = 1 returned %s", ebm_error_name(rc));
     ebm_model_destroy(m);
@@ -1867,59 +1619,29 @@ END_TEST
 
 Suite *ebm_faults_suite(void)
 {
-    Suite *s = suite_create("faults");
-    TCase *tc;
     const int n_models = (int)(sizeof guard_models / sizeof guard_models[0]);
-
     /* bounded() kills each child at its own deadline; these outer timeouts
      * only need to exceed the sum of those (Check scales them by
      * CK_TIMEOUT_MULTIPLIER too). */
-    tc = tcase_create("coupled_hang");
-    tcase_set_timeout(tc, (double)deadline(60));
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, coupled_gibbs_binary_1e16);
-    tcase_add_test(tc, coupled_gibbs_spin_1e20);
-    tcase_add_test(tc, ucd_default_options_huge_weights);
-    tcase_add_test(tc, ucd_step_limit_stops_chains_that_never_meet);
-    tcase_add_test(tc, residual_try_limit_undoes_the_step);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("hang_guard");
-    tcase_set_timeout(tc, (double)deadline(60));
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_loop_test(tc, guard_single_calls, 0, n_models);
-    tcase_add_loop_test(tc, guard_coupled_and_estimators, 0, n_models);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("ais_rng");
-    tcase_set_timeout(tc, (double)deadline(10));
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, ais_failure_keeps_rng);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("io");
-    tcase_set_timeout(tc, (double)deadline(60));
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, load_never_blocks);
-    tcase_add_test(tc, save_to_special_paths);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("nonfinite");
-    tcase_set_timeout(tc, (double)deadline(10));
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, layer_mean_never_ok_with_nan);
-    tcase_add_test(tc, mean_field_and_bound_never_ok_with_nan);
-    tcase_add_test(tc, grbm_visible_never_ok_with_inf);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("messages");
-    tcase_set_timeout(tc, (double)deadline(10));
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, init_scale_message_states_the_limit);
-    tcase_add_test(tc, estimator_k_message_states_the_limit);
-    tcase_add_test(tc, energy_grad_nan_in_grad_message);
-    tcase_add_test(tc, log_likelihood_n0_past_the_limit);
-    suite_add_tcase(s, tc);
-
-    return s;
+    const double slow = (double)deadline(60), quick = (double)deadline(10);
+    const t_test tests[] = {
+        {"coupled_hang", coupled_gibbs_binary_1e16, 0, slow, t_soft_setup, NULL},
+        {"coupled_hang", coupled_gibbs_spin_1e20, 0, slow, t_soft_setup, NULL},
+        {"coupled_hang", ucd_default_options_huge_weights, 0, slow, t_soft_setup, NULL},
+        {"coupled_hang", ucd_step_limit_stops_chains_that_never_meet, 0, slow, t_soft_setup, NULL},
+        {"coupled_hang", residual_try_limit_undoes_the_step, 0, slow, t_soft_setup, NULL},
+        {"hang_guard", guard_single_calls, n_models, slow, t_soft_setup, NULL},
+        {"hang_guard", guard_coupled_and_estimators, n_models, slow, t_soft_setup, NULL},
+        {"ais_rng", ais_failure_keeps_rng, 0, quick, t_soft_setup, NULL},
+        {"io", load_never_blocks, 0, slow, t_soft_setup, NULL},
+        {"io", save_to_special_paths, 0, slow, t_soft_setup, NULL},
+        {"nonfinite", layer_mean_never_ok_with_nan, 0, quick, t_soft_setup, NULL},
+        {"nonfinite", mean_field_and_bound_never_ok_with_nan, 0, quick, t_soft_setup, NULL},
+        {"nonfinite", grbm_visible_never_ok_with_inf, 0, quick, t_soft_setup, NULL},
+        {"messages", init_scale_message_states_the_limit, 0, quick, t_soft_setup, NULL},
+        {"messages", estimator_k_message_states_the_limit, 0, quick, t_soft_setup, NULL},
+        {"messages", energy_grad_nan_in_grad_message, 0, quick, t_soft_setup, NULL},
+        {"messages", log_likelihood_n0_past_the_limit, 0, quick, t_soft_setup, NULL},
+    };
+    return t_suite("faults", tests, sizeof tests / sizeof tests[0]);
 }

@@ -1,10 +1,11 @@
-/* The model file format (docs/format.md): golden bytes, round trips through
- * memory and files, atomic saves, every truncation and every bit flip, each
- * malformation with its own message, loads that must not allocate for the
- * declared shape, and a mutation loop. */
+/* The model file format (docs/format.md; include/ebm.h, ebm_model_save and
+ * ebm_model_load; tests/README.md, classes 4 and 5): golden bytes, round
+ * trips through memory and files, atomic saves, every truncation and every
+ * bit flip, each malformation with its own message, loads that must not
+ * allocate for the declared shape, a mutation loop; bad input of save, load
+ * and the buffers (codes, messages naming the argument, nothing changed). */
 #include "tests.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -134,68 +135,6 @@ static ebm_model_t *sample_model(int kind)
     return m;
 }
 
-/* A private directory for file tests, removed with its files by rm_dir. */
-static char *make_dir(void)
-{
-    const char *base = getenv("TMPDIR");
-    char tmpl[512];
-    snprintf(tmpl, sizeof tmpl, "%s/ebm_io_XXXXXX", base != NULL && base[0] ? base : "/tmp");
-    char *dir = mkdtemp(tmpl);
-    ck_assert_msg(dir != NULL, "mkdtemp: %s", strerror(errno));
-    char *copy = malloc(strlen(dir) + 1);
-    ck_assert_ptr_nonnull(copy);
-    strcpy(copy, dir);
-    return copy;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    char *p = malloc(strlen(dir) + strlen(name) + 2);
-    ck_assert_ptr_nonnull(p);
-    sprintf(p, "%s/%s", dir, name);
-    return p;
-}
-
-/* The number of names in dir other than . and .. */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            n++;
-        }
-    }
-    closedir(d);
-    return n;
-}
-
-static void rm_dir(char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d != NULL) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
-                continue;
-            }
-            char *p = join(dir, e->d_name);
-            struct stat st;
-            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-                rm_dir(p); /* frees p */
-            } else {
-                unlink(p);
-                free(p);
-            }
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-    free(dir);
-}
-
 static unsigned char *read_all(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -218,10 +157,7 @@ static unsigned char *read_all(const char *path, size_t *n)
 
 static void write_text(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
-    ck_assert_int_eq(fclose(f), 0);
+    t_write_file(path, text, strlen(text));
 }
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
@@ -254,7 +190,6 @@ static int cap_address_space(struct rlimit *old)
 
 static void uncap_address_space(const struct rlimit *old) { setrlimit(RLIMIT_AS, old); }
 #endif
-
 
 /* ---- known answers ------------------------------------------------------ */
 
@@ -353,8 +288,8 @@ END_TEST
 
 START_TEST(test_file_round_trip)
 {
-    char *dir = make_dir();
-    char *path = join(dir, "model.ebm");
+    char *dir = t_temp_dir("ebm_io_");
+    char *path = t_path(dir, "model.ebm");
     for (int kind = 0; kind < N_KINDS; kind++) {
         ebm_model_t *m = sample_model(kind);
         ck_assert_int_eq(ebm_model_save(m, path), EBM_OK);
@@ -370,21 +305,22 @@ START_TEST(test_file_round_trip)
         char err[256];
         ck_assert_msg(ebm_model_load(&back, path, err, sizeof err) == EBM_OK, "%s", err);
         assert_same_model(m, back);
-        ck_assert_int_eq(count_entries(dir), 1); /* no temporary file left */
+        ck_assert_int_eq(t_count_entries(dir), 1); /* no temporary file left */
         free(p);
         free(f);
         ebm_model_destroy(back);
         ebm_model_destroy(m);
     }
     free(path);
-    rm_dir(dir);
+    t_rm_tree(dir);
+    free(dir);
 }
 END_TEST
 
 START_TEST(test_save_replaces_existing_file)
 {
-    char *dir = make_dir();
-    char *path = join(dir, "model.ebm");
+    char *dir = t_temp_dir("ebm_io_");
+    char *path = t_path(dir, "model.ebm");
     write_text(path, "an older file that is longer than nothing at all");
     ck_assert_int_eq(chmod(path, 0600), 0);
     ebm_model_t *m = sample_model(2);
@@ -396,7 +332,7 @@ START_TEST(test_save_replaces_existing_file)
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_uint_eq(st.st_mode & 0777, 0644);
-    ck_assert_int_eq(count_entries(dir), 1);
+    ck_assert_int_eq(t_count_entries(dir), 1);
     /* Saving again over a model file works too. */
     t_random_params(m, 77, 0.5);
     ck_assert_int_eq(ebm_model_save(m, path), EBM_OK);
@@ -406,36 +342,37 @@ START_TEST(test_save_replaces_existing_file)
     ebm_model_destroy(back);
     ebm_model_destroy(m);
     free(path);
-    rm_dir(dir);
+    t_rm_tree(dir);
+    free(dir);
 }
 END_TEST
 
 START_TEST(test_save_failures_leave_no_trace)
 {
-    char *dir = make_dir();
+    char *dir = t_temp_dir("ebm_io_");
     ebm_model_t *m = sample_model(2);
 
     /* A directory that does not exist: EBM_EIO naming the path. */
-    char *missing = join(dir, "no/such/dir/model.ebm");
+    char *missing = t_path(dir, "no/such/dir/model.ebm");
     ck_assert_int_eq(ebm_model_save(m, missing), EBM_EIO);
     ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), missing));
     ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), strerror(ENOENT)));
-    ck_assert_int_eq(count_entries(dir), 0);
+    ck_assert_int_eq(t_count_entries(dir), 0);
 
     /* path names a directory: the temporary file is written, the rename
      * fails, the temporary file is removed and the directory untouched. */
-    char *sub = join(dir, "sub");
+    char *sub = t_path(dir, "sub");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
-    char *inside = join(sub, "keep");
+    char *inside = t_path(sub, "keep");
     write_text(inside, "kept");
     ck_assert_int_eq(ebm_model_save(m, sub), EBM_EIO);
     ck_assert_ptr_nonnull(strstr(ebm_model_errmsg(m), sub));
-    ck_assert_int_eq(count_entries(dir), 1);
-    ck_assert_int_eq(count_entries(sub), 1);
+    ck_assert_int_eq(t_count_entries(dir), 1);
+    ck_assert_int_eq(t_count_entries(sub), 1);
 
     /* A write that fails half-way (file size limit) leaves the previous
      * file at path exactly as it was. Works as root, unlike permissions. */
-    char *path = join(dir, "model.ebm");
+    char *path = t_path(dir, "model.ebm");
     write_text(path, "previous contents");
     struct rlimit old;
     ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
@@ -453,7 +390,7 @@ START_TEST(test_save_failures_leave_no_trace)
     unsigned char *f = read_all(path, &n);
     ck_assert_uint_eq(n, strlen("previous contents"));
     ck_assert(memcmp(f, "previous contents", n) == 0);
-    ck_assert_int_eq(count_entries(dir), 2); /* sub and model.ebm */
+    ck_assert_int_eq(t_count_entries(dir), 2); /* sub and model.ebm */
 
     free(f);
     free(path);
@@ -461,17 +398,18 @@ START_TEST(test_save_failures_leave_no_trace)
     free(sub);
     free(missing);
     ebm_model_destroy(m);
-    rm_dir(dir);
+    t_rm_tree(dir);
+    free(dir);
 }
 END_TEST
 
 START_TEST(test_load_file_errors)
 {
-    char *dir = make_dir();
+    char *dir = t_temp_dir("ebm_io_");
     ebm_model_t *m = (ebm_model_t *)&m;
     char err[512];
 
-    char *missing = join(dir, "absent.ebm");
+    char *missing = t_path(dir, "absent.ebm");
     ck_assert_int_eq(ebm_model_load(&m, missing, err, sizeof err), EBM_EIO);
     ck_assert_ptr_null(m);
     ck_assert_ptr_nonnull(strstr(err, missing));
@@ -483,7 +421,7 @@ START_TEST(test_load_file_errors)
     ck_assert_ptr_nonnull(strstr(err, dir));
 
     /* A readable file that is not a model: a format error, not EIO. */
-    char *empty = join(dir, "empty.ebm");
+    char *empty = t_path(dir, "empty.ebm");
     write_text(empty, "");
     ck_assert_int_eq(ebm_model_load(&m, empty, err, sizeof err), EBM_EFORMAT);
     ck_assert_str_eq(err, "file is 0 bytes; a model file has at least 24");
@@ -496,7 +434,8 @@ START_TEST(test_load_file_errors)
 
     free(empty);
     free(missing);
-    rm_dir(dir);
+    t_rm_tree(dir);
+    free(dir);
 }
 END_TEST
 
@@ -921,38 +860,217 @@ START_TEST(test_random_mutations)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Bad input of save, load and the buffers (the fixture models)             */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(save_bad_input)
+{
+    char dir[] = "/tmp/ebm_badinput_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char sub[160], missing[160], file[160], under_file[200];
+    snprintf(sub, sizeof sub, "%s/adir", dir);
+    snprintf(missing, sizeof missing, "%s/no/such/dir/m.ebm", dir);
+    snprintf(file, sizeof file, "%s/plain", dir);
+    snprintf(under_file, sizeof under_file, "%s/m.ebm", file);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    t_write_file(file, "not a directory", 15);
+
+    t_snap s;
+    t_snap_init(&s, T_MSG_MODEL, g_rbm, NULL);
+    FAILS(&s, EBM_ENULL, "path", NULL, ebm_model_save(g_rbm, NULL));
+    FAILS(&s, EBM_EIO, missing, NULL, ebm_model_save(g_rbm, missing));
+    FAILS(&s, EBM_EIO, NULL, NULL, ebm_model_save(g_rbm, ""));
+    /* path is a directory: the rename fails; the directory and its parent
+     * are left as they were (no temporary file behind). */
+    FAILS(&s, EBM_EIO, sub, NULL, ebm_model_save(g_rbm, sub));
+    struct stat st;
+    CHECK(stat(sub, &st) == 0 && S_ISDIR(st.st_mode) && t_count_entries(sub) == 0,
+          "save over a directory changed it");
+    CHECK(t_count_entries(dir) == 2, "a failed save left %d entries in %s (want 2)",
+          t_count_entries(dir), dir);
+    /* A path under a regular file. */
+    FAILS(&s, EBM_EIO, under_file, NULL, ebm_model_save(g_rbm, under_file));
+    CHECK(stat(file, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 15,
+          "a failed save changed %s", file);
+    CHECK(t_count_entries(dir) == 2, "a failed save left %d entries in %s (want 2)",
+          t_count_entries(dir), dir);
+    (void)unlink(file);
+    (void)rmdir(sub);
+    (void)rmdir(dir);
+    FINISH();
+}
+END_TEST
+
+/* A load that must fail: code, errbuf message, *out NULL. */
+static void load_fails(int line, int rc, ebm_model_t *out, int code, const char *eb,
+                       const char *n1)
+{
+    if (rc != code) {
+        t_soft_fail_at(__FILE__, line, "load returned %s, expected %s: \"%s\"", ebm_error_name(rc),
+                       ebm_error_name(code), eb);
+    }
+    if (out != NULL) {
+        t_soft_fail_at(__FILE__, line, "a failed load left *out non-NULL");
+        if (rc == EBM_OK) {
+            ebm_model_destroy(out);
+        }
+    }
+    if (eb[0] == '\0') {
+        t_soft_fail_at(__FILE__, line, "a failed load left errbuf empty");
+    } else if (n1 != NULL && !t_contains(eb, n1)) {
+        t_soft_fail_at(__FILE__, line, "load: errbuf \"%s\" does not mention \"%s\"", eb, n1);
+    }
+}
+
+static char g_dummy_model; /* a non-NULL *out to see that failures set NULL */
+#define DUMMY ((ebm_model_t *)(void *)&g_dummy_model)
+
+START_TEST(load_bad_input)
+{
+    char dir[] = "/tmp/ebm_badinput_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char missing[160], garbage[160], empty[160];
+    snprintf(missing, sizeof missing, "%s/missing.ebm", dir);
+    snprintf(garbage, sizeof garbage, "%s/garbage.ebm", dir);
+    snprintf(empty, sizeof empty, "%s/empty.ebm", dir);
+    char junk[100];
+    memset(junk, 'x', sizeof junk);
+    t_write_file(garbage, junk, sizeof junk);
+    t_write_file(empty, junk, 0);
+
+    char eb[256];
+    ebm_model_t *out;
+    int rc;
+    eb[0] = '\0';
+    rc = ebm_model_load(NULL, garbage, eb, sizeof eb);
+    load_fails(__LINE__, rc, NULL, EBM_ENULL, eb, "out");
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load(&out, NULL, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_ENULL, eb, "path");
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load(&out, missing, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EIO, eb, missing);
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load(&out, "", eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EIO, eb, NULL);
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load(&out, dir, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EIO, eb, dir);
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load(&out, garbage, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EFORMAT, eb, NULL);
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load(&out, empty, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EFORMAT, eb, NULL);
+    /* errbuf NULL, size 0, short */
+    out = DUMMY;
+    rc = ebm_model_load(&out, missing, NULL, 50);
+    CHECK(rc == EBM_EIO && out == NULL, "load(errbuf NULL) returned %s", ebm_error_name(rc));
+    memset(eb, 'Z', sizeof eb);
+    rc = ebm_model_load(&out, missing, eb, 0);
+    CHECK(rc == EBM_EIO && eb[0] == 'Z', "load(errbuf_size 0) returned %s or wrote errbuf",
+          ebm_error_name(rc));
+    rc = ebm_model_load(&out, missing, eb, 8);
+    CHECK(rc == EBM_EIO && memchr(eb, '\0', 8) != NULL && strlen(eb) == 7 && eb[8] == 'Z',
+          "load(errbuf_size 8) did not truncate to 7 characters");
+    (void)unlink(garbage);
+    (void)unlink(empty);
+    (void)rmdir(dir);
+    FINISH();
+}
+END_TEST
+
+START_TEST(buffer_bad_input)
+{
+    int64_t need = ebm_model_save_size(g_rbm);
+    ck_assert_int_gt(need, 0);
+    size_t cap = (size_t)need + 16;
+    unsigned char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    t_sentinel(buf, cap);
+    size_t size = 12345;
+    char want[32];
+    snprintf(want, sizeof want, "%lld", (long long)(need - 1));
+    t_snap s;
+    t_snap_init(&s, T_MSG_MODEL, g_rbm, NULL);
+    t_snap_track(&s, "buf", buf, cap);
+    t_snap_track(&s, "*size", &size, sizeof size);
+    FAILS(&s, EBM_ENULL, "buf", NULL, ebm_model_save_buffer(g_rbm, NULL, cap, &size));
+    FAILS(&s, EBM_ENULL, "size", NULL, ebm_model_save_buffer(g_rbm, buf, cap, NULL));
+    FAILS(&s, EBM_ESHAPE, "cap", want, ebm_model_save_buffer(g_rbm, buf, (size_t)need - 1, &size));
+    FAILS(&s, EBM_ESHAPE, "cap", "0", ebm_model_save_buffer(g_rbm, buf, 0, &size));
+    OK(g_rbm, ebm_model_save_buffer(g_rbm, buf, cap, &size));
+    CHECK(size == (size_t)need, "save_buffer wrote %zu bytes, save_size is %lld", size,
+          (long long)need);
+
+    /* load_buffer: errbuf messages, *out NULL, buf untouched. */
+    char eb[256];
+    ebm_model_t *out = DUMMY;
+    uint64_t hb = t_checksum(buf, cap);
+    int rc;
+    eb[0] = '\0';
+    rc = ebm_model_load_buffer(NULL, buf, size, eb, sizeof eb);
+    load_fails(__LINE__, rc, NULL, EBM_ENULL, eb, "out");
+    eb[0] = '\0';
+    rc = ebm_model_load_buffer(&out, NULL, size, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_ENULL, eb, "buf");
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load_buffer(&out, buf, 0, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EFORMAT, eb, NULL);
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load_buffer(&out, buf, size - 1, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EFORMAT, eb, NULL);
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load_buffer(&out, buf, size + 1, eb, sizeof eb); /* a trailing byte */
+    load_fails(__LINE__, rc, out, EBM_EFORMAT, eb, NULL);
+    CHECK(t_checksum(buf, cap) == hb, "ebm_model_load_buffer changed buf");
+    buf[0] ^= 0x20; /* wrong magic */
+    out = DUMMY;
+    eb[0] = '\0';
+    rc = ebm_model_load_buffer(&out, buf, size, eb, sizeof eb);
+    load_fails(__LINE__, rc, out, EBM_EFORMAT, eb, NULL);
+    buf[0] ^= 0x20;
+    rc = ebm_model_load_buffer(&out, buf, size, NULL, 0);
+    CHECK(rc == EBM_OK && out != NULL, "load_buffer of a good image after failures: %s",
+          ebm_error_name(rc));
+    if (rc == EBM_OK) {
+        CHECK(t_model_hash(out) == t_model_hash(g_rbm), "loaded model differs");
+        ebm_model_destroy(out);
+    }
+    free(buf);
+    FINISH();
+}
+END_TEST
+
 Suite *ebm_io_suite(void)
 {
-    Suite *suite = suite_create("io");
-    struct {
-        const char *name;
-        const TTest *test;
-        int timeout; /* seconds, for the whole case: set by its first test */
-    } cases[] = {
-        {"known answers", test_crc32_known_answer, 30},
-        {"known answers", test_golden_bytes, 30},
-        {"round trip", test_buffer_round_trip, 30},
-        {"round trip", test_file_round_trip, 30},
-        {"files", test_save_replaces_existing_file, 30},
-        {"files", test_save_failures_leave_no_trace, 30},
-        {"files", test_load_file_errors, 30},
-        {"bad input", test_null_and_capacity, 30},
-        {"damage", test_every_truncation, 60},
-        {"damage", test_every_bit_flip, 60},
-        {"damage", test_each_malformation, 30},
-        {"allocation", test_no_allocation_for_declared_shape, 10},
-        {"mutations", test_random_mutations, 120},
+    const t_test tests[] = {
+        {"known answers", test_crc32_known_answer, 0, 30, NULL, NULL},
+        {"known answers", test_golden_bytes, 0, 30, NULL, NULL},
+        {"round trip", test_buffer_round_trip, 0, 30, NULL, NULL},
+        {"round trip", test_file_round_trip, 0, 30, NULL, NULL},
+        {"files", test_save_replaces_existing_file, 0, 30, NULL, NULL},
+        {"files", test_save_failures_leave_no_trace, 0, 30, NULL, NULL},
+        {"files", test_load_file_errors, 0, 30, NULL, NULL},
+        {"bad input", test_null_and_capacity, 0, 30, t_fixture_setup, t_fixture_teardown},
+        {"bad input", save_bad_input, 0, 30, t_fixture_setup, t_fixture_teardown},
+        {"bad input", load_bad_input, 0, 30, t_fixture_setup, t_fixture_teardown},
+        {"bad input", buffer_bad_input, 0, 30, t_fixture_setup, t_fixture_teardown},
+        {"damage", test_every_truncation, 0, 60, NULL, NULL},
+        {"damage", test_every_bit_flip, 0, 60, NULL, NULL},
+        {"damage", test_each_malformation, 0, 30, NULL, NULL},
+        {"allocation", test_no_allocation_for_declared_shape, 0, 10, NULL, NULL},
+        {"mutations", test_random_mutations, 0, 120, NULL, NULL},
     };
-    TCase *tc = NULL;
-    const char *current = "";
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(cases[i].name, current) != 0) {
-            current = cases[i].name;
-            tc = tcase_create(current);
-            tcase_set_timeout(tc, cases[i].timeout);
-            suite_add_tcase(suite, tc);
-        }
-        tcase_add_test(tc, cases[i].test);
-    }
-    return suite;
+    return t_suite("io", tests, sizeof tests / sizeof tests[0]);
 }

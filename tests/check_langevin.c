@@ -1,18 +1,15 @@
 /*
  * The Langevin kernels of a GRBM (EBM_SAMPLER_LANGEVIN and
- * EBM_SAMPLER_GIBBS_LANGEVIN, Liao et al. 2022, Algs. 1 and 2) against the
- * exact distribution of a GRBM with 3 visible and 2 hidden units.
- *
- * The exact visible density is a mixture of four Gaussians,
- *   p(v) = sum_h p(h) N(v; mu + W h, diag(sigma^2)),
- *   p(h) proportional to exp(-F_0(h)),
- * with F_0 the free energy with layer 0 summed out (ebm_model_free_energy
- * with sum_out = 1, constants kept), so the moments of v, of (v, h) and the
- * law of h are computed here exactly, in double.
+ * EBM_SAMPLER_GIBBS_LANGEVIN, Liao et al. 2022, Algs. 1 and 2; include/ebm.h,
+ * "Samplers and coupled chains"; tests/README.md, classes 1, 3 and 7)
+ * against the exact distribution of a GRBM with 3 visible and 2 hidden
+ * units (ref_langevin.c): its visible density is a mixture of four
+ * Gaussians, so the moments of v, of (v, h) and the law of h are known
+ * exactly.
  *
  * Statistical tests start many independent chains (tens of thousands of
- * rows) from exact draws of p(v, h), made here with the test's own
- * generator, and run a few steps: a kernel that leaves p invariant keeps
+ * rows) from exact draws of p(v, h), made by ref_langevin.c with the test's
+ * own generator, and run a few steps: a kernel that leaves p invariant keeps
  * them exact draws, so no burn-in is needed and the rows are independent.
  * Each test fails a correct kernel with probability about 1e-6: the z
  * limits are Bonferroni-corrected two-sided normal quantiles (about 5.3
@@ -22,263 +19,26 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tests.h"
+#include "ref.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NV 3       /* visible units */
-#define NH 2       /* hidden units */
-#define WIDTH 5    /* state width */
-#define NSTATES 4  /* hidden configurations */
+#define NV REF_GRBM_NV           /* visible units */
+#define NH REF_GRBM_NH           /* hidden units */
+#define WIDTH REF_GRBM_WIDTH     /* state width */
+#define NSTATES REF_GRBM_NSTATES /* hidden configurations */
 #define FAIL_P 1e-6 /* false-failure probability of each statistical test */
 
-static const double PI_ = 3.14159265358979323846;
-
-static int verbose(void) { return getenv("EBM_TEST_VERBOSE") != NULL; }
-
-/* ------------------------------------------------------------------------ */
-/* The model and its exact moments                                          */
-/* ------------------------------------------------------------------------ */
-
-/* Four components 2.5 to 4.8 sigma apart (Mahalanobis) with weights from
- * 0.07 to 0.40 (binary hidden units) or 0.08 to 0.52 (spin): clearly
- * multimodal. The variances differ per unit and average 1.42, so that
- * EBM_SAMPLER_SCALE_BY_VARIANCE visibly changes the steps. */
-static const double MU[NV] = {0.5, -0.3, 0.2};
-static const double LOGVAR[NV] = {0.4, -0.3, 0.7};
-static const double W0[NV][NH] = {{2.0, 0.3}, {-0.4, 2.2}, {1.2, -1.0}};
-
-typedef struct grbm {
-    ebm_model_t *m;
-    int hid;
-    double mu[NV], sig2[NV], w[NV][NH], b[NH];
-    float hval[NSTATES][NH]; /* state s: h = (vals[s >> 1], vals[s & 1]) */
-    double ph[NSTATES];
-    double comp[NSTATES][NV]; /* mu + W h */
-    double ev[NV], cov[NV][NV], evh[NV][NH], ev2; /* ev2 = E ||v||^2 */
-} grbm;
-
-static void grbm_setup(grbm *g, int hid)
-{
-    memset(g, 0, sizeof *g);
-    int64_t sizes[2] = {NV, NH};
-    g->m = t_model(2, sizes, EBM_UNITS_GAUSSIAN, hid);
-    g->hid = hid;
-    /* Spin hidden units move the means by 2 W: a smaller W keeps the same
-     * separation; the biases even out the weights of the components. */
-    double scale = hid == EBM_UNITS_SPIN ? 0.75 : 1.3;
-    const double b_bin[NH] = {-3.5, -4.2}, b_spin[NH] = {-0.56, 0.57};
-    for (int i = 0; i < NV; i++) {
-        g->mu[i] = MU[i];
-        g->sig2[i] = exp(LOGVAR[i]);
-        for (int j = 0; j < NH; j++) {
-            g->w[i][j] = scale * W0[i][j];
-        }
-    }
-    for (int j = 0; j < NH; j++) {
-        g->b[j] = hid == EBM_UNITS_SPIN ? b_spin[j] : b_bin[j];
-    }
-    int64_t np = ebm_model_param_count(g->m), off;
-    float *p = calloc((size_t)np, sizeof *p);
-    ck_assert_ptr_nonnull(p);
-    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_WEIGHT, 1, &off, NULL, NULL), EBM_OK);
-    for (int i = 0; i < NV; i++) {
-        for (int j = 0; j < NH; j++) {
-            p[off + i * NH + j] = (float)g->w[i][j];
-        }
-    }
-    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_BIAS, 0, &off, NULL, NULL), EBM_OK);
-    for (int i = 0; i < NV; i++) {
-        p[off + i] = (float)MU[i];
-    }
-    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_BIAS, 1, &off, NULL, NULL), EBM_OK);
-    for (int j = 0; j < NH; j++) {
-        p[off + j] = (float)g->b[j];
-    }
-    ck_assert_int_eq(ebm_model_param_block(g->m, EBM_PARAM_LOGVAR, 0, &off, NULL, NULL), EBM_OK);
-    for (int i = 0; i < NV; i++) {
-        p[off + i] = (float)LOGVAR[i];
-    }
-    ck_assert_int_eq(ebm_model_set_params(g->m, p), EBM_OK);
-    free(p);
-    /* The parameters as the model stores them (floats), in double. */
-    for (int i = 0; i < NV; i++) {
-        g->mu[i] = (float)g->mu[i];
-        g->sig2[i] = exp((double)(float)LOGVAR[i]);
-        for (int j = 0; j < NH; j++) {
-            g->w[i][j] = (float)g->w[i][j];
-        }
-    }
-
-    /* p(h) from F_0(h): the visible layer summed out, constants kept. */
-    float lo = hid == EBM_UNITS_SPIN ? -1.0f : 0.0f;
-    float x[NSTATES * WIDTH] = {0};
-    double f[NSTATES], fmin = INFINITY, z = 0.0;
-    for (int s = 0; s < NSTATES; s++) {
-        g->hval[s][0] = (s >> 1) ? 1.0f : lo;
-        g->hval[s][1] = (s & 1) ? 1.0f : lo;
-        x[s * WIDTH + NV] = g->hval[s][0];
-        x[s * WIDTH + NV + 1] = g->hval[s][1];
-    }
-    ck_assert_int_eq(ebm_model_free_energy(g->m, 1u, NSTATES, x, WIDTH, f), EBM_OK);
-    for (int s = 0; s < NSTATES; s++) {
-        fmin = fmin < f[s] ? fmin : f[s];
-    }
-    for (int s = 0; s < NSTATES; s++) {
-        g->ph[s] = exp(-(f[s] - fmin));
-        z += g->ph[s];
-    }
-    for (int s = 0; s < NSTATES; s++) {
-        g->ph[s] /= z;
-        for (int i = 0; i < NV; i++) {
-            g->comp[s][i] = g->mu[i] + g->w[i][0] * g->hval[s][0] + g->w[i][1] * g->hval[s][1];
-        }
-    }
-    /* Mixture moments: E v = sum p m_h; Cov = sum p m_h m_h^T - E v E v^T + diag(sigma^2). */
-    for (int s = 0; s < NSTATES; s++) {
-        for (int i = 0; i < NV; i++) {
-            g->ev[i] += g->ph[s] * g->comp[s][i];
-            for (int j = 0; j < NH; j++) {
-                g->evh[i][j] += g->ph[s] * g->comp[s][i] * g->hval[s][j];
-            }
-            for (int k = 0; k < NV; k++) {
-                g->cov[i][k] += g->ph[s] * g->comp[s][i] * g->comp[s][k];
-            }
-        }
-    }
-    for (int i = 0; i < NV; i++) {
-        for (int k = 0; k < NV; k++) {
-            g->cov[i][k] -= g->ev[i] * g->ev[k];
-        }
-        g->cov[i][i] += g->sig2[i];
-        g->ev2 += g->cov[i][i] + g->ev[i] * g->ev[i];
-    }
-}
+/* The kernels' options (the exact moments of the model, its exact draws
+ * and the closed-form moments of K Langevin steps are in ref_langevin.c). */
+typedef ref_langevin_config config;
 
 /* ------------------------------------------------------------------------ */
-/* Exact draws, statistics and limits                                       */
+/* Statistics                                                               */
 /* ------------------------------------------------------------------------ */
-
-static double t_normal(uint64_t *state)
-{
-    double u1 = t_uniform(state), u2 = t_uniform(state);
-    return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * PI_ * u2);
-}
-
-static float *new_floats(int64_t n)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-    ck_assert_ptr_nonnull(p);
-    return p;
-}
-
-/* n exact draws of p(v, h): h ~ p(h), then v ~ N(mu + W h, sigma^2). */
-static void exact_draws(const grbm *g, uint64_t seed, int64_t n, float *x, int64_t ldx)
-{
-    for (int64_t r = 0; r < n; r++) {
-        double u = t_uniform(&seed), c = 0.0;
-        int s = 0;
-        while (s < NSTATES - 1 && u >= (c += g->ph[s])) {
-            s++;
-        }
-        float *row = x + r * ldx;
-        for (int i = 0; i < NV; i++) {
-            row[i] = (float)(g->comp[s][i] + sqrt(g->sig2[i]) * t_normal(&seed));
-        }
-        row[NV] = g->hval[s][0];
-        row[NV + 1] = g->hval[s][1];
-    }
-}
-
-/* Largest z P(|Z| > z) = p for a standard normal Z, by bisection. */
-static double z_limit(double p)
-{
-    double lo = 0.0, hi = 40.0;
-    for (int it = 0; it < 200; it++) {
-        double mid = 0.5 * (lo + hi);
-        if (erfc(mid / sqrt(2.0)) > p) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return hi;
-}
-
-/* The chi-square quantile with 3 degrees of freedom: P(X > x) = p, where
- * P(X > x) = erfc(sqrt(x/2)) + sqrt(2x/pi) exp(-x/2). */
-static double chi2_3_limit(double p)
-{
-    double lo = 0.0, hi = 500.0;
-    for (int it = 0; it < 200; it++) {
-        double mid = 0.5 * (lo + hi);
-        double sf = erfc(sqrt(mid / 2.0)) + sqrt(2.0 * mid / PI_) * exp(-mid / 2.0);
-        if (sf > p) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return hi;
-}
-
-/* A list of named z-scores. */
-typedef struct zlist {
-    int k;
-    double z[64];
-    char name[64][32];
-} zlist;
-
-/* Add z under the name "what a b" (b < 0: "what a"). */
-static void z_add(zlist *zl, double z, const char *what, int a, int b)
-{
-    ck_assert_int_lt(zl->k, 64);
-    if (b < 0) {
-        snprintf(zl->name[zl->k], sizeof zl->name[0], "%s %d", what, a);
-    } else {
-        snprintf(zl->name[zl->k], sizeof zl->name[0], "%s %d %d", what, a, b);
-    }
-    zl->z[zl->k++] = z;
-}
-
-/* The largest |z|; *arg gets its index. A NaN counts as infinitely large. */
-static double z_max(const zlist *zl, int *arg)
-{
-    double best = -1.0;
-    *arg = 0;
-    for (int q = 0; q < zl->k; q++) {
-        double a = isnan(zl->z[q]) ? INFINITY : fabs(zl->z[q]);
-        if (a > best) {
-            best = a;
-            *arg = q;
-        }
-    }
-    return best;
-}
-
-/* The mean of q[0..n) and its standard error (from the sample variance). */
-static void mean_and_se(const double *q, int64_t n, double *mean, double *se)
-{
-    double sum = 0.0, sum2 = 0.0;
-    for (int64_t r = 0; r < n; r++) {
-        sum += q[r];
-    }
-    *mean = sum / (double)n;
-    for (int64_t r = 0; r < n; r++) {
-        sum2 += (q[r] - *mean) * (q[r] - *mean);
-    }
-    *se = sqrt(sum2 / (double)(n - 1) / (double)n);
-}
-
-/* z of the mean of q[0..n) against `expect`. */
-static double z_of(const double *q, int64_t n, double expect)
-{
-    double mean, se;
-    mean_and_se(q, n, &mean, &se);
-    return (mean - expect) / se;
-}
 
 /*
  * z-scores of the visible moments of the rows of x against the exact ones:
@@ -286,8 +46,8 @@ static double z_of(const double *q, int64_t n, double expect)
  * about the exact mean; with joint, the 6 cross moments E[v_i h_j], and the
  * chi-square of the 4 hidden states (3 degrees of freedom) in *chi2.
  */
-static void moment_scores(const grbm *g, int64_t n, const float *x, int64_t ldx, int joint,
-                          zlist *zl, double *chi2)
+static void moment_scores(const ref_grbm *g, int64_t n, const float *x, int64_t ldx, int joint,
+                          ref_zlist *zl, double *chi2)
 {
     double *q = malloc((size_t)n * sizeof *q);
     ck_assert_ptr_nonnull(q);
@@ -297,15 +57,15 @@ static void moment_scores(const grbm *g, int64_t n, const float *x, int64_t ldx,
         for (int64_t r = 0; r < n; r++) {
             sum += x[r * ldx + i];
         }
-        z_add(zl, (sum / (double)n - g->ev[i]) / sqrt(g->cov[i][i] / (double)n), "mean v", i,
-              -1);
+        ref_z_add(zl, (sum / (double)n - g->ev[i]) / sqrt(g->cov[i][i] / (double)n), "mean v", i,
+                  -1);
     }
     for (int i = 0; i < NV; i++) {
         for (int k = i; k < NV; k++) {
             for (int64_t r = 0; r < n; r++) {
                 q[r] = (x[r * ldx + i] - g->ev[i]) * (x[r * ldx + k] - g->ev[k]);
             }
-            z_add(zl, z_of(q, n, g->cov[i][k]), "cov v", i, k);
+            ref_z_add(zl, ref_z_of(q, n, g->cov[i][k]), "cov v", i, k);
         }
     }
     if (joint) {
@@ -314,7 +74,7 @@ static void moment_scores(const grbm *g, int64_t n, const float *x, int64_t ldx,
                 for (int64_t r = 0; r < n; r++) {
                     q[r] = (double)x[r * ldx + i] * x[r * ldx + NV + j];
                 }
-                z_add(zl, z_of(q, n, g->evh[i][j]), "E v h", i, j);
+                ref_z_add(zl, ref_z_of(q, n, g->evh[i][j]), "E v h", i, j);
             }
         }
         int64_t count[NSTATES] = {0};
@@ -335,16 +95,6 @@ static void moment_scores(const grbm *g, int64_t n, const float *x, int64_t ldx,
 /* Running the kernels                                                      */
 /* ------------------------------------------------------------------------ */
 
-typedef struct config {
-    int kind;
-    int64_t steps;       /* EBM_SAMPLER_LANGEVIN_STEPS */
-    double step_size;
-    int cosine;
-    int64_t adjust_after;
-    int closed_form;
-    int scale_by_variance;
-} config;
-
 static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
 {
     ebm_sampler_t *s = NULL;
@@ -359,20 +109,13 @@ static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
     return s;
 }
 
-static ebm_rng_t *new_rng(uint64_t seed)
-{
-    ebm_rng_t *r = NULL;
-    ck_assert_int_eq(ebm_rng_create(&r, seed, 0), EBM_OK);
-    return r;
-}
-
 /* `calls` steps of a fresh sampler on x; returns the mean accept rate and
  * the smallest in *min_rate (may be NULL). */
 static double run(const ebm_model_t *m, const config *c, uint64_t seed, int calls, int64_t n,
                   float *x, int64_t ldx, double *min_rate)
 {
     ebm_sampler_t *s = new_sampler(m, c);
-    ebm_rng_t *r = new_rng(seed);
+    ebm_rng_t *r = t_rng(seed, 0);
     double sum = 0.0, lo = 1.0;
     for (int t = 0; t < calls; t++) {
         int rc = ebm_sampler_step(s, r, n, x, ldx);
@@ -420,16 +163,16 @@ static int64_t stat_rows(int64_t level1, int64_t level2)
  */
 START_TEST(mala_keeps_marginal)
 {
-    grbm g;
-    grbm_setup(&g, _i == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN);
+    ref_grbm g;
+    ref_grbm_setup(&g, _i == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN);
     int64_t n = stat_rows(20000, 200000);
-    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
-    exact_draws(&g, 1001 + (uint64_t)_i, n, x0, WIDTH);
+    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
+    ref_grbm_draws(&g, 1001 + (uint64_t)_i, n, x0, WIDTH);
     config c = {EBM_SAMPLER_LANGEVIN, 3, 0.8, 0, 0, 1, 0};
-    zlist zl;
+    ref_zlist zl;
     double chi2, lo;
     int arg;
-    const double limit = z_limit(FAIL_P / 9);
+    const double limit = ref_z_limit(FAIL_P / 9);
 
     memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
     double rate = run(g.m, &c, 77, 4, n, x, WIDTH, &lo);
@@ -439,8 +182,8 @@ START_TEST(mala_keeps_marginal)
         h_changed += memcmp(x + r * WIDTH + NV, x0 + r * WIDTH + NV, NH * sizeof *x) != 0;
     }
     moment_scores(&g, n, x, WIDTH, 0, &zl, &chi2);
-    double zmax = z_max(&zl, &arg);
-    if (verbose()) {
+    double zmax = ref_z_max(&zl, &arg);
+    if (t_verbose()) {
         printf("mala[%d]: accept %.3f (min %.3f), moved %.3f, max |z| %.2f (%s), limit %.2f\n", _i,
                rate, lo, moved, zmax, zl.name[arg], limit);
     }
@@ -455,8 +198,8 @@ START_TEST(mala_keeps_marginal)
     rate = run(g.m, &c, 77, 4, n, x, WIDTH, NULL);
     ck_assert(rate == 1.0);
     moment_scores(&g, n, x, WIDTH, 0, &zl, &chi2);
-    zmax = z_max(&zl, &arg);
-    if (verbose()) {
+    zmax = ref_z_max(&zl, &arg);
+    if (t_verbose()) {
         printf("mala[%d] twin (unadjusted): max |z| %.2f (%s)\n", _i, zmax, zl.name[arg]);
     }
     ck_assert_msg(zmax > limit, "broken twin passed: max |z| %g", zmax);
@@ -472,7 +215,8 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* Mean of ||v||^2 minus its exact value, and its standard error. */
-static void second_moment_error(const grbm *g, int64_t n, const float *x, double *err, double *se)
+static void second_moment_error(const ref_grbm *g, int64_t n, const float *x, double *err,
+                                double *se)
 {
     double *q = malloc((size_t)n * sizeof *q);
     ck_assert_ptr_nonnull(q);
@@ -483,7 +227,7 @@ static void second_moment_error(const grbm *g, int64_t n, const float *x, double
         }
     }
     double mean;
-    mean_and_se(q, n, &mean, se);
+    ref_mean_and_se(q, n, &mean, se);
     *err = mean - g->ev2;
     free(q);
 }
@@ -497,11 +241,11 @@ static void second_moment_error(const grbm *g, int64_t n, const float *x, double
  * probability far below 1e-6. Broken twin: alpha against alpha itself (fresh
  * draws and seed) shows no significant drop.
  */
-static void ula_error(const grbm *g, uint64_t draw_seed, int64_t n, double step, uint64_t seed,
+static void ula_error(const ref_grbm *g, uint64_t draw_seed, int64_t n, double step, uint64_t seed,
                       double *err, double *se)
 {
-    float *x = new_floats(n * WIDTH);
-    exact_draws(g, draw_seed, n, x, WIDTH);
+    float *x = t_floats(n * WIDTH);
+    ref_grbm_draws(g, draw_seed, n, x, WIDTH);
     config c = {EBM_SAMPLER_LANGEVIN, 20, step, 0, -1, 1, 0};
     run(g->m, &c, seed, 1, n, x, WIDTH, NULL);
     second_moment_error(g, n, x, err, se);
@@ -510,15 +254,15 @@ static void ula_error(const grbm *g, uint64_t draw_seed, int64_t n, double step,
 
 START_TEST(ula_bias_shrinks)
 {
-    grbm g;
-    grbm_setup(&g, EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
     int64_t n = stat_rows(80000, 800000);
-    const double limit = z_limit(FAIL_P / 2), alpha = 0.6;
+    const double limit = ref_z_limit(FAIL_P / 2), alpha = 0.6;
     double e1, s1, e2, s2, e3, s3;
     ula_error(&g, 2002, n, alpha, 5, &e1, &s1);
     ula_error(&g, 2003, n, alpha / 4, 6, &e2, &s2);
     double z_bias = e1 / s1, z_drop = (fabs(e1) - fabs(e2)) / sqrt(s1 * s1 + s2 * s2);
-    if (verbose()) {
+    if (t_verbose()) {
         printf("ula: E||v||^2 error %.4f +- %.4f at %.2f, %.4f +- %.4f at %.2f (ratio %.2f); "
                "z bias %.1f, z drop %.1f, limit %.2f\n",
                e1, s1, alpha, e2, s2, alpha / 4, e1 / e2, z_bias, z_drop, limit);
@@ -529,7 +273,7 @@ START_TEST(ula_bias_shrinks)
     /* Broken twin: the same step twice. */
     ula_error(&g, 2004, n, alpha, 7, &e3, &s3);
     double z_twin = (fabs(e1) - fabs(e3)) / sqrt(s1 * s1 + s3 * s3);
-    if (verbose()) {
+    if (t_verbose()) {
         printf("ula twin (alpha vs alpha): z drop %.2f\n", z_twin);
     }
     ck_assert_msg(z_twin < limit, "broken twin passed: z %g", z_twin);
@@ -553,15 +297,15 @@ END_TEST
  */
 START_TEST(gibbs_langevin_keeps_joint)
 {
-    grbm g;
-    grbm_setup(&g, (_i & 1) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, (_i & 1) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY);
     int cosine = _i >> 1;
     int64_t n = stat_rows(80000, 800000);
-    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
-    exact_draws(&g, 3003 + (uint64_t)_i, n, x0, WIDTH);
+    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
+    ref_grbm_draws(&g, 3003 + (uint64_t)_i, n, x0, WIDTH);
     config c = {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, cosine, 0, 1, 0};
-    const double limit = z_limit(FAIL_P / 16), chi_limit = chi2_3_limit(FAIL_P / 16);
-    zlist zl;
+    const double limit = ref_z_limit(FAIL_P / 16), chi_limit = ref_chi2_3_limit(FAIL_P / 16);
+    ref_zlist zl;
     double chi2, lo;
     int arg;
 
@@ -569,8 +313,8 @@ START_TEST(gibbs_langevin_keeps_joint)
     double rate = run(g.m, &c, 88, 3, n, x, WIDTH, &lo);
     double moved = moved_fraction(n, x, x0, WIDTH);
     moment_scores(&g, n, x, WIDTH, 1, &zl, &chi2);
-    double zmax = z_max(&zl, &arg);
-    if (verbose()) {
+    double zmax = ref_z_max(&zl, &arg);
+    if (t_verbose()) {
         printf("gibbs-langevin[%d]: accept %.3f (min %.3f), moved %.3f, max |z| %.2f (%s), "
                "chi2 %.2f; limits %.2f, %.2f\n",
                _i, rate, lo, moved, zmax, zl.name[arg], chi2, limit, chi_limit);
@@ -586,8 +330,8 @@ START_TEST(gibbs_langevin_keeps_joint)
     rate = run(g.m, &c, 88, 3, n, x, WIDTH, NULL);
     ck_assert(rate == 1.0);
     moment_scores(&g, n, x, WIDTH, 1, &zl, &chi2);
-    zmax = z_max(&zl, &arg);
-    if (verbose()) {
+    zmax = ref_z_max(&zl, &arg);
+    if (t_verbose()) {
         printf("gibbs-langevin[%d] twin (unadjusted): max |z| %.2f (%s), chi2 %.2f\n", _i, zmax,
                zl.name[arg], chi2);
     }
@@ -603,45 +347,6 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 /* 4. Closed form (eq. 11) against step by step                             */
 /* ------------------------------------------------------------------------ */
-
-/* The step sizes as documented: alpha0 (times mean sigma^2 with
- * scale_by_variance), cosine-annealed by Liao eq. 22. */
-static void test_step_sizes(const grbm *g, const config *c, double *alpha)
-{
-    double alpha0 = c->step_size;
-    if (c->scale_by_variance) {
-        alpha0 *= (g->sig2[0] + g->sig2[1] + g->sig2[2]) / NV;
-    }
-    for (int64_t k = 1; k <= c->steps; k++) {
-        alpha[k - 1] = c->cosine ? 0.5 * alpha0 * (1.0 + cos(PI_ * (double)k / (double)c->steps))
-                                 : alpha0;
-    }
-}
-
-/*
- * Mean and variance of v after K Langevin steps with h fixed, by the
- * forward recursion of one step (not by eq. 11's products):
- *   m_k = (1 - alpha_k/sigma^2) m_{k-1} + alpha_k c / sigma^2,
- *   s_k = (1 - alpha_k/sigma^2)^2 s_{k-1} + 2 alpha_k,    m_0 = v, s_0 = 0.
- * `broken` uses (1 - alpha_k/sigma^2) unsquared in s_k: eq. 11 with beta_k
- * in place of beta_k^2, the twin that must fail.
- */
-static void forward_moments(const grbm *g, const config *c, const double *v, const double *cm,
-                            int broken, double *mean, double *var)
-{
-    double alpha[64];
-    test_step_sizes(g, c, alpha);
-    for (int i = 0; i < NV; i++) {
-        double mk = v[i], sk = 0.0;
-        for (int64_t k = 0; k < c->steps; k++) {
-            double f = 1.0 - alpha[k] / g->sig2[i];
-            mk = f * mk + alpha[k] * cm[i] / g->sig2[i];
-            sk = (broken ? f : f * f) * sk + 2.0 * alpha[k];
-        }
-        mean[i] = mk;
-        var[i] = sk;
-    }
-}
 
 /* Sample mean and variance (about the sample mean) of column i. */
 static void column_moments(int64_t n, const float *x, int i, double *mean, double *var)
@@ -671,29 +376,29 @@ static void column_moments(int64_t n, const float *x, int i, double *mean, doubl
  */
 START_TEST(closed_form_matches_steps)
 {
-    grbm g;
-    grbm_setup(&g, EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
     int64_t n = stat_rows(100000, 1000000);
-    float *x = new_floats(n * WIDTH), *y = new_floats(n * WIDTH);
+    float *x = t_floats(n * WIDTH), *y = t_floats(n * WIDTH);
     const double v0[NV] = {1.0, -0.5, 2.0};
     const float h0[NH] = {1.0f, 0.0f};
     double cm[NV];
     for (int i = 0; i < NV; i++) {
         cm[i] = g.mu[i] + g.w[i][0] * h0[0] + g.w[i][1] * h0[1];
     }
-    const double limit = z_limit(FAIL_P / 54);
+    const double limit = ref_z_limit(FAIL_P / 54);
     const config schedules[3] = {
         {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.3, 0, -1, 1, 0},
         {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.5, 1, -1, 1, 0},
         {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.4, 1, -1, 1, 1},
     };
     for (int sc = 0; sc < 3; sc++) {
-        zlist zl = {0};
+        ref_zlist zl = {0};
         double twin_max = 0.0;
         float *out[2] = {x, y};
         double mean[2][NV], var[2][NV], fm[NV], fv[NV], bm[NV], bv[NV];
-        forward_moments(&g, &schedules[sc], v0, cm, 0, fm, fv);
-        forward_moments(&g, &schedules[sc], v0, cm, 1, bm, bv);
+        ref_langevin_moments(&g, &schedules[sc], v0, cm, 0, fm, fv);
+        ref_langevin_moments(&g, &schedules[sc], v0, cm, 1, bm, bv);
         for (int path = 0; path < 2; path++) {
             config c = schedules[sc];
             c.closed_form = path == 0;
@@ -715,26 +420,25 @@ START_TEST(closed_form_matches_steps)
                     ss += d * d;
                 }
                 ss /= (double)n;
-                z_add(&zl, (mean[path][i] - fm[i]) / sqrt(fv[i] / (double)n), "mean path v",
-                      path, i);
-                z_add(&zl, (ss - fv[i]) / (fv[i] * sqrt(2.0 / (double)n)), "var path v", path,
-                      i);
+                ref_z_add(&zl, (mean[path][i] - fm[i]) / sqrt(fv[i] / (double)n), "mean path v",
+                          path, i);
+                ref_z_add(&zl, (ss - fv[i]) / (fv[i] * sqrt(2.0 / (double)n)), "var path v", path,
+                          i);
                 double tw = fabs(ss - bv[i]) / (bv[i] * sqrt(2.0 / (double)n));
                 twin_max = tw > twin_max ? tw : twin_max;
             }
         }
         for (int i = 0; i < NV; i++) {
-            z_add(&zl,
-                  (mean[0][i] - mean[1][i]) / sqrt((var[0][i] + var[1][i]) / (double)n),
-                  "paths mean v", i, -1);
-            z_add(&zl,
-                  (var[0][i] - var[1][i]) /
-                      sqrt(2.0 * (var[0][i] * var[0][i] + var[1][i] * var[1][i]) / (double)n),
-                  "paths var v", i, -1);
+            ref_z_add(&zl, (mean[0][i] - mean[1][i]) / sqrt((var[0][i] + var[1][i]) / (double)n),
+                      "paths mean v", i, -1);
+            ref_z_add(&zl,
+                      (var[0][i] - var[1][i]) /
+                          sqrt(2.0 * (var[0][i] * var[0][i] + var[1][i] * var[1][i]) / (double)n),
+                      "paths var v", i, -1);
         }
         int arg;
-        double zmax = z_max(&zl, &arg);
-        if (verbose()) {
+        double zmax = ref_z_max(&zl, &arg);
+        if (t_verbose()) {
             printf("closed form[%d]: mean %.4f %.4f %.4f var %.4f %.4f %.4f; max |z| %.2f (%s), "
                    "twin max |z| %.1f, limit %.2f\n",
                    sc, fm[0], fm[1], fm[2], fv[0], fv[1], fv[2], zmax, zl.name[arg], twin_max,
@@ -771,9 +475,9 @@ START_TEST(drift_is_the_energy_gradient)
     ebm_model_t *m = t_model(2, sizes, EBM_UNITS_GAUSSIAN,
                              _i == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN);
     t_random_params(m, 4242 + (uint64_t)_i, 0.5);
-    float *x = new_floats(n * ld), *x1 = new_floats(n * ld), *x2 = new_floats(n * ld);
-    float *grad = new_floats(n * n0);
-    ebm_rng_t *r = new_rng(11);
+    float *x = t_floats(n * ld), *x1 = t_floats(n * ld), *x2 = t_floats(n * ld);
+    float *grad = t_floats(n * n0);
+    ebm_rng_t *r = t_rng(11, 0);
     ck_assert_int_eq(ebm_model_random_state(m, r, n, x, ld, NULL, 0), EBM_OK);
     ebm_rng_destroy(r);
     const double a1 = 0.5, a2 = 0.125, s1 = sqrt(2 * a1), s2 = sqrt(2 * a2);
@@ -799,7 +503,7 @@ START_TEST(drift_is_the_energy_gradient)
                 worst = err > worst ? err : worst;
             }
         }
-        if (verbose()) {
+        if (t_verbose()) {
             printf("drift[%d] kernel %d: worst relative error %.2g\n", _i, k, worst);
         }
         ck_assert_msg(worst < 1e-4, "kernel %d: drift off by %g", k, worst);
@@ -842,20 +546,20 @@ static const config VARIANTS[] = {
 START_TEST(deterministic_and_row_independent)
 {
     const config *c = &VARIANTS[_i];
-    grbm g;
-    grbm_setup(&g, EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
     const int64_t n = 600, ld = 7;
-    float *x0 = new_floats(n * ld), *a = new_floats(n * ld), *b = new_floats(n * ld);
+    float *x0 = t_floats(n * ld), *a = t_floats(n * ld), *b = t_floats(n * ld);
     for (int64_t k = 0; k < n * ld; k++) {
         x0[k] = -123.0f; /* padding */
     }
-    exact_draws(&g, 5005, n, x0, ld);
+    ref_grbm_draws(&g, 5005, n, x0, ld);
     const int64_t sizes[3] = {n, 300, 1};
     for (int t = 0; t < 3; t++) {
         float *dst = t == 0 ? a : b;
         memcpy(dst, x0, (size_t)(n * ld) * sizeof *dst);
         ebm_sampler_t *s = new_sampler(g.m, c);
-        ebm_rng_t *r = new_rng(31337);
+        ebm_rng_t *r = t_rng(31337, 0);
         for (int call = 0; call < 2; call++) {
             ck_assert_int_eq(ebm_sampler_step(s, r, sizes[t], dst, ld), EBM_OK);
             double rate = ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE);
@@ -870,7 +574,7 @@ START_TEST(deterministic_and_row_independent)
             /* Rerun on b: the same bytes. */
             memcpy(b, x0, (size_t)(n * ld) * sizeof *b);
             s = new_sampler(g.m, c);
-            r = new_rng(31337);
+            r = t_rng(31337, 0);
             for (int call = 0; call < 2; call++) {
                 ck_assert_int_eq(ebm_sampler_step(s, r, n, b, ld), EBM_OK);
             }
@@ -903,16 +607,16 @@ END_TEST
  * counter back to 0 restarts the count. */
 START_TEST(adjust_counter)
 {
-    grbm g;
-    grbm_setup(&g, EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
     const int64_t n = 2000;
-    float *x = new_floats(n * WIDTH);
-    exact_draws(&g, 6006, n, x, WIDTH);
+    float *x = t_floats(n * WIDTH);
+    ref_grbm_draws(&g, 6006, n, x, WIDTH);
     const config cs[2] = {{EBM_SAMPLER_LANGEVIN, 2, 0.8, 0, 2, 1, 0},
                           {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 2, 1, 0}};
     for (int k = 0; k < 2; k++) {
         ebm_sampler_t *s = new_sampler(g.m, &cs[k]);
-        ebm_rng_t *r = new_rng(42);
+        ebm_rng_t *r = t_rng(42, 0);
         for (int pass = 0; pass < 2; pass++) {
             for (int t = 1; t <= 4; t++) {
                 ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
@@ -943,11 +647,11 @@ END_TEST
  * (x unchanged, no decision); GIBBS_LANGEVIN keeps v and draws h | v. */
 START_TEST(zero_step_is_skipped)
 {
-    grbm g;
-    grbm_setup(&g, EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
     const int64_t n = 500;
-    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
-    exact_draws(&g, 7007, n, x0, WIDTH);
+    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
+    ref_grbm_draws(&g, 7007, n, x0, WIDTH);
     for (int k = 0; k < 2; k++) {
         config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 1, 0.5, 1, 0, 1,
                     0};
@@ -970,18 +674,18 @@ END_TEST
  * GIBBS_LANGEVIN: only h), bit 1 holds h (GIBBS_LANGEVIN moves only v). */
 START_TEST(clamped_layers_hold)
 {
-    grbm g;
-    grbm_setup(&g, EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
     const int64_t n = 500;
-    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
-    exact_draws(&g, 8008, n, x0, WIDTH);
+    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
+    ref_grbm_draws(&g, 8008, n, x0, WIDTH);
     for (int k = 0; k < 2; k++) {
         for (int clamp = 1; clamp <= 3; clamp++) {
             config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 5, 0.5, 0, 0,
                         1, 0};
             ebm_sampler_t *s = new_sampler(g.m, &c);
             ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, clamp), EBM_OK);
-            ebm_rng_t *r = new_rng(9);
+            ebm_rng_t *r = t_rng(9, 0);
             memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
             ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
             int64_t v_moved = 0, h_moved = 0;
@@ -1009,11 +713,11 @@ END_TEST
  * rejected (accept rate 0, adjusted or not) and the states stay valid. */
 START_TEST(diverging_steps_are_rejected)
 {
-    grbm g;
-    grbm_setup(&g, EBM_UNITS_BINARY);
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
     const int64_t n = 300;
-    float *x0 = new_floats(n * WIDTH), *x = new_floats(n * WIDTH);
-    exact_draws(&g, 9009, n, x0, WIDTH);
+    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
+    ref_grbm_draws(&g, 9009, n, x0, WIDTH);
     for (int v = 0; v < N_VARIANTS; v++) {
         config c = VARIANTS[v];
         c.step_size = 1e300;
@@ -1035,27 +739,18 @@ END_TEST
 
 Suite *ebm_langevin_suite(void)
 {
-    Suite *s = suite_create("langevin");
-    TCase *tc;
     const int stat_timeout = t_level() >= 2 ? 600 : 60;
-
-    tc = tcase_create("stationarity");
-    tcase_set_timeout(tc, stat_timeout);
-    tcase_add_loop_test(tc, mala_keeps_marginal, 0, 2);
-    tcase_add_test(tc, ula_bias_shrinks);
-    tcase_add_loop_test(tc, gibbs_langevin_keeps_joint, 0, 4);
-    tcase_add_test(tc, closed_form_matches_steps);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("kernel");
-    tcase_set_timeout(tc, 20);
-    tcase_add_loop_test(tc, drift_is_the_energy_gradient, 0, 2);
-    tcase_add_loop_test(tc, deterministic_and_row_independent, 0, N_VARIANTS);
-    tcase_add_test(tc, adjust_counter);
-    tcase_add_test(tc, zero_step_is_skipped);
-    tcase_add_test(tc, clamped_layers_hold);
-    tcase_add_test(tc, diverging_steps_are_rejected);
-    suite_add_tcase(s, tc);
-
-    return s;
+    const t_test tests[] = {
+        {"stationarity", mala_keeps_marginal, 2, stat_timeout, NULL, NULL},
+        {"stationarity", ula_bias_shrinks, 0, stat_timeout, NULL, NULL},
+        {"stationarity", gibbs_langevin_keeps_joint, 4, stat_timeout, NULL, NULL},
+        {"stationarity", closed_form_matches_steps, 0, stat_timeout, NULL, NULL},
+        {"kernel", drift_is_the_energy_gradient, 2, 20, NULL, NULL},
+        {"kernel", deterministic_and_row_independent, N_VARIANTS, 20, NULL, NULL},
+        {"kernel", adjust_counter, 0, 20, NULL, NULL},
+        {"kernel", zero_step_is_skipped, 0, 20, NULL, NULL},
+        {"kernel", clamped_layers_hold, 0, 20, NULL, NULL},
+        {"kernel", diverging_steps_are_rejected, 0, 20, NULL, NULL},
+    };
+    return t_suite("langevin", tests, sizeof tests / sizeof tests[0]);
 }

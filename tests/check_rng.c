@@ -3,32 +3,18 @@
  * bad input. */
 #include "tests.h"
 
-#include "ebm_internal.h"
+#include "rng.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static ebm_rng_t *new_rng(uint64_t seed, uint64_t stream)
-{
-    ebm_rng_t *r = NULL;
-    ck_assert_int_eq(ebm_rng_create(&r, seed, stream), EBM_OK);
-    ck_assert_ptr_nonnull(r);
-    return r;
-}
-
 static void get_state(const ebm_rng_t *r, uint64_t state[EBM_RNG_STATE_WORDS])
 {
     ck_assert_int_eq(ebm_rng_get_state(r, state), EBM_OK);
-}
-
-static float *new_floats(int64_t n)
-{
-    float *p = malloc((size_t)n * sizeof *p);
-    ck_assert_ptr_nonnull(p);
-    return p;
 }
 
 static void assert_states_equal(const uint64_t *a, const uint64_t *b)
@@ -125,12 +111,12 @@ END_TEST
  */
 START_TEST(test_own_known_answers)
 {
-    ebm_rng_t *r = new_rng(1, 0);
+    ebm_rng_t *r = t_rng(1, 0);
     uint64_t state[EBM_RNG_STATE_WORDS];
     get_state(r, state);
     ck_assert(state[0] == 0x6042d6fc73e4c08aULL); /* the key made from (1, 0) */
 
-    float *u = new_floats(10000);
+    float *u = t_floats(10000);
     ck_assert_int_eq(ebm_rng_uniform(r, 10000, u), EBM_OK);
     ck_assert_float_eq(u[0], 0x1.458ac4p-1f);
     ck_assert_float_eq(u[1], 0x1.9545f0p-3f);
@@ -139,7 +125,7 @@ START_TEST(test_own_known_answers)
     ck_assert_float_eq(u[9999], 0x1.342d7cp-1f); /* 0.6019095182... */
     ebm_rng_destroy(r);
 
-    r = new_rng(1, 0);
+    r = t_rng(1, 0);
     ck_assert_int_eq(ebm_rng_normal(r, 10000, u), EBM_OK);
     ck_assert_double_eq_tol(u[9999], 0x1.2f4b04p-2, 1e-6); /* 0.2961845994 */
     ebm_rng_destroy(r);
@@ -153,7 +139,7 @@ END_TEST
  * normal fill that starts mid-block. */
 START_TEST(test_fill_layout)
 {
-    ebm_rng_t *r = new_rng(7, 3);
+    ebm_rng_t *r = t_rng(7, 3);
     uint64_t state[EBM_RNG_STATE_WORDS];
     get_state(r, state);
     uint64_t key = state[0], seq = state[1];
@@ -183,7 +169,7 @@ START_TEST(test_fill_layout)
     ebm_rng_destroy(r);
 
     /* A pos past 2^34 words: the block index carries into c1. */
-    r = new_rng(7, 3);
+    r = t_rng(7, 3);
     get_state(r, state);
     state[2] = (1ULL << 34) - 2;
     ck_assert_int_eq(ebm_rng_set_state(r, state), EBM_OK);
@@ -223,7 +209,7 @@ static void check_row_layout(const ebm__stream *s, uint32_t row, uint64_t word, 
  * above 2^32. */
 START_TEST(test_stream_layout)
 {
-    ebm_rng_t *r = new_rng(11, 0);
+    ebm_rng_t *r = t_rng(11, 0);
     ebm__stream streams[2];
     streams[0] = ebm__rng_take_stream(r);
     streams[1] = ebm__rng_take_stream(r);
@@ -247,7 +233,7 @@ END_TEST
 START_TEST(test_same_seed_same_bytes)
 {
     float a[1000], b[1000];
-    ebm_rng_t *r1 = new_rng(42, 9), *r2 = new_rng(42, 9);
+    ebm_rng_t *r1 = t_rng(42, 9), *r2 = t_rng(42, 9);
     ck_assert_int_eq(ebm_rng_uniform(r1, 1000, a), EBM_OK);
     ck_assert_int_eq(ebm_rng_uniform(r2, 1000, b), EBM_OK);
     ck_assert_mem_eq(a, b, sizeof a);
@@ -277,7 +263,7 @@ START_TEST(test_different_seeds_differ)
     const int n_pairs = (int)(sizeof pairs / sizeof pairs[0]);
     float draws[8][256];
     for (int i = 0; i < n_pairs; i++) {
-        ebm_rng_t *r = new_rng(pairs[i][0], pairs[i][1]);
+        ebm_rng_t *r = t_rng(pairs[i][0], pairs[i][1]);
         ck_assert_int_eq(ebm_rng_uniform(r, 256, draws[i]), EBM_OK);
         ebm_rng_destroy(r);
     }
@@ -293,7 +279,7 @@ END_TEST
 
 START_TEST(test_derive)
 {
-    ebm_rng_t *parent = new_rng(5, 0);
+    ebm_rng_t *parent = t_rng(5, 0);
     float skip[3];
     ck_assert_int_eq(ebm_rng_normal(parent, 3, skip), EBM_OK); /* mid-block, spare pending */
     uint64_t before[EBM_RNG_STATE_WORDS], after[EBM_RNG_STATE_WORDS];
@@ -313,7 +299,7 @@ START_TEST(test_derive)
     assert_states_equal(before, after);
 
     /* The parent's own continuation is that of an untouched twin. */
-    ebm_rng_t *twin = new_rng(5, 0);
+    ebm_rng_t *twin = t_rng(5, 0);
     ck_assert_int_eq(ebm_rng_normal(twin, 3, skip), EBM_OK);
     float twin_draws[N_DRAWS];
     ck_assert_int_eq(ebm_rng_uniform(twin, N_DRAWS, twin_draws), EBM_OK);
@@ -334,7 +320,7 @@ START_TEST(test_derive)
 
     /* Deriving is deterministic: a twin at the same position gives the same
      * child; a fill that moves the parent's position gives another. */
-    ebm_rng_t *again = NULL, *moved = NULL, *twin2 = new_rng(5, 0);
+    ebm_rng_t *again = NULL, *moved = NULL, *twin2 = t_rng(5, 0);
     float again_draws[N_DRAWS], moved_draws[N_DRAWS];
     ck_assert_int_eq(ebm_rng_normal(twin2, 3, skip), EBM_OK);
     ck_assert_int_eq(ebm_rng_derive(&again, twin2, 2), EBM_OK);
@@ -368,8 +354,8 @@ static void check_split_fills(fill_fn fill, const int *sizes, int n_sizes)
     for (int i = 0; i < n_sizes; i++) {
         total += sizes[i];
     }
-    float *whole = new_floats(total), *parts = new_floats(total);
-    ebm_rng_t *r1 = new_rng(3, 1), *r2 = new_rng(3, 1);
+    float *whole = t_floats(total), *parts = t_floats(total);
+    ebm_rng_t *r1 = t_rng(3, 1), *r2 = t_rng(3, 1);
     ck_assert_int_eq(fill(r1, total, whole), EBM_OK);
     int at = 0;
     for (int i = 0; i < n_sizes; i++) {
@@ -404,7 +390,7 @@ START_TEST(test_state_round_trip)
 {
     ck_assert_int_eq(ebm_rng_state_words(), EBM_RNG_STATE_WORDS);
     ck_assert_int_eq(EBM_RNG_STATE_WORDS, 6);
-    ebm_rng_t *r = new_rng(8, 2);
+    ebm_rng_t *r = t_rng(8, 2);
     float skip[5];
     ck_assert_int_eq(ebm_rng_uniform(r, 2, skip), EBM_OK);
     ck_assert_int_eq(ebm_rng_normal(r, 5, skip), EBM_OK);
@@ -421,7 +407,7 @@ START_TEST(test_state_round_trip)
     ck_assert_int_eq(ebm_rng_uniform(r, 16, second + 17), EBM_OK);
     ck_assert_mem_eq(first, second, sizeof first);
 
-    ebm_rng_t *other = new_rng(99, 99);
+    ebm_rng_t *other = t_rng(99, 99);
     ck_assert_int_eq(ebm_rng_set_state(other, saved), EBM_OK);
     uint64_t copy[EBM_RNG_STATE_WORDS];
     get_state(other, copy);
@@ -443,7 +429,7 @@ END_TEST
 /* Each kind of bad state: EBM_EVALUE, a message naming the word, r unchanged. */
 START_TEST(test_set_state_rejects)
 {
-    ebm_rng_t *r = new_rng(4, 4);
+    ebm_rng_t *r = t_rng(4, 4);
     float skip[3];
     ck_assert_int_eq(ebm_rng_normal(r, 3, skip), EBM_OK);
     uint64_t good[EBM_RNG_STATE_WORDS];
@@ -487,7 +473,7 @@ END_TEST
 
 START_TEST(test_take_stream)
 {
-    ebm_rng_t *r = new_rng(6, 0);
+    ebm_rng_t *r = t_rng(6, 0);
     uint64_t state[EBM_RNG_STATE_WORDS];
 
     /* Fresh generator: two calls take sequences 0 and 1. */
@@ -522,14 +508,14 @@ START_TEST(test_take_stream)
 }
 END_TEST
 
-/* ebm__take_streams(count) takes what count calls of ebm__rng_take_stream
+/* ebm__rng_take_streams(count) takes what count calls of ebm__rng_take_stream
  * take and leaves the generator where they leave it: fresh, after a fill,
  * and with a pending spare; count 0 takes nothing. */
 START_TEST(test_take_streams)
 {
     for (int before = 0; before < 3; before++) {
         for (int count = 0; count <= 99; count += count < 3 ? 1 : 48) {
-            ebm_rng_t *r1 = new_rng(9, (uint64_t)before), *r2 = new_rng(9, (uint64_t)before);
+            ebm_rng_t *r1 = t_rng(9, (uint64_t)before), *r2 = t_rng(9, (uint64_t)before);
             float u[3];
             for (int i = 0; i < 2; i++) {
                 ebm_rng_t *r = i ? r2 : r1;
@@ -540,7 +526,7 @@ START_TEST(test_take_streams)
                 }
             }
             ebm__stream many[99], one;
-            ebm__take_streams(r1, count, many);
+            ebm__rng_take_streams(r1, count, many);
             for (int i = 0; i < count; i++) {
                 one = ebm__rng_take_stream(r2);
                 ck_assert(memcmp(&one, &many[i], sizeof one) == 0);
@@ -560,7 +546,7 @@ END_TEST
 START_TEST(test_stream_rows_independent)
 {
     enum { ROWS = 10, COUNT = 37 };
-    ebm_rng_t *r = new_rng(12, 1);
+    ebm_rng_t *r = t_rng(12, 1);
     ebm__stream s = ebm__rng_take_stream(r);
     float all[ROWS][COUNT], alone[COUNT + 20];
     float all_z[ROWS][COUNT], alone_z[COUNT + 20];
@@ -666,11 +652,11 @@ static double normal_chi_square(const float *z, int64_t n, int *bins)
 START_TEST(test_uniform_chi_square)
 {
     int64_t n = stat_draws();
-    float *u = new_floats(n);
+    float *u = t_floats(n);
     int *bins = malloc((size_t)n * sizeof *bins);
     ck_assert_ptr_nonnull(bins);
 
-    ebm_rng_t *r = new_rng(2024, 0);
+    ebm_rng_t *r = t_rng(2024, 0);
     ck_assert_int_eq(ebm_rng_uniform(r, n, u), EBM_OK);
     double chi2 = uniform_chi_square(u, n, bins);
     ck_assert_msg(chi2 < CHI2_LIMIT, "fill: chi-square %g", chi2);
@@ -717,8 +703,8 @@ static void normal_moments(const float *z, int64_t n, double shift, double scale
 START_TEST(test_normal_moments)
 {
     int64_t n = stat_draws();
-    float *z = new_floats(n);
-    ebm_rng_t *r = new_rng(2025, 0);
+    float *z = t_floats(n);
+    ebm_rng_t *r = t_rng(2025, 0);
     ck_assert_int_eq(ebm_rng_normal(r, n, z), EBM_OK);
     double mean_tol = 5.0 / sqrt((double)n), var_tol = 5.0 * sqrt(2.0 / (double)n);
     double mean, var;
@@ -751,10 +737,10 @@ END_TEST
 START_TEST(test_normal_chi_square)
 {
     int64_t n = stat_draws();
-    float *z = new_floats(n);
+    float *z = t_floats(n);
     int *bins = malloc((size_t)n * sizeof *bins);
     ck_assert_ptr_nonnull(bins);
-    ebm_rng_t *r = new_rng(2026, 0);
+    ebm_rng_t *r = t_rng(2026, 0);
     for (int64_t at = 0; at < n; at += 999) {
         int64_t len = (n - at < 999) ? n - at : 999;
         ck_assert_int_eq(ebm_rng_normal(r, len, z + at), EBM_OK);
@@ -790,7 +776,7 @@ START_TEST(test_bad_input)
     ck_assert_int_eq(ebm_rng_derive(&out, NULL, 0), EBM_ENULL);
     ck_assert_ptr_null(out); /* *out is NULL on failure */
 
-    ebm_rng_t *r = new_rng(1, 2);
+    ebm_rng_t *r = t_rng(1, 2);
     uint64_t before[EBM_RNG_STATE_WORDS], after[EBM_RNG_STATE_WORDS];
     float skip[3];
     ck_assert_int_eq(ebm_rng_normal(r, 3, skip), EBM_OK);
@@ -836,42 +822,125 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Bad input: messages, nothing changed                                     */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(rng_bad_input)
+{
+    ebm_rng_t *r = g_rng, *twin = t_fresh_rng();
+    uint64_t st[EBM_RNG_STATE_WORDS], good[EBM_RNG_STATE_WORDS], bad[EBM_RNG_STATE_WORDS];
+    float buf[16];
+    char hex[32];
+    t_sentinel(st, sizeof st);
+    t_sentinel(buf, sizeof buf);
+    ck_assert_int_eq(ebm_rng_get_state(r, good), EBM_OK);
+
+    /* NULL handles and NULL out pointers: no generator to hold a message. */
+    t_snap s;
+    t_snap_init(&s, T_MSG_NONE, NULL, r);
+    t_snap_track(&s, "state", st, sizeof st);
+    t_snap_track(&s, "out", buf, sizeof buf);
+    FAILS(&s, EBM_ENULL, NULL, NULL, ebm_rng_create(NULL, 1, 2));
+    ebm_rng_t *child = NULL;
+    FAILS(&s, EBM_ENULL, NULL, NULL, ebm_rng_derive(&child, NULL, 3));
+    CHECK(child == NULL, "ebm_rng_derive(&child, NULL, 3) wrote child");
+    FAILS(&s, EBM_ENULL, NULL, NULL, ebm_rng_get_state(NULL, st));
+    FAILS(&s, EBM_ENULL, NULL, NULL, ebm_rng_set_state(NULL, good));
+    FAILS(&s, EBM_ENULL, NULL, NULL, ebm_rng_uniform(NULL, 4, buf));
+    FAILS(&s, EBM_ENULL, NULL, NULL, ebm_rng_normal(NULL, 4, buf));
+    CHECK(ebm_rng_errmsg(NULL) != NULL, "ebm_rng_errmsg(NULL) is NULL");
+    ebm_rng_destroy(NULL);
+
+    /* Calls on r: message in ebm_rng_errmsg(r), r unchanged. */
+    s.src = T_MSG_RNG;
+    FAILS(&s, EBM_ENULL, "state", NULL, ebm_rng_set_state(r, NULL));
+    memcpy(bad, good, sizeof bad);
+    bad[5] ^= 1; /* a wrong tag */
+    snprintf(hex, sizeof hex, "%016" PRIx64, bad[5]);
+    FAILS(&s, EBM_EVALUE, "state", hex, ebm_rng_set_state(r, bad));
+    memset(bad, 0, sizeof bad); /* all zero: no tag at all */
+    FAILS(&s, EBM_EVALUE, "state", NULL, ebm_rng_set_state(r, bad));
+    memcpy(bad, good, sizeof bad);
+    bad[3] = 2; /* has_spare is not 0 or 1 */
+    FAILS(&s, EBM_EVALUE, "state[3]", "2", ebm_rng_set_state(r, bad));
+    memcpy(bad, good, sizeof bad);
+    double nan_spare = NAN;
+    bad[3] = 1;
+    memcpy(&bad[4], &nan_spare, sizeof nan_spare);
+    FAILS(&s, EBM_EVALUE, "state[4]", NULL, ebm_rng_set_state(r, bad));
+    memcpy(bad, good, sizeof bad);
+    bad[3] = 0;
+    bad[4] = 0x3ff0000000000000ULL; /* a spare value without has_spare: never written */
+    FAILS(&s, EBM_EVALUE, "state[4]", NULL, ebm_rng_set_state(r, bad));
+
+    FAILS(&s, EBM_ESHAPE, "n", "-1", ebm_rng_uniform(r, -1, buf));
+    FAILS(&s, EBM_ESHAPE, "n", "-9223372036854775808", ebm_rng_uniform(r, INT64_MIN, buf));
+    FAILS(&s, EBM_ESHAPE, "n", "-3", ebm_rng_normal(r, -3, buf));
+    FAILS(&s, EBM_ENULL, "out", NULL, ebm_rng_uniform(r, 5, NULL));
+    FAILS(&s, EBM_ENULL, "out", NULL, ebm_rng_normal(r, 5, NULL));
+    /* n = 0 with NULL is a valid empty fill: it consumes nothing. */
+    NOOP(&s, ebm_rng_uniform(r, 0, NULL));
+    NOOP(&s, ebm_rng_normal(r, 0, NULL));
+
+    /* Not poisoned: r still draws exactly what its twin draws. */
+    float x1[5], x2[5];
+    ck_assert_int_eq(ebm_rng_normal(r, 5, x1), EBM_OK);
+    ck_assert_int_eq(ebm_rng_normal(twin, 5, x2), EBM_OK);
+    CHECK(memcmp(x1, x2, sizeof x1) == 0, "normals after failed calls differ from the twin's");
+    ck_assert_int_eq(ebm_rng_uniform(r, 5, x1), EBM_OK);
+    ck_assert_int_eq(ebm_rng_uniform(twin, 5, x2), EBM_OK);
+    CHECK(memcmp(x1, x2, sizeof x1) == 0, "uniforms after failed calls differ from the twin's");
+    ck_assert_int_eq(ebm_rng_set_state(r, good), EBM_OK);
+    CHECK(t_rng_hash(r) == t_checksum(good, sizeof good), "set_state(good) after failures");
+
+    /* A fresh generator has the empty message. */
+    ebm_rng_t *f = NULL;
+    ck_assert_int_eq(ebm_rng_create(&f, 1, 1), EBM_OK);
+    CHECK(ebm_rng_errmsg(f) != NULL && ebm_rng_errmsg(f)[0] == '\0',
+          "a fresh generator's message is not \"\"");
+    ebm_rng_destroy(f);
+    ebm_rng_destroy(twin);
+    FINISH();
+}
+END_TEST
+
+/* get_state(r, NULL) and derive(NULL, r, i) are calls on a generator that
+ * fail: the header promises a message in ebm_rng_errmsg(r) for every failure. */
+START_TEST(rng_const_calls_leave_message)
+{
+    ebm_rng_t *r = g_rng;
+    t_snap s;
+    t_snap_init(&s, T_MSG_RNG, NULL, r);
+    FAILS(&s, EBM_ENULL, "state", NULL, ebm_rng_get_state(r, NULL));
+    FAILS(&s, EBM_ENULL, "out", NULL, ebm_rng_derive(NULL, r, 3));
+    FINISH();
+}
+END_TEST
+
 Suite *ebm_rng_suite(void)
 {
-    Suite *suite = suite_create("rng");
-    struct {
-        const char *name;
-        const TTest *test;
-    } cases[] = {
-        {"known answers", test_philox_known_answers},
-        {"known answers", test_splitmix64_known_answers},
-        {"known answers", test_own_known_answers},
-        {"layout", test_fill_layout},
-        {"layout", test_stream_layout},
-        {"streams", test_same_seed_same_bytes},
-        {"streams", test_different_seeds_differ},
-        {"streams", test_derive},
-        {"checkpoints", test_split_fills},
-        {"checkpoints", test_state_round_trip},
-        {"checkpoints", test_set_state_rejects},
-        {"batched", test_take_stream},
-        {"batched", test_take_streams},
-        {"batched", test_stream_rows_independent},
-        {"statistics", test_uniform_chi_square},
-        {"statistics", test_normal_moments},
-        {"statistics", test_normal_chi_square},
-        {"bad input", test_bad_input},
+    const t_test tests[] = {
+        {"known answers", test_philox_known_answers, 0, 30, NULL, NULL},
+        {"known answers", test_splitmix64_known_answers, 0, 30, NULL, NULL},
+        {"known answers", test_own_known_answers, 0, 30, NULL, NULL},
+        {"layout", test_fill_layout, 0, 30, NULL, NULL},
+        {"layout", test_stream_layout, 0, 30, NULL, NULL},
+        {"streams", test_same_seed_same_bytes, 0, 30, NULL, NULL},
+        {"streams", test_different_seeds_differ, 0, 30, NULL, NULL},
+        {"streams", test_derive, 0, 30, NULL, NULL},
+        {"checkpoints", test_split_fills, 0, 30, NULL, NULL},
+        {"checkpoints", test_state_round_trip, 0, 30, NULL, NULL},
+        {"checkpoints", test_set_state_rejects, 0, 30, NULL, NULL},
+        {"batched", test_take_stream, 0, 30, NULL, NULL},
+        {"batched", test_take_streams, 0, 30, NULL, NULL},
+        {"batched", test_stream_rows_independent, 0, 30, NULL, NULL},
+        {"statistics", test_uniform_chi_square, 0, 30, NULL, NULL},
+        {"statistics", test_normal_moments, 0, 30, NULL, NULL},
+        {"statistics", test_normal_chi_square, 0, 30, NULL, NULL},
+        {"bad input", test_bad_input, 0, 30, t_fixture_setup, t_fixture_teardown},
+        {"bad input", rng_bad_input, 0, 30, t_fixture_setup, t_fixture_teardown},
+        {"bad input", rng_const_calls_leave_message, 0, 30, t_fixture_setup, t_fixture_teardown},
     };
-    TCase *tc = NULL;
-    const char *current = "";
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(cases[i].name, current) != 0) {
-            current = cases[i].name;
-            tc = tcase_create(current);
-            tcase_set_timeout(tc, 30);
-            suite_add_tcase(suite, tc);
-        }
-        tcase_add_test(tc, cases[i].test);
-    }
-    return suite;
+    return t_suite("rng", tests, sizeof tests / sizeof tests[0]);
 }

@@ -10,7 +10,9 @@
  */
 #include "tests.h"
 
-#include "ebm_internal.h"
+#include "kernels.h"
+#include "numerics.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1090,21 +1092,19 @@ END_TEST
 
 Suite *ebm_simd_suite(void)
 {
-    Suite *s = suite_create("simd");
-    TCase *tc = tcase_create("simd");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, exp_accurate);
-    tcase_add_test(tc, sigmoid_tanh_accurate);
-    tcase_add_test(tc, box_muller_accurate);
-    tcase_add_test(tc, sub_dot_plain);
-    tcase_add_test(tc, col_sums_plain);
-    tcase_add_test(tc, argmin_plain_loop);
-    tcase_add_test(tc, coupling_setup_plain);
-    tcase_add_test(tc, draw_ratio_plain);
-    tcase_add_test(tc, add_flips_plain);
-    tcase_add_test(tc, log_uniform_plain);
-    tcase_add_test(tc, builds_agree);
-    tcase_add_test(tc, calls_agree);
-    suite_add_tcase(s, tc);
-    return s;
+    const t_test tests[] = {
+        {"simd", exp_accurate, 0, 120, NULL, NULL},
+        {"simd", sigmoid_tanh_accurate, 0, 120, NULL, NULL},
+        {"simd", box_muller_accurate, 0, 120, NULL, NULL},
+        {"simd", sub_dot_plain, 0, 120, NULL, NULL},
+        {"simd", col_sums_plain, 0, 120, NULL, NULL},
+        {"simd", argmin_plain_loop, 0, 120, NULL, NULL},
+        {"simd", coupling_setup_plain, 0, 120, NULL, NULL},
+        {"simd", draw_ratio_plain, 0, 120, NULL, NULL},
+        {"simd", add_flips_plain, 0, 120, NULL, NULL},
+        {"simd", log_uniform_plain, 0, 120, NULL, NULL},
+        {"simd", builds_agree, 0, 120, NULL, NULL},
+        {"simd", calls_agree, 0, 120, NULL, NULL},
+    };
+    return t_suite("simd", tests, sizeof tests / sizeof tests[0]);
 }
