@@ -373,36 +373,36 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
  * uniforms, a try's uniforms; row lists (apart and together rows, their
  * stream rows, the rows that need tries); the log-ratio constants. */
 typedef struct coupled_work {
-    int64_t n, w, max_size, threads;
-    float *gathered, *y_rows, *x_input, *y_input, *x_prob, *y_prob, *tmp, *a, *u, *try_u,
-        *try_accept;
-    int64_t *rows, *flags, *sid, *list, *lid, *trying;
-    double *lz, *log_u;
+    couple *c; /* gets the pieces it keeps (x_input ... trying) */
+    int64_t n, max_size, threads;
+    float *gathered, *y_rows, *a;
+    int64_t *rows, *flags, *sid;
 } coupled_work;
 
 static void coupled_layout(ebm__arena *arena, void *ctx)
 {
     coupled_work *wk = ctx;
-    const size_t n = (size_t)wk->n, nw = (size_t)(wk->n * wk->w), f = sizeof(float);
+    couple *c = wk->c;
+    const size_t n = (size_t)wk->n, nw = (size_t)(wk->n * c->w), f = sizeof(float);
     wk->gathered = ebm__arena_take(arena, nw, f);
     wk->y_rows = ebm__arena_take(arena, nw, f);
-    wk->x_input = ebm__arena_take(arena, nw, f);
-    wk->y_input = ebm__arena_take(arena, nw, f);
-    wk->x_prob = ebm__arena_take(arena, nw, f);
-    wk->y_prob = ebm__arena_take(arena, nw, f);
-    wk->tmp = ebm__arena_take(arena, (size_t)(wk->threads * wk->w), f);
+    c->x_input = ebm__arena_take(arena, nw, f);
+    c->y_input = ebm__arena_take(arena, nw, f);
+    c->x_prob = ebm__arena_take(arena, nw, f);
+    c->y_prob = ebm__arena_take(arena, nw, f);
+    c->tmp = ebm__arena_take(arena, (size_t)(wk->threads * c->w), f);
     wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->max_size), f);
-    wk->u = ebm__arena_take(arena, n, f);
-    wk->try_u = ebm__arena_take(arena, nw, f);
-    wk->try_accept = ebm__arena_take(arena, 2 * n, f);
+    c->u = ebm__arena_take(arena, n, f);
+    c->try_u = ebm__arena_take(arena, nw, f);
+    c->try_accept = ebm__arena_take(arena, 2 * n, f);
     wk->rows = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
     wk->flags = ebm__arena_take(arena, n, sizeof(int64_t));
     wk->sid = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
-    wk->list = ebm__arena_take(arena, n, sizeof(int64_t));
-    wk->lid = ebm__arena_take(arena, n, sizeof(int64_t));
-    wk->trying = ebm__arena_take(arena, n, sizeof(int64_t));
-    wk->lz = ebm__arena_take(arena, n, sizeof(double));
-    wk->log_u = ebm__arena_take(arena, 2 * n, sizeof(double));
+    c->list = ebm__arena_take(arena, n, sizeof(int64_t));
+    c->lid = ebm__arena_take(arena, n, sizeof(int64_t));
+    c->trying = ebm__arena_take(arena, n, sizeof(int64_t));
+    c->lz = ebm__arena_take(arena, n, sizeof(double));
+    c->log_u = ebm__arena_take(arena, 2 * n, sizeof(double));
 }
 
 int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
@@ -419,7 +419,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     c.b2 = ebm__unclamped_layers(s, 0) != 0 ? ebm__unclamped_layers(s, 1) : 0;
 
     const int64_t threads = ebm__max_threads();
-    coupled_work wk = {.n = n, .w = w, .max_size = m->max_size, .threads = threads};
+    coupled_work wk = {.c = &c, .n = n, .max_size = m->max_size, .threads = threads};
     if (ebm__arena_layout(&s->scratch, coupled_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }
@@ -438,19 +438,6 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     const int in_place = nt == 0 && ldx == w && ldy == w;
     float *gathered = wk.gathered, *a = wk.a; /* gathered: apart rows, then together rows */
     c.y_rows = in_place ? y : wk.y_rows;
-    c.x_input = wk.x_input;
-    c.y_input = wk.y_input;
-    c.x_prob = wk.x_prob;
-    c.y_prob = wk.y_prob;
-    c.lz = wk.lz;
-    c.log_u = wk.log_u;
-    c.tmp = wk.tmp;
-    c.u = wk.u;
-    c.try_u = wk.try_u;
-    c.try_accept = wk.try_accept;
-    c.list = wk.list;
-    c.lid = wk.lid;
-    c.trying = wk.trying;
     c.x_rows = in_place ? x : gathered;
     for (int64_t i = 0; i < na; i++) {
         sid[i] = ebm__row_id(ids, idx[i]);
