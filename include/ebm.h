@@ -601,7 +601,18 @@ enum ebm_coupling {
      * the residual draws share common random numbers, and so does the second
      * block, which keeps unmet chains close. A first block that is a single
      * Gaussian layer uses the reflection-maximal coupling instead. */
-    EBM_COUPLING_CRN = 1
+    EBM_COUPLING_CRN = 1,
+    /** Each half-step of the sweep coupled maximally on its
+     * own: the first block as under EBM_COUPLING_CRN, then the second block
+     * (drawn given each chain's new first block) by the same rejection
+     * method with common random numbers in its residual draws. Also a
+     * maximal coupling of the two transitions (the chains meet only where
+     * the first blocks agree), but chains whose first blocks differ can
+     * still draw equal second blocks, and then meet at the next step for
+     * certain; so they meet sooner than under CRN, whose second block
+     * agrees only unit by unit. Each chain is marginally an exact Gibbs
+     * chain; no loop is truncated. */
+    EBM_COUPLING_BLOCKWISE = 2
 };
 
 /** Options (ebm_sampler_set_int / ebm_sampler_set_double). */
@@ -683,7 +694,7 @@ EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
  * One step of coupled chains, row by row: x_t -> x_{t+1} and
  * y_{t-1} -> y_t, each marginally one step of this sampler's kernel, coupled
  * so that they meet with positive probability: GIBBS by EBM_SAMPLER_COUPLING
- * (both couplings are maximal couplings of the two transitions, so
+ * (all three couplings are maximal couplings of the two transitions, so
  * P(meet) = sum_z min(P(x_t, z), P(y_{t-1}, z))); MH_UNIFORM by a common
  * proposal and a common uniform (Taniguchi Algs. 3 and 4). Rows with
  * x == y on entry move together and stay equal. Rejection loops are exact:

@@ -8,8 +8,10 @@
  * transition density factorises as T(x'|x) = T1(x'_B1 | x_B2) T2(x'_B2 |
  * x'_B1), and T2 is the same for both chains once B1 agrees, so the ratio of
  * the two chains' transition densities at any x' is the ratio of their B1
- * conditionals (Qiu remark 1): coupling B1 maximally and drawing B2 from
- * common random numbers is a maximal coupling of the whole transitions.
+ * conditionals (Qiu remark 1): coupling B1 maximally and drawing B2 so that
+ * equal B1 gives equal B2 is a maximal coupling of the whole transitions.
+ * MAXIMAL and CRN draw B2 from (common) random numbers; BLOCKWISE couples B2
+ * maximally too, as a second half-step, given each chain's new B1.
  */
 #include "conditional.h"
 #include "coupling.h"
@@ -38,22 +40,33 @@ enum {
     ST_B2 = 3,                     /* B2 layers: ST_B2 + l */
     ST_B2_Y = ST_B2 + EBM_MAX_LAYERS,        /* y's B2 under EBM_COUPLING_MAXIMAL */
     ST_TOGETHER = ST_B2_Y + EBM_MAX_LAYERS,  /* rows already met: one sweep */
-    ST_COUNT = ST_TOGETHER + EBM_MAX_LAYERS
+    ST_COUNT = ST_TOGETHER + EBM_MAX_LAYERS,
+    /* EBM_COUPLING_BLOCKWISE draws B2 as it draws B1, from streams that
+     * MAXIMAL alone uses otherwise: */
+    ST_B2_FIRST = ST_B2_Y,         /* x's first draw of B2 */
+    ST_B2_MEET = ST_B2_Y + 1,      /* B2's meeting uniform */
+    ST_B2_RESIDUAL = ST_B2_Y + 2   /* base of B2's residual tries */
 };
 
+/* Why a coupled sweep stopped. */
+enum { FAIL_NONE = 0, FAIL_INPUT, FAIL_DRAW, FAIL_TRIES };
+
 /* Work of one coupled step over the rows that have not met (na of them),
- * gathered into contiguous matrices of stride w. */
+ * gathered into contiguous matrices of stride w. A maximal coupling of one
+ * block's conditionals (`blk`: B1, then B2 under BLOCKWISE) works on the
+ * fields from x_input to trying. */
 typedef struct couple {
     const ebm_sampler_t *s;
     const ebm_model_t *m;
     int64_t w;
     uint32_t b1, b2;   /* layers of the two blocks */
+    uint32_t blk;      /* the block being coupled */
     int64_t na;
     const int64_t *id; /* stream row of each gathered row */
     float *x_rows, *y_rows; /* na x w states */
-    float *x_input, *y_input; /* na x w: B1's inputs from x_rows and y_rows, at its columns */
+    float *x_input, *y_input; /* na x w: blk's inputs from x_rows and y_rows, at its columns */
     float *x_prob, *y_prob;   /* na x w: its discrete units' probabilities of the upper value */
-    double *lz;        /* [na]: sum over B1's discrete units of LZ(a2) - LZ(a1) */
+    double *lz;        /* [na]: sum over blk's discrete units of LZ(a2) - LZ(a1) */
     float *tmp;        /* one row of proposals per thread */
     float *u;          /* [na]: the meeting uniforms */
     double *log_u;     /* [2 na]: logs of the meeting or a try's acceptance uniforms */
@@ -62,13 +75,15 @@ typedef struct couple {
     int64_t *lid;      /* [na]: their stream rows */
     int64_t *trying;   /* [na]: their chains still trying (1: x, 2: y) */
     int64_t *met;      /* [na]: 1 where B1 met */
-    int64_t tries_sum, tries_max;
+    int64_t *met_b2;   /* [na]: 1 where B2 met (BLOCKWISE) */
+    int64_t tries_sum, tries_max, loops; /* residual loops: tries, longest, loops */
+    int fail;          /* FAIL_*: why the sweep stopped */
     int64_t stuck;     /* the stream row that reached the try limit */
 } couple;
 
 /*
  * Per row, what the log-ratios of all its proposals share: the sum over
- * B1's discrete units of LZ(a2) - LZ(a1), LZ(a) the log partition sum of a
+ * blk's discrete units of LZ(a2) - LZ(a1), LZ(a) the log partition sum of a
  * unit at input a (softplus(a) for 0/1 units, log(2 cosh a) for spins, so
  * that log p(x | a) = x a - LZ(a)), and the probabilities the draws compare
  * against (the same float expressions ebm__sample_from_input uses). Once per
@@ -80,7 +95,7 @@ static void ratio_setup(couple *c)
     const ebm_model_t *m = c->m;
     memset(c->lz, 0, (size_t)c->na * sizeof *c->lz);
     for (int64_t l = 0; l < m->n_layers; l++) {
-        if (!(c->b1 >> l & 1u) || ebm__is_gaussian(m, l)) {
+        if (!(c->blk >> l & 1u) || ebm__is_gaussian(m, l)) {
             continue;
         }
         const int64_t off = m->offset[l];
@@ -90,24 +105,24 @@ static void ratio_setup(couple *c)
     }
 }
 
-/* The uniforms of B1's discrete layers for n rows with stream rows id, at
+/* The uniforms of blk's discrete layers for n rows with stream rows id, at
  * the layers' columns of u (stride ldu). Each layer starts at its own
  * words. */
-static void b1_uniforms(const couple *c, const ebm__stream *st, int64_t n, const int64_t *id,
-                        float *u, int64_t ldu)
+static void block_uniforms(const couple *c, const ebm__stream *st, int64_t n, const int64_t *id,
+                           float *u, int64_t ldu)
 {
     const ebm_model_t *m = c->m;
     for (int64_t l = 0; l < m->n_layers; l++) {
-        if ((c->b1 >> l & 1u) && !ebm__is_gaussian(m, l)) {
+        if ((c->blk >> l & 1u) && !ebm__is_gaussian(m, l)) {
             ebm__stream_uniform_rows(st, n, id, (uint64_t)m->offset[l], m->size[l],
                                      u + m->offset[l], ldu);
         }
     }
 }
 
-/* Draw row r's B1 into the row dst, from chain 1's conditional (chain 1)
+/* Draw row r's blk into the row dst, from chain 1's conditional (chain 1)
  * or chain 2's, and return log p2(z) - log p1(z) of the draw z. Discrete
- * units compare the row u of b1_uniforms with the precomputed
+ * units compare the row u of block_uniforms with the precomputed
  * probabilities, exactly as ebm__sample_from_input would (u may be dst),
  * and add their linear terms (draw_ratio; the rest of the ratio is
  * -lz[r]); a Gaussian layer is drawn by ebm__sample_from_input and adds
@@ -122,7 +137,7 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
     const float *p = (chain == 1 ? c->x_prob : c->y_prob) + r * c->w;
     double s = -c->lz[r];
     for (int64_t l = 0; l < m->n_layers; l++) {
-        if (!(c->b1 >> l & 1u)) {
+        if (!(c->blk >> l & 1u)) {
             continue;
         }
         const int64_t off = m->offset[l], nl = m->size[l];
@@ -142,12 +157,12 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
     return s;
 }
 
-static void copy_b1(const couple *c, const float *src, float *dst)
+/* The layers in mask of the row src into the row dst. */
+static void copy_layers(const ebm_model_t *m, uint32_t mask, const float *src, float *dst)
 {
-    for (int64_t l = 0; l < c->m->n_layers; l++) {
-        if (c->b1 >> l & 1u) {
-            memcpy(dst + c->m->offset[l], src + c->m->offset[l],
-                   (size_t)c->m->size[l] * sizeof *dst);
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (mask >> l & 1u) {
+            memcpy(dst + m->offset[l], src + m->offset[l], (size_t)m->size[l] * sizeof *dst);
         }
     }
 }
@@ -177,9 +192,11 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
         trying[i] = c->s->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
     }
     int64_t tries_sum = 0, tries_max = 0;
+    c->loops += count;
     for (uint64_t k = 1; count > 0; k++) {
         if (k > (uint64_t)ebm__residual_try_limit) {
             c->stuck = c->id[list[0]];
+            c->fail = FAIL_TRIES;
             return 0;
         }
         ebm__stream proposal = ebm__stream_for_try(base, 2 * k);
@@ -187,7 +204,7 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
         for (int64_t i = 0; i < count; i++) {
             c->lid[i] = c->id[list[i]];
         }
-        b1_uniforms(c, &proposal, count, c->lid, c->try_u, w); /* both chains' proposals */
+        block_uniforms(c, &proposal, count, c->lid, c->try_u, w); /* both chains' proposals */
         ebm__stream_uniform_rows(&accept, count, c->lid, 0, 2, c->try_accept, 2);
         ebm__kern()->log_uniform(2 * count, c->try_accept, c->log_u);
         EBM__FOR_ROWS(i, count, count * w * 4, {
@@ -197,13 +214,13 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
             float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
             if (trying[i] & 1) {
                 if (log_ua[0] > draw(c, &proposal, r, 1, ui, tmp)) {
-                    copy_b1(c, tmp, c->x_rows + r * w);
+                    copy_layers(c->m, c->blk, tmp, c->x_rows + r * w);
                     trying[i] &= ~INT64_C(1);
                 }
             }
             if (trying[i] & 2) {
                 if (log_ua[1] > -draw(c, &proposal, r, 2, ui, tmp)) {
-                    copy_b1(c, tmp, c->y_rows + r * w);
+                    copy_layers(c->m, c->blk, tmp, c->y_rows + r * w);
                     trying[i] &= ~INT64_C(2);
                 }
             }
@@ -218,8 +235,8 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
             }
         }
     }
-    c->tries_sum = tries_sum;
-    c->tries_max = tries_max;
+    c->tries_sum += tries_sum;
+    c->tries_max = tries_max > c->tries_max ? tries_max : c->tries_max;
     return 1;
 }
 
@@ -263,19 +280,28 @@ static void reflect(const couple *c, const ebm__stream *first, const ebm__stream
     }
 }
 
-/* Layer inputs that overflowed make every probability meaningless: refuse.
- * After ratio_setup: a discrete layer's non-finite input left its row's lz
+/* blk's inputs in both chains, and what the log-ratios share; 0 if an
+ * input overflowed, which makes every probability meaningless. After
+ * ratio_setup a discrete layer's non-finite input has left its row's lz
  * non-finite; a Gaussian layer's inputs are checked here. */
-static int inputs_finite(const couple *c)
+static int block_setup(couple *c)
 {
+    const ebm_model_t *m = c->m;
     const ebm__kernels *k = ebm__kern();
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (c->blk >> l & 1u) {
+            ebm__layer_input(m, l, c->na, c->x_rows, c->w, c->x_input + m->offset[l], c->w);
+            ebm__layer_input(m, l, c->na, c->y_rows, c->w, c->y_input + m->offset[l], c->w);
+        }
+    }
+    ratio_setup(c);
     for (int64_t r = 0; r < c->na; r++) {
         if (!isfinite(c->lz[r])) {
             return 0;
         }
-        for (int64_t l = 0; l < c->m->n_layers; l++) {
-            const int64_t off = r * c->w + c->m->offset[l], nl = c->m->size[l];
-            if ((c->b1 >> l & 1u) && ebm__is_gaussian(c->m, l) &&
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const int64_t off = r * c->w + m->offset[l], nl = m->size[l];
+            if ((c->blk >> l & 1u) && ebm__is_gaussian(m, l) &&
                 (!k->values_ok(nl, c->x_input + off, EBM_UNITS_GAUSSIAN) ||
                  !k->values_ok(nl, c->y_input + off, EBM_UNITS_GAUSSIAN))) {
                 return 0;
@@ -285,52 +311,84 @@ static int inputs_finite(const couple *c)
     return 1;
 }
 
-/* The coupled sweep of the na rows that have not met: EBM_OK, EBM_ELIMIT
- * if a row reached the residual try limit, EBM_EVALUE if a Gaussian draw
- * overflowed float (x_rows and y_rows are then partly drawn). */
+/*
+ * The maximal coupling of blk's conditionals in the na rows, after
+ * block_setup (Qiu Alg. 4 lines 1-2, then the residuals): x' ~ p1 from the
+ * stream first, and the chains meet (y' = x') iff log U <= log p2(x') -
+ * log p1(x') with U from the stream meet; met[r] says so. Where x and y
+ * agree outside blk the two conditionals are equal, the log-ratio is
+ * exactly 0 and the row meets. 0 if a residual loop reached the try limit.
+ */
+static int couple_block(couple *c, const ebm__stream *first, const ebm__stream *meet,
+                        const ebm__stream *residual, int64_t *met)
+{
+    const int64_t na = c->na, w = c->w;
+    block_uniforms(c, first, na, c->id, c->x_rows, w); /* the uniforms of all rows at once */
+    ebm__stream_uniform_rows(meet, na, c->id, 0, 1, c->u, 1);
+    ebm__kern()->log_uniform(na, c->u, c->log_u);
+    EBM__FOR_ROWS(r, na, na * w * 4, {
+        float *xr = c->x_rows + r * w;
+        met[r] = c->log_u[r] <= draw(c, first, r, 1, xr, xr);
+        if (met[r]) {
+            copy_layers(c->m, c->blk, xr, c->y_rows + r * w);
+        }
+    });
+    int64_t count = 0;
+    for (int64_t r = 0; r < na; r++) {
+        if (!met[r]) {
+            c->list[count++] = r;
+        }
+    }
+    return residuals(c, residual, c->list, count);
+}
+
+/* 1 unless blk holds a Gaussian layer 0 whose new values overflowed in a
+ * chain. */
+static int draws_finite(const couple *c)
+{
+    if (!(c->blk & 1u) || !ebm__is_gaussian(c->m, 0)) {
+        return 1;
+    }
+    for (int64_t r = 0; r < c->na; r++) {
+        if (!ebm__kern()->values_ok(c->m->size[0], c->x_rows + r * c->w, EBM_UNITS_GAUSSIAN) ||
+            !ebm__kern()->values_ok(c->m->size[0], c->y_rows + r * c->w, EBM_UNITS_GAUSSIAN)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The coupled sweep of the na rows that have not met, after B1's
+ * block_setup: 1, or 0 with c->fail saying why (x_rows and y_rows are then
+ * partly drawn). */
 static int couple_apart(couple *c, const ebm__stream *st, float *a)
 {
     const ebm_model_t *m = c->m;
     const int64_t na = c->na, w = c->w;
+    const int coupling = c->s->coupling;
     /* B2 = the block B1 is drawn from: both chains move B1 first. */
-    const int reflection = c->s->coupling == EBM_COUPLING_CRN && c->b1 == 1u &&
-                           ebm__is_gaussian(m, 0);
-    if (reflection) {
+    if (coupling != EBM_COUPLING_MAXIMAL && c->b1 == 1u && ebm__is_gaussian(m, 0)) {
         EBM__FOR_ROWS(r, na, na * w * 4, {
             c->met[r] = 0;
             reflect(c, &st[ST_FIRST], &st[ST_MEET], r, c->tmp + (int64_t)ebm__thread_num() * w);
         });
-        c->tries_sum = c->tries_max = 0;
-    } else {
-        /* Qiu Alg. 4 lines 1-2: x' ~ p1, meet iff U <= p2(x')/p1(x'); the
-         * uniforms of all rows at once. */
-        b1_uniforms(c, &st[ST_FIRST], na, c->id, c->x_rows, w);
-        ebm__stream_uniform_rows(&st[ST_MEET], na, c->id, 0, 1, c->u, 1);
-        ebm__kern()->log_uniform(na, c->u, c->log_u);
-        EBM__FOR_ROWS(r, na, na * w * 4, {
-            float *xr = c->x_rows + r * w;
-            c->met[r] = c->log_u[r] <= draw(c, &st[ST_FIRST], r, 1, xr, xr);
-            if (c->met[r]) {
-                copy_b1(c, xr, c->y_rows + r * w);
-            }
-        });
-        int64_t count = 0;
-        for (int64_t r = 0; r < na; r++) {
-            if (!c->met[r]) {
-                c->list[count++] = r;
-            }
-        }
-        if (!residuals(c, &st[ST_RESIDUAL], c->list, count)) {
-            return EBM_ELIMIT;
-        }
+    } else if (!couple_block(c, &st[ST_FIRST], &st[ST_MEET], &st[ST_RESIDUAL], c->met)) {
+        return 0;
     }
-    if ((c->b1 & 1u) && ebm__is_gaussian(m, 0)) {
-        for (int64_t r = 0; r < na; r++) {
-            if (!ebm__kern()->values_ok(m->size[0], c->x_rows + r * w, EBM_UNITS_GAUSSIAN) ||
-                !ebm__kern()->values_ok(m->size[0], c->y_rows + r * w, EBM_UNITS_GAUSSIAN)) {
-                return EBM_EVALUE;
-            }
+    if (!draws_finite(c)) {
+        c->fail = FAIL_DRAW;
+        return 0;
+    }
+    if (c->b2 == 0) {
+        return 1;
+    }
+    if (coupling == EBM_COUPLING_BLOCKWISE) {
+        c->blk = c->b2;
+        if (!block_setup(c)) {
+            c->fail = FAIL_INPUT;
+            return 0;
         }
+        return couple_block(c, &st[ST_B2_FIRST], &st[ST_B2_MEET], &st[ST_B2_RESIDUAL], c->met_b2);
     }
     /* B2 from the new B1, from common random numbers, except y's off the
      * meeting event under MAXIMAL (independent there). Each chain draws from
@@ -342,41 +400,46 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
             continue;
         }
         const int64_t nl = m->size[l], off = m->offset[l];
-        if (c->s->coupling == EBM_COUPLING_CRN && !ebm__is_gaussian(m, l)) {
+        ebm__layer_input(m, l, na, c->x_rows, w, a, nl);
+        ebm__layer_input(m, l, na, c->y_rows, w, c->x_input, nl);
+        if (!ebm__kern()->values_ok(na * nl, a, EBM_UNITS_GAUSSIAN) ||
+            !ebm__kern()->values_ok(na * nl, c->x_input, EBM_UNITS_GAUSSIAN)) {
+            c->fail = FAIL_INPUT;
+            return 0;
+        }
+        const float *ay = c->x_input; /* y's inputs */
+        if (coupling == EBM_COUPLING_CRN && !ebm__is_gaussian(m, l)) {
             /* Both chains compare with the same uniforms: drawn once. */
             ebm__stream_uniform_rows(&st[ST_B2 + l], na, c->id, 0, nl, c->try_u, nl);
-            ebm__layer_input(m, l, na, c->x_rows, w, a, nl);
             ebm__bernoulli_from_input(m, l, na, a, nl, c->try_u, nl, c->x_rows + off, w);
-            ebm__layer_input(m, l, na, c->y_rows, w, a, nl);
-            ebm__bernoulli_from_input(m, l, na, a, nl, c->try_u, nl, c->y_rows + off, w);
+            ebm__bernoulli_from_input(m, l, na, ay, nl, c->try_u, nl, c->y_rows + off, w);
             continue;
         }
-        ebm__layer_input(m, l, na, c->x_rows, w, a, nl);
         ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->x_rows + off, w);
-        ebm__layer_input(m, l, na, c->y_rows, w, a, nl);
-        if (c->s->coupling == EBM_COUPLING_CRN) {
-            ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->y_rows + off, w);
+        if (coupling == EBM_COUPLING_CRN) {
+            ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, ay, nl, c->y_rows + off, w);
             continue;
         }
         for (int64_t r = 0; r < na; r++) {
             const ebm__stream *sy = c->met[r] ? &st[ST_B2 + l] : &st[ST_B2_Y + l];
-            ebm__sample_from_input(m, l, sy, c->id + r, 0, 1, a + r * nl, nl,
+            ebm__sample_from_input(m, l, sy, c->id + r, 0, 1, ay + r * nl, nl,
                                    c->y_rows + r * w + off, w);
         }
     }
-    return EBM_OK;
+    return 1;
 }
 
 /* A coupled step's scratch: the gathered states (apart rows, then rows
- * already met) and y's apart rows, both chains' B1 inputs and
+ * already met) and y's apart rows, both chains' block inputs and
  * probabilities, a row per thread for the tries, layer inputs, the meeting
  * uniforms, a try's uniforms; row lists (apart and together rows, their
- * stream rows, the rows that need tries); the log-ratio constants. */
+ * stream rows, the rows that need tries); the blocks' meeting flags; the
+ * log-ratio constants. */
 typedef struct coupled_work {
-    couple *c; /* gets the pieces it keeps (x_input ... trying) */
+    couple *c; /* gets the pieces it keeps (x_input ... met_b2) */
     int64_t n, max_size, threads;
     float *gathered, *y_rows, *a;
-    int64_t *rows, *flags, *sid;
+    int64_t *rows, *sid;
 } coupled_work;
 
 static void coupled_layout(ebm__arena *arena, void *ctx)
@@ -396,7 +459,8 @@ static void coupled_layout(ebm__arena *arena, void *ctx)
     c->try_u = ebm__arena_take(arena, nw, f);
     c->try_accept = ebm__arena_take(arena, 2 * n, f);
     wk->rows = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
-    wk->flags = ebm__arena_take(arena, n, sizeof(int64_t));
+    c->met = ebm__arena_take(arena, n, sizeof(int64_t));
+    c->met_b2 = ebm__arena_take(arena, n, sizeof(int64_t));
     wk->sid = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
     c->list = ebm__arena_take(arena, n, sizeof(int64_t));
     c->lid = ebm__arena_take(arena, n, sizeof(int64_t));
@@ -423,8 +487,7 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     if (ebm__arena_layout(&s->scratch, coupled_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }
-    int64_t *idx = wk.rows, *flags = wk.flags, *sid = wk.sid; /* sid: stream rows of idx */
-    memset(flags, 0, (size_t)n * sizeof *flags);
+    int64_t *idx = wk.rows, *sid = wk.sid; /* sid: stream rows of idx */
     int64_t na = 0, nt = 0;
     for (int64_t r = 0; r < n; r++) {
         if (ebm__rows_equal(x + r * ldx, y + r * ldy, w)) {
@@ -447,41 +510,34 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
     }
     c.na = na;
     c.id = sid;
-    c.met = flags;
+    c.blk = c.b1;
     for (int64_t i = 0; i < na && !in_place; i++) {
         memcpy(c.x_rows + i * w, x + idx[i] * ldx, (size_t)w * sizeof *x);
         memcpy(c.y_rows + i * w, y + idx[i] * ldy, (size_t)w * sizeof *y);
     }
-    for (int64_t l = 0; l < m->n_layers; l++) {
-        if (c.b1 >> l & 1u) {
-            ebm__layer_input(m, l, na, c.x_rows, w, c.x_input + m->offset[l], w);
-            ebm__layer_input(m, l, na, c.y_rows, w, c.y_input + m->offset[l], w);
-        }
+    static const char overflow[] = "a layer input overflowed to a non-finite value: the "
+                                   "parameters are too large for float";
+    if (c.b1 != 0 && !block_setup(&c)) {
+        return ebm__fail(msg, EBM_EVALUE, overflow);
     }
-    ratio_setup(&c);
-    if (!inputs_finite(&c)) {
-        return ebm__fail(msg, EBM_EVALUE,
-                         "a layer input overflowed to a non-finite value: the parameters are too "
-                         "large for float");
-    }
-    /* In place, the scratch of the gathered rows holds B1 of x and y (all
-     * that a step stopped by the try limit has drawn), to undo it. */
+    /* In place, the scratch of the gathered rows holds the free layers of x
+     * and y (all that a stopped sweep has drawn), to undo it. */
     const int undo = in_place && keep;
-    if (undo) {
-        for (int64_t r = 0; r < n; r++) {
-            copy_b1(&c, x + r * w, gathered + r * w);
-            copy_b1(&c, y + r * w, wk.y_rows + r * w);
-        }
+    for (int64_t r = 0; r < n && undo; r++) {
+        copy_layers(m, c.b1 | c.b2, x + r * w, gathered + r * w);
+        copy_layers(m, c.b1 | c.b2, y + r * w, wk.y_rows + r * w);
     }
     ebm__stream st[ST_COUNT];
     ebm__rng_take_streams(rng, ST_COUNT, st);
-    const int rc = c.b1 != 0 ? couple_apart(&c, st, a) : EBM_OK;
-    if (rc != EBM_OK) {
+    if (c.b1 != 0 && !couple_apart(&c, st, a)) {
         for (int64_t r = 0; r < n && undo; r++) {
-            copy_b1(&c, gathered + r * w, x + r * w);
-            copy_b1(&c, wk.y_rows + r * w, y + r * w);
+            copy_layers(m, c.b1 | c.b2, gathered + r * w, x + r * w);
+            copy_layers(m, c.b1 | c.b2, wk.y_rows + r * w, y + r * w);
         }
-        if (rc == EBM_EVALUE) {
+        if (c.fail == FAIL_INPUT) {
+            return ebm__fail(msg, EBM_EVALUE, overflow);
+        }
+        if (c.fail == FAIL_DRAW) {
             return ebm__fail_overflow(msg, "coupled Gibbs step (a Gaussian draw)");
         }
         return ebm__fail(msg, EBM_ELIMIT,
@@ -518,12 +574,8 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
             met[idx[n + i]] = 1;
         }
     }
-    int64_t unmet_b1 = 0;
-    for (int64_t i = 0; i < na; i++) {
-        unmet_b1 += !c.met[i];
-    }
     s->stat[EBM_STAT_MET_FRACTION] = (double)n_met / (double)n;
-    s->stat[EBM_STAT_TRIES_MEAN] = unmet_b1 > 0 ? (double)c.tries_sum / (double)unmet_b1 : 0.0;
+    s->stat[EBM_STAT_TRIES_MEAN] = c.loops > 0 ? (double)c.tries_sum / (double)c.loops : 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = (double)c.tries_max;
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     return EBM_OK;

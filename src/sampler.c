@@ -128,7 +128,7 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
         s->clamp_layers = (uint32_t)value;
         return EBM_OK;
     case EBM_SAMPLER_COUPLING:
-        if (value != EBM_COUPLING_MAXIMAL && value != EBM_COUPLING_CRN) {
+        if (value < EBM_COUPLING_MAXIMAL || value > EBM_COUPLING_BLOCKWISE) {
             break;
         }
         s->coupling = (int)value;
@@ -179,7 +179,7 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
         return ebm__set_message(s->errmsg, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
     }
     static const char *const range[] = {
-        "a mask of the model's layers", "EBM_COUPLING_MAXIMAL (0) or EBM_COUPLING_CRN (1)",
+        "a mask of the model's layers", "EBM_COUPLING_MAXIMAL (0), EBM_COUPLING_CRN (1) or EBM_COUPLING_BLOCKWISE (2)",
         "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more"};
     return ebm__set_message(s->errmsg,
                          ebm__fail(&msg, EBM_EVALUE,

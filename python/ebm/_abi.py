@@ -139,6 +139,7 @@ class Coupling(IntEnum):
 
     MAXIMAL = 0
     CRN = 1
+    BLOCKWISE = 2
 
 
 class SamplerOption(IntEnum):
