@@ -2,8 +2,9 @@
  * Coupled chains (include/ebm.h, "Samplers and coupled chains",
  * ebm_sampler_coupled_step; tests/README.md, classes 2 and 3): the coupled
  * Gibbs steps (Qiu et al. 2020, Algs. 1, 3, 4 and appendix A) under
- * EBM_COUPLING_MAXIMAL and EBM_COUPLING_CRN, and coupled MH (Taniguchi et
- * al. 2023, Algs. 3 and 4), against their exact laws in ref_sampler.c.
+ * EBM_COUPLING_MAXIMAL, EBM_COUPLING_CRN and EBM_COUPLING_BLOCKWISE, and
+ * coupled MH (Taniguchi et al. 2023, Algs. 3 and 4), against their exact
+ * laws in ref_sampler.c.
  *
  * (1) One coupled step from a pair of states: both marginals, the full
  * joint law of (x', y'), the meeting frequency, the mean number of
@@ -12,7 +13,9 @@
  * different clamped values; (2) the law of the meeting time from the
  * product chain, and finite meeting on DBMs; (3) a GRBM whose Gaussian
  * block is coupled by the reflection-maximal coupling (meeting with
- * probability 2 Phi(-|z|/2), unmet y the reflection of x). Each
+ * probability 2 Phi(-|z|/2), unmet y the reflection of x), and under
+ * BLOCKWISE its h block maximally given the two v (equal with probability
+ * 1 - TV of the two laws of h). Each
  * statistical test has a broken twin (the other coupling's law, independent
  * chains, another pair's meeting probability, y's law for x) that must
  * fail; each fails a correct implementation with probability about 1e-6.
@@ -29,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *const COUPLING_NAME[] = {"MAXIMAL", "CRN", "BLOCKWISE"};
 
 /* ------------------------------------------------------------------------ */
 /* 1. One coupled step against its exact law                                */
@@ -107,7 +112,7 @@ static ebm_sampler_t *variant_sampler(const tref_mspec *ms, int variant, ebm_mod
     return t_sampler(*m, *kind, ms->clamp, variant == TREF_MH ? 1 : variant);
 }
 
-/* _i = 3 * model + variant */
+/* _i = TREF_N_VARIANTS * model + variant */
 START_TEST(coupled_law)
 {
     const tref_mspec *ms = &TREF_MODELS[_i / TREF_N_VARIANTS];
@@ -488,15 +493,17 @@ START_TEST(meeting_time_law)
 }
 END_TEST
 
-/* CRN on a DBM (blocks of several layers): meeting is finite and quick. */
+/* CRN and BLOCKWISE on the DBMs (blocks of several layers): meeting is
+ * finite and quick. _i = 2 model + (coupling == BLOCKWISE). */
 START_TEST(meeting_time_finite)
 {
-    const tref_mspec *ms = &TREF_MODELS[2 + _i];
+    const tref_mspec *ms = &TREF_MODELS[2 + _i / 2];
+    const int coupling = _i % 2 ? EBM_COUPLING_BLOCKWISE : EBM_COUPLING_CRN;
     ebm_model_t *m = tref_make_model(ms);
     tref R;
     tref_load_model(ms, m, &R);
     const int w = R.width;
-    ebm_sampler_t *s = t_sampler(m, EBM_SAMPLER_GIBBS, 0, EBM_COUPLING_CRN);
+    ebm_sampler_t *s = t_sampler(m, EBM_SAMPLER_GIBBS, 0, coupling);
     ebm_rng_t *rng = t_rng(4500 + (uint64_t)_i, 0);
     const int64_t n = t_scaled(20000);
     float *x = t_malloc((size_t)(n * w) * sizeof *x), *y = t_malloc((size_t)(n * w) * sizeof *y);
@@ -521,8 +528,8 @@ START_TEST(meeting_time_finite)
     for (int64_t r = 0; r < n; r++) {
         mean += tau[r];
     }
-    T_VLOG("  %s CRN from (0, %d): mean meeting time %.3f, longest %d\n", ms->name, R.S - 1,
-           mean / n, t);
+    T_VLOG("  %s %s from (0, %d): mean meeting time %.3f, longest %d\n", ms->name,
+           COUPLING_NAME[coupling], R.S - 1, mean / n, t);
     T_ASSERT_MSG(left == 0, "%s: %lld rows had not met after %d steps", ms->name, (long long)left,
                  TAU_CAP);
     free(x);
@@ -542,6 +549,25 @@ END_TEST
 /* _i = coupling. Pairs (x0, y0) with different h: the v blocks are
  * N(m1, sigma^2) and N(m2, sigma^2), whose maximal couplings meet with
  * probability 1 - TV = 2 Phi(-|z|/2), z = (m1 - m2)/sigma. */
+/* The GRBM's p(h_j = 1 | v) of a row. */
+static void h_probs(const tref *R, const float *row, double *q)
+{
+    double x[TREF_MAXW];
+    for (int c = 0; c < R->width; c++) {
+        x[c] = row[c];
+    }
+    for (int j = 0; j < 2; j++) {
+        q[j] = tref_up(R, 1, tref_input(R, 1, x, j));
+    }
+}
+
+/* The probability of configuration a (bit j: unit j) of independent
+ * Bernoulli(q_j). */
+static double config_p(const double *q, int a)
+{
+    return (a & 1 ? q[0] : 1.0 - q[0]) * (a & 2 ? q[1] : 1.0 - q[1]);
+}
+
 START_TEST(grbm_coupled)
 {
     const int coupling = _i;
@@ -563,6 +589,7 @@ START_TEST(grbm_coupled)
     float *x = t_malloc((size_t)(n * w) * sizeof *x), *y = t_malloc((size_t)(n * w) * sizeof *y);
     uint8_t *met = t_malloc((size_t)n);
     double bound[NP], freq[NP];
+    int h_twins = 0;
     for (int i = 0; i < NP; i++) {
         for (int64_t r = 0; r < n; r++) {
             memcpy(x + r * w, pairs[i][0], sizeof pairs[i][0]);
@@ -578,13 +605,34 @@ START_TEST(grbm_coupled)
         const double zn = sqrt(zz);
         bound[i] = 2.0 * ref_phi(-0.5 * zn);
         ck_assert_int_eq(ebm_sampler_coupled_step(s, rng, n, x, w, y, w, met), EBM_OK);
-        double k = 0.0, refl_err = 0.0;
+        double k = 0.0, refl_err = 0.0, hk = 0.0, hp = 0.0, hv = 0.0, hcrn = 0.0, hvc = 0.0;
         for (int64_t r = 0; r < n; r++) {
             int equal = memcmp(x + r * w, y + r * w, (size_t)w * sizeof *x) == 0;
             T_ASSERT_MSG(met[r] == equal, "pair %d row %lld: met %d, equal %d", i, (long long)r,
                          met[r], equal);
             k += met[r];
-            if (!met[r] && coupling == EBM_COUPLING_CRN && zn > 0.0) {
+            if (!met[r] && coupling == EBM_COUPLING_BLOCKWISE) {
+                /* h given v maximally coupled: equal with probability
+                 * 1 - TV of the two product laws, and, as the broken
+                 * twin, the unit-by-unit (CRN) prod_j (1 - |q_j - q'_j|) */
+                double qx[2], qy[2], same = 1.0;
+                h_probs(&R, x + r * w, qx);
+                h_probs(&R, y + r * w, qy);
+                double tvh = 0.0;
+                for (int a = 0; a < 4; a++) {
+                    tvh += 0.5 * fabs(config_p(qx, a) - config_p(qy, a));
+                }
+                for (int j = 0; j < 2; j++) {
+                    same *= 1.0 - fabs(qx[j] - qy[j]);
+                }
+                const int equal_h = x[r * w + 2] == y[r * w + 2] && x[r * w + 3] == y[r * w + 3];
+                hk += equal_h;
+                hp += 1.0 - tvh;
+                hv += (1.0 - tvh) * tvh;
+                hcrn += same;
+                hvc += same * (1.0 - same);
+            }
+            if (!met[r] && coupling != EBM_COUPLING_MAXIMAL && zn > 0.0) {
                 /* reflection: xi_y = xi_x - 2 (e.xi_x) e, so xi_y - xi_x is along e */
                 double dx[2];
                 for (int c = 0; c < 2; c++) {
@@ -602,20 +650,33 @@ START_TEST(grbm_coupled)
         double z = ref_binom_z(k, (double)n, bound[i]);
         T_VLOG("  GRBM %s pair %d: |z| = %.3f, met %.5f, 2 Phi(-|z|/2) = %.5f, z-score %.2f, "
                "tries mean %.2f max %.0f, reflection error %.2g\n",
-               coupling ? "CRN" : "MAXIMAL", i, zn, k / n, bound[i], z,
+               COUPLING_NAME[coupling], i, zn, k / n, bound[i], z,
                ebm_sampler_stat(s, EBM_STAT_TRIES_MEAN), ebm_sampler_stat(s, EBM_STAT_TRIES_MAX),
                refl_err);
         T_ASSERT_MSG(fabs(z) < 5.0, "GRBM pair %d: met %.5f, 1 - TV = %.5f, z = %.2f", i, k / n,
                      bound[i], z);
+        if (hv > 0.0) {
+            const double zh = (hk - hp) / sqrt(hv), zc = (hk - hcrn) / sqrt(hvc + hv);
+            T_VLOG("  GRBM BLOCKWISE pair %d: h equal in %.0f rows apart in v, expected %.1f "
+                   "(z %.2f); unit by unit %.1f (z %.2f)\n",
+                   i, hk, hp, zh, hcrn, zc);
+            T_ASSERT_MSG(fabs(zh) < 5.0, "GRBM BLOCKWISE pair %d: h equal in %.0f rows, expected "
+                         "%.1f (z %.2f)", i, hk, hp, zh);
+            if (fabs(hp - hcrn) > 12.0 * sqrt(hv + hvc)) {
+                T_ASSERT_MSG(fabs(zc) >= 5.0, "GRBM BLOCKWISE pair %d: the h meetings also fit "
+                             "the unit-by-unit law", i);
+                h_twins++;
+            }
+        }
         T_ASSERT_MSG(refl_err < 1e-4,
                      "GRBM CRN pair %d: unmet y is not the reflection of x "
                      "(off by %g)",
                      i, refl_err);
         char what[120];
-        snprintf(what, sizeof what, "GRBM %s pair %d x'", coupling ? "CRN" : "MAXIMAL", i);
+        snprintf(what, sizeof what, "GRBM %s pair %d x'", COUPLING_NAME[coupling], i);
         tref_check_normal(what, &R, n, x, m1, alpha);
         tref_check_hidden(what, &R, n, x);
-        snprintf(what, sizeof what, "GRBM %s pair %d y'", coupling ? "CRN" : "MAXIMAL", i);
+        snprintf(what, sizeof what, "GRBM %s pair %d y'", COUPLING_NAME[coupling], i);
         tref_check_normal(what, &R, n, y, m2, alpha);
         tref_check_hidden(what, &R, n, y);
         /* broken twin: y's values against x's mean */
@@ -639,6 +700,8 @@ START_TEST(grbm_coupled)
         }
     }
     T_ASSERT(twins > 0);
+    T_ASSERT_MSG(coupling != EBM_COUPLING_BLOCKWISE || h_twins > 0,
+                 "no broken twin for the meeting of h");
     free(x);
     free(y);
     free(met);
@@ -656,8 +719,8 @@ Suite *ebm_coupling_suite(void)
         {"coupled_law", clamped_layers_fixed,
          TREF_N_VARIANTS * (TREF_N_MODELS - TREF_FIRST_CLAMPED), 60 * slow, NULL, NULL},
         {"meeting_time", meeting_time_law, TREF_N_VARIANTS, 60 * slow, NULL, NULL},
-        {"meeting_time", meeting_time_finite, 2, 60 * slow, NULL, NULL},
-        {"gaussian", grbm_coupled, 2, 60 * slow, NULL, NULL},
+        {"meeting_time", meeting_time_finite, 4, 60 * slow, NULL, NULL},
+        {"gaussian", grbm_coupled, 3, 60 * slow, NULL, NULL},
     };
     return t_suite("coupling", tests, sizeof tests / sizeof tests[0]);
 }

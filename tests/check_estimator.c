@@ -29,10 +29,10 @@
  * gradient of a model with one bias flipped; each twin is run on a model on
  * which the unbiased estimator passes.
  *
- * Sections: 0 the references; 1 unbiasedness (UCD on RBMs with both couplings
- * and K = 0, 1, 3, every f and positive phase; UCD with the coupled positive
- * phase on binary and spin DBMs; UCD-LMI on DBMs and an RBM; UCD on GRBMs
- * with the reflection and the maximal coupling); 2 broken twins; 3 the
+ * Sections: 0 the references; 1 unbiasedness (UCD on RBMs with the three
+ * couplings and K = 0, 1, 3, every f and positive phase; UCD with the
+ * coupled positive phase on binary and spin DBMs; UCD-LMI on DBMs and an
+ * RBM; UCD on GRBMs with the reflection and the maximal coupling); 2 broken twins; 3 the
  * variance reduction of marginalising (prints the ratio); 4 statistics;
  * 5 determinism and row independence; 6 PCD chains and checkpoints; 7 GRBM
  * modified CD with its three samplers; 8 bad input (codes, messages naming
@@ -326,6 +326,7 @@ typedef struct ucfg {
 #define LMI_ EBM_ESTIMATOR_UCD_LMI
 #define CRN_ EBM_COUPLING_CRN
 #define MAX_ EBM_COUPLING_MAXIMAL
+#define BLK_ EBM_COUPLING_BLOCKWISE
 #define M_NONE EBM_MARGINALIZE_NONE
 #define M_EVEN EBM_MARGINALIZE_EVEN
 #define M_ODD EBM_MARGINALIZE_ODD
@@ -342,6 +343,9 @@ static const ucfg UCFG[] = {
     {"UCD RBM 4x3 CRN K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 106, CRN_, 3, -1, -1, 2},
     {"UCD RBM 4x3 MAXIMAL K=1", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 107, MAX_, 1, -1, -1, 1},
     {"UCD RBM 4x3 MAXIMAL K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 108, MAX_, 3, -1, -1, 1},
+    {"UCD RBM 3x2 BLOCKWISE K=1", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 150, BLK_, 1, -1, -1, 1},
+    {"UCD RBM 4x3 BLOCKWISE K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 151, BLK_, 3, -1, -1, 2},
+    {"UCD spin RBM 3x2 BLOCKWISE", UCD_, 2, {3, 2, 0}, S_, S_, 0.8, 152, BLK_, -1, -1, -1, 2},
     /* RBM: the other f, the other positive phases (mean field is exact on an
      * RBM, whose posterior factorises), K = 0, spin units */
     {"UCD RBM 3x2 two rows", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 109, -1, -1, -1, -1, 2},
@@ -362,6 +366,9 @@ static const ucfg UCFG[] = {
     {"UCD DBM spin NONE", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 123, -1, -1, M_NONE, -1, 2},
     {"UCD DBM binary MAXIMAL K=2 BOTH", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 124, MAX_, 2, M_BOTH,
      -1, 1},
+    {"UCD DBM binary BLOCKWISE NONE", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 153, BLK_, -1, M_NONE,
+     P_COUP, 1},
+    {"UCD DBM spin BLOCKWISE EVEN", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 154, BLK_, -1, M_EVEN, -1, 2},
     /* UCD-LMI on DBMs 3-3-2: f BOTH (default) and NONE */
     {"LMI DBM binary BOTH", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 130, -1, -1, -1, -1, 1},
     {"LMI DBM binary NONE", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 131, -1, -1, M_NONE, -1, 1},
@@ -369,12 +376,13 @@ static const ucfg UCFG[] = {
     {"LMI DBM spin NONE", LMI_, 3, {3, 3, 2}, S_, S_, 0.6, 133, -1, -1, M_NONE, -1, 2},
     {"LMI DBM binary EVEN K=2", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 134, -1, 2, M_EVEN, -1, 1},
     {"LMI RBM 3x2 ODD", LMI_, 2, {3, 2, 0}, B_, B_, 1.5, 135, -1, -1, M_ODD, -1, 1},
-    /* UCD on GRBMs (reflection-maximal coupling of v under CRN) */
+    /* UCD on GRBMs (reflection-maximal coupling of v under CRN and BLOCKWISE) */
     {"UCD GRBM 3x2 CRN EVEN", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 140, CRN_, -1, M_EVEN, -1, 1},
     {"UCD GRBM 3x2 CRN NONE", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 141, CRN_, -1, M_NONE, -1, 1},
     {"UCD GRBM 3x2 MAXIMAL EVEN", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 142, MAX_, -1, M_EVEN, -1, 2},
     {"UCD GRBM 3x2 MAXIMAL NONE", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 143, MAX_, -1, M_NONE, -1, 1},
     {"UCD GRBM 3x2 CRN ODD K=2", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 144, CRN_, 2, M_ODD, -1, 1},
+    {"UCD GRBM 3x2 BLOCKWISE NONE", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 155, BLK_, -1, M_NONE, -1, 1},
     {"UCD GRBM 2x2 spin hidden BOTH", UCD_, 2, {2, 2, 0}, G_, S_, 0.8, 145, -1, -1, M_BOTH, -1,
      1},
 };
@@ -1323,7 +1331,7 @@ START_TEST(test_bad_options)
     BAD_INT(SO + EBM_SAMPLER_CLAMP_LAYERS, 1, EBM_EVALUE, "CLAMP_LAYERS", "cannot");
     BAD_INT(SO + EBM_SAMPLER_CLAMP_LAYERS, 0, EBM_EVALUE, "CLAMP_LAYERS", "cannot");
     BAD_DBL(SO + EBM_SAMPLER_CLAMP_LAYERS, 1.0, EBM_EVALUE, "CLAMP_LAYERS", "");
-    BAD_INT(SO + EBM_SAMPLER_COUPLING, 2, EBM_EVALUE, "COUPLING", "2");
+    BAD_INT(SO + EBM_SAMPLER_COUPLING, 3, EBM_EVALUE, "COUPLING", "3");
     BAD_INT(SO + EBM_SAMPLER_LANGEVIN_STEPS, 0, EBM_EVALUE, "LANGEVIN_STEPS", "0");
     BAD_INT(SO + EBM_SAMPLER_STEP_SIZE, 1, EBM_EVALUE, "STEP_SIZE", "double");
     BAD_INT(SO + 99, 1, EBM_EVALUE, "99", "unknown");

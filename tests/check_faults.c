@@ -429,15 +429,16 @@ static void coupled_once(ebm_sampler_t *s, ebm_model_t *m, ebm_rng_t *r, int64_t
           valid);
 }
 
+static const char *const COUPLING_NAME[] = {"MAXIMAL", "CRN", "BLOCKWISE"};
+
 /* Every ordered pair of distinct states of a model with w <= 4 units, one
- * coupled step each, under both couplings. */
+ * coupled step each, under the three couplings. */
 static void all_pairs(ebm_model_t *m, ebm_rng_t *r, const char *what)
 {
     const int64_t w = ebm_model_state_width(m);
     const int spin = ebm_model_layer_units(m, 0) == EBM_UNITS_SPIN;
-    const int couplings[2] = {EBM_COUPLING_MAXIMAL, EBM_COUPLING_CRN};
-    for (int c = 0; c < 2; c++) {
-        ebm_sampler_t *s = mk_sampler(m, EBM_SAMPLER_GIBBS, couplings[c], 0);
+    for (int c = EBM_COUPLING_MAXIMAL; c <= EBM_COUPLING_BLOCKWISE; c++) {
+        ebm_sampler_t *s = mk_sampler(m, EBM_SAMPLER_GIBBS, c, 0);
         for (int a = 0; a < (1 << w); a++) {
             for (int b = 0; b < (1 << w); b++) {
                 if (a == b) {
@@ -449,7 +450,7 @@ static void all_pairs(ebm_model_t *m, ebm_rng_t *r, const char *what)
                     y[j] = (b >> j & 1) ? 1.0f : (spin ? -1.0f : 0.0f);
                 }
                 t_soft_context("%s, %s coupling, x = state %d, y = state %d", what,
-                               c == 0 ? "MAXIMAL" : "CRN", a, b);
+                               COUPLING_NAME[c], a, b);
                 coupled_once(s, m, r, 1, x, y);
             }
         }
@@ -476,12 +477,11 @@ static void body_coupled_binary(void *arg)
     if (set_params(m, p) != EBM_OK) {
         goto out;
     }
-    const int couplings[2] = {EBM_COUPLING_MAXIMAL, EBM_COUPLING_CRN};
-    for (int c = 0; c < 2; c++) {
+    for (int c = EBM_COUPLING_MAXIMAL; c <= EBM_COUPLING_BLOCKWISE; c++) {
         float x[2] = {0.0f, 0.0f}, y[2] = {0.0f, 1.0f};
         t_soft_context("1x1 binary RBM, W = 1e16, x = (0,0), y = (0,1), %s coupling",
-                       c == 0 ? "MAXIMAL" : "CRN");
-        ebm_sampler_t *s = mk_sampler(m, EBM_SAMPLER_GIBBS, couplings[c], 0);
+                       COUPLING_NAME[c]);
+        ebm_sampler_t *s = mk_sampler(m, EBM_SAMPLER_GIBBS, c, 0);
         coupled_once(s, m, r, 1, x, y);
         ebm_sampler_destroy(s);
     }
@@ -494,7 +494,7 @@ out:
 
 /* Proves: the same hang on ±1 spin units, where each log-ratio term is
  * about 2e20: a 2x2 spin RBM with weights of 1e20 (three sign patterns),
- * every pair of distinct states, both couplings. */
+ * every pair of distinct states, the three couplings. */
 static void body_coupled_spin(void *arg)
 {
     (void)arg;
@@ -744,8 +744,9 @@ static void guard_coupled(ebm_model_t *m, ebm_rng_t *r, const char *tag)
         return;
     }
     float *y = x + GN * w;
-    static const char *const names[3] = {"GIBBS MAXIMAL", "GIBBS CRN", "MH_UNIFORM"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const names[4] = {"GIBBS MAXIMAL", "GIBBS CRN", "GIBBS BLOCKWISE",
+                                         "MH_UNIFORM"};
+    for (int k = 0; k < 4; k++) {
         t_soft_context("%s: ebm_sampler_coupled_step %s", tag, names[k]);
         t_fill_states(m, GN, x, w, 23 + (uint64_t)k);
         t_fill_states(m, GN, y, w, 31 + (uint64_t)k);
@@ -755,9 +756,8 @@ static void guard_coupled(ebm_model_t *m, ebm_rng_t *r, const char *tag)
                    : gauss                                         ? y[0] + 1.0f
                                                                    : 1.0f - y[0];
         }
-        ebm_sampler_t *s = mk_sampler(m, k < 2 ? EBM_SAMPLER_GIBBS : EBM_SAMPLER_MH_UNIFORM,
-                                      k == 0 ? EBM_COUPLING_MAXIMAL : EBM_COUPLING_CRN,
-                                      k == 2 && gauss ? 1 : 0);
+        ebm_sampler_t *s = mk_sampler(m, k < 3 ? EBM_SAMPLER_GIBBS : EBM_SAMPLER_MH_UNIFORM,
+                                      k < 3 ? k : EBM_COUPLING_CRN, k == 3 && gauss ? 1 : 0);
         coupled_once(s, m, r, GN, x, y);
         ebm_sampler_destroy(s);
     }

@@ -280,10 +280,12 @@ typedef struct setup {
 static const setup SETUPS[] = {
     {"binary DBM Gibbs CRN", 2, EBM_SAMPLER_GIBBS, EBM_COUPLING_CRN, 0},
     {"binary DBM Gibbs MAXIMAL", 2, EBM_SAMPLER_GIBBS, EBM_COUPLING_MAXIMAL, 0},
+    {"binary DBM Gibbs BLOCKWISE", 2, EBM_SAMPLER_GIBBS, EBM_COUPLING_BLOCKWISE, 0},
     {"spin DBM MH", 3, EBM_SAMPLER_MH_UNIFORM, 0, 0},
     {"binary DBM posterior MH", 4, EBM_SAMPLER_MH_UNIFORM, 0, 1},
     {"GRBM Gibbs CRN (reflection)", -1, EBM_SAMPLER_GIBBS, EBM_COUPLING_CRN, 0},
     {"GRBM Gibbs MAXIMAL", -1, EBM_SAMPLER_GIBBS, EBM_COUPLING_MAXIMAL, 0},
+    {"GRBM Gibbs BLOCKWISE (reflection, then h)", -1, EBM_SAMPLER_GIBBS, EBM_COUPLING_BLOCKWISE, 0},
     {"GRBM posterior MH", -1, EBM_SAMPLER_MH_UNIFORM, 0, 1},
 };
 #define N_SETUPS ((int)(sizeof SETUPS / sizeof SETUPS[0]))
@@ -723,7 +725,7 @@ START_TEST(bad_options)
     } bad[] = {
         {EBM_SAMPLER_CLAMP_LAYERS, 8, "8"},   {EBM_SAMPLER_CLAMP_LAYERS, 1 << 20, "1048576"},
         {EBM_SAMPLER_CLAMP_LAYERS, -1, "-1"}, {EBM_SAMPLER_COUPLING, 5, "5"},
-        {EBM_SAMPLER_COUPLING, -1, "-1"},     {EBM_SAMPLER_COUPLING, 2, "2"},
+        {EBM_SAMPLER_COUPLING, -1, "-1"},     {EBM_SAMPLER_COUPLING, 3, "3"},
         {EBM_SAMPLER_LANGEVIN_STEPS, 0, "0"}, {EBM_SAMPLER_LANGEVIN_STEPS, -5, "-5"},
         {EBM_SAMPLER_COSINE, 2, "2"},         {EBM_SAMPLER_COSINE, -1, "-1"},
         {EBM_SAMPLER_ADJUST_AFTER, -2, "-2"}, {EBM_SAMPLER_SCALE_BY_VARIANCE, 3, "3"},

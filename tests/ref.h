@@ -176,8 +176,9 @@ int ref_is_fixed(const ref_t *R, const double *y0, const uint8_t *clamp);
  *    independent proposal z over the free units, accepted with probability
  *    min(1, exp(E(x) - E(z))).
  *  - coupled Gibbs steps (Qiu et al. 2020, Algs. 1, 3, 4 and appendix A):
- *    both couplings meet with probability sum_a min(p1(a), p2(a)) over B1
- *    configurations a (tref_coupled_gibbs).
+ *    all three couplings meet with probability sum_a min(p1(a), p2(a)) over
+ *    B1 configurations a (tref_coupled_gibbs); BLOCKWISE couples B2 the
+ *    same way given each chain's new B1.
  *  - coupled MH (Taniguchi Algs. 3 and 4): a common proposal z and a common
  *    uniform u: x moves iff u < A_x(z), y iff u < A_y(z).
  */
@@ -214,8 +215,8 @@ typedef struct tref_mspec {
 extern const tref_mspec TREF_MODELS[TREF_N_MODELS];
 
 /* The coupled kernels: the Gibbs couplings and coupled MH. */
-enum { TREF_MAXIMAL = EBM_COUPLING_MAXIMAL, TREF_CRN = EBM_COUPLING_CRN, TREF_MH = 2,
-       TREF_N_VARIANTS = 3 };
+enum { TREF_MAXIMAL = EBM_COUPLING_MAXIMAL, TREF_CRN = EBM_COUPLING_CRN,
+       TREF_BLOCKWISE = EBM_COUPLING_BLOCKWISE, TREF_MH = 3, TREF_N_VARIANTS = 4 };
 extern const char *const TREF_VARIANT_NAME[TREF_N_VARIANTS];
 
 /* The highest layer that moves: its unit 0's bias is set to 0.9 (the broken

@@ -355,25 +355,121 @@ static double tref_comono(double qx, double qy, int bx, int by)
 }
 
 /*
+ * The maximal coupling of two product-Bernoulli laws over one block of nc
+ * units (p(up) ux and uy), by rejection as the library draws it: p1(a) and
+ * p2(a) over the 2^nc configurations; mn[a] = min(p1(a), p2(a)) is the
+ * meeting mass; pb[a * A + b] (A = 2^nc) the law of the pair off the
+ * meeting event, of total mass TV = 1 - sum_a mn[a]; mom the mean and
+ * variance of the number of rejection tries of a pair that did not meet.
+ *   crn = 0 (MAXIMAL): x keeps its first draw, y tries until it accepts:
+ *   the pair ~ r1(a) r2(b) with r1 = (p1 - mn)/TV, r2 = (p2 - mn)/TV, the
+ *   tries Geometric(TV).
+ *   crn = 1: each rejection try proposes (a, b) from the comonotone
+ *   coupling Q (common uniforms), x accepts a with f(a) = 1 - min(1,
+ *   p2(a)/p1(a)) and y accepts b with g(b) = 1 - min(1, p1(b)/p2(b)),
+ *   independently; a chain that has accepted stops proposing. With Both =
+ *   Q f g, X-only = sum_b Q f (1-g), Y-only = sum_a Q (1-f) g, Neither =
+ *   sum Q (1-f)(1-g), the pair accepted is (a, b) with probability
+ *     [Both(a,b) + Xonly(a) r2(b) + Yonly(b) r1(a)] / (1 - Neither);
+ *   the tries are a Geometric(1 - Neither) until one chain accepts, then
+ *   with probability (Xonly + Yonly)/(1 - Neither) a Geometric(TV) more for
+ *   the other (each chain accepts a try with probability TV).
+ * Returns TV (0 when below 1e-14: pb and mom are then 0).
+ */
+static double tref_block_pair(const double *ux, const double *uy, int nc, int crn, double *mn,
+                              double *pb, double mom[2])
+{
+    const int A = 1 << nc;
+    double *p1 = t_malloc((size_t)A * sizeof *p1), *p2 = t_malloc((size_t)A * sizeof *p2);
+    double ov = 0.0;
+    for (int a = 0; a < A; a++) {
+        p1[a] = tref_config_prob(ux, nc, a);
+        p2[a] = tref_config_prob(uy, nc, a);
+        mn[a] = fmin(p1[a], p2[a]);
+        ov += mn[a];
+    }
+    memset(pb, 0, (size_t)A * A * sizeof *pb);
+    mom[0] = mom[1] = 0.0;
+    double tv = 1.0 - ov;
+    if (tv <= 1e-14) {
+        free(p1);
+        free(p2);
+        return 0.0;
+    }
+    if (!crn) {
+        mom[0] = 1.0 / tv;
+        mom[1] = (1.0 - tv) / (tv * tv);
+        for (int a = 0; a < A; a++) {
+            for (int b = 0; b < A; b++) {
+                pb[a * A + b] = (p1[a] - mn[a]) * (p2[b] - mn[b]) / tv;
+            }
+        }
+        free(p1);
+        free(p2);
+        return tv;
+    }
+    double *q = t_malloc((size_t)A * A * sizeof *q), *f = t_malloc((size_t)A * sizeof *f);
+    double *g = t_malloc((size_t)A * sizeof *g), *xo = t_calloc((size_t)A, sizeof *xo);
+    double *yo = t_calloc((size_t)A, sizeof *yo), neither = 0.0;
+    for (int a = 0; a < A; a++) {
+        f[a] = p1[a] > 0.0 ? (p1[a] - mn[a]) / p1[a] : 0.0;
+        g[a] = p2[a] > 0.0 ? (p2[a] - mn[a]) / p2[a] : 0.0;
+    }
+    for (int a = 0; a < A; a++) {
+        for (int b = 0; b < A; b++) {
+            double qq = 1.0;
+            for (int i = 0; i < nc; i++) {
+                qq *= tref_comono(ux[i], uy[i], a >> i & 1, b >> i & 1);
+            }
+            q[a * A + b] = qq;
+            xo[a] += qq * f[a] * (1.0 - g[b]);
+            yo[b] += qq * (1.0 - f[a]) * g[b];
+            neither += qq * (1.0 - f[a]) * (1.0 - g[b]);
+        }
+    }
+    double xy = 0.0;
+    for (int a = 0; a < A; a++) {
+        xy += xo[a] + yo[a];
+    }
+    const double p1s = 1.0 - neither, one = xy / p1s;
+    const double e1 = 1.0 / p1s, e1s = (2.0 - p1s) / (p1s * p1s);
+    const double e2 = 1.0 / tv, e2s = (2.0 - tv) / (tv * tv);
+    mom[0] = e1 + one * e2;
+    mom[1] = e1s + 2.0 * e1 * one * e2 + one * e2s - mom[0] * mom[0];
+    for (int a = 0; a < A; a++) {
+        for (int b = 0; b < A; b++) {
+            double both = q[a * A + b] * f[a] * g[b];
+            double r1 = (p1[a] - mn[a]) / tv, r2 = (p2[b] - mn[b]) / tv;
+            pb[a * A + b] = tv * (both + xo[a] * r2 + yo[b] * r1) / (1.0 - neither);
+        }
+    }
+    free(q);
+    free(f);
+    free(g);
+    free(xo);
+    free(yo);
+    free(p1);
+    free(p2);
+    return tv;
+}
+
+/*
  * The exact law J[kx * S + ky] of one coupled Gibbs step from the states
  * kx0 (x) and ky0 (y), which have the same clamped values.
  *
- * Meeting: B1 = a for both with mass min(p1(a), p2(a)), then one B2 for
- * both. Off the meeting event (mass TV = 1 - sum_a min):
- *   MAXIMAL: B1 pair ~ r1(a) r2(b), B2 of each drawn independently.
- *   CRN: each rejection try proposes (a, b) from the comonotone coupling Q
- *   (common uniforms), x accepts a with f(a) = 1 - min(1, p2(a)/p1(a)) and
- *   y accepts b with g(b) = 1 - min(1, p1(b)/p2(b)), independently; a chain
- *   that has accepted stops proposing. With Both = Q f g, X-only = sum_b Q f
- *   (1-g), Y-only = sum_a Q (1-f) g, Neither = sum Q (1-f)(1-g), the pair
- *   accepted is (a, b) with probability
- *     [Both(a,b) + Xonly(a) r2(b) + Yonly(b) r1(a)] / (1 - Neither),
- *   and then both B2 come from common uniforms (comonotone unit by unit).
- * tries (NULL or [2]) receives the mean and variance of the number of
- * rejection tries of a pair that did not meet: MAXIMAL, y's tries alone,
- * Geometric(TV); CRN, a Geometric(1 - Neither) until one chain accepts, then
- * with probability (Xonly + Yonly)/(1 - Neither) a Geometric(TV) more for
- * the other (each chain accepts a try with probability TV).
+ * B1 by tref_block_pair (crn unless MAXIMAL). Meeting: B1 = a for both
+ * with mass mn(a), then one B2 for both. Off the meeting event, B1 = (a, b)
+ * with mass pb(a, b), then B2 given a for x and given b for y:
+ *   MAXIMAL: independent draws; CRN: common uniforms (comonotone unit by
+ *   unit); BLOCKWISE: tref_block_pair with crn = 1 again, whose meeting
+ *   leaves B2 equal in both chains (they meet at the next step).
+ * tries (NULL or [2]): MAXIMAL and CRN, B1's mom (a pair that did not meet
+ * makes one loop). BLOCKWISE makes a loop per block that did not meet, and
+ * EBM_STAT_TRIES_MEAN is a ratio: the sum of the tries T over the loops L
+ * of n rows, of limit m = E T / E L; tries[0] = m, and tries[1] = TV1 x an
+ * upper bound on Var(T - m L) / (E L)^2 (Var(X + Y) <= 2 E X^2 + 2 E Y^2
+ * for the two blocks' parts), so that tries[1] / (n TV1) bounds the
+ * variance of the stat as mom[1] / (n TV1) is that of B1's mean.
  */
 void tref_coupled_gibbs(const tref *R, int coupling, int kx0, int ky0, double *J,
                               double *tries)
@@ -391,16 +487,13 @@ void tref_coupled_gibbs(const tref *R, int coupling, int kx0, int ky0, double *J
     double ux[TREF_MAXW], uy[TREF_MAXW];
     tref_ups(R, c1, n1, x0, ux);
     tref_ups(R, c1, n1, y0, uy);
-    double *p1 = t_malloc((size_t)A * sizeof *p1), *p2 = t_malloc((size_t)A * sizeof *p2);
-    double *mn = t_malloc((size_t)A * sizeof *mn), *pb = t_calloc((size_t)A * A, sizeof *pb);
+    double *mn = t_malloc((size_t)A * sizeof *mn), *pb = t_malloc((size_t)A * A * sizeof *pb);
+    double *mn2 = t_malloc((size_t)D * sizeof *mn2), *pb2 = t_malloc((size_t)D * D * sizeof *pb2);
     double *vx = t_malloc((size_t)A * TREF_MAXW * sizeof *vx),
            *vy = t_malloc((size_t)A * TREF_MAXW * sizeof *vy);
-    double ov = 0.0;
+    double mom[2], mom2[2];
+    const double tv = tref_block_pair(ux, uy, n1, coupling != EBM_COUPLING_MAXIMAL, mn, pb, mom);
     for (int a = 0; a < A; a++) {
-        p1[a] = tref_config_prob(ux, n1, a);
-        p2[a] = tref_config_prob(uy, n1, a);
-        mn[a] = fmin(p1[a], p2[a]);
-        ov += mn[a];
         double xa[TREF_MAXW], ya[TREF_MAXW];
         memcpy(xa, x0, sizeof xa);
         memcpy(ya, y0, sizeof ya);
@@ -421,100 +514,68 @@ void tref_coupled_gibbs(const tref *R, int coupling, int kx0, int ky0, double *J
             J[s * S + s] += mn[a] * tref_config_prob(vx + a * TREF_MAXW, n2, d);
         }
     }
-    const double tv = 1.0 - ov;
-    if (tries != NULL) {
-        tries[0] = tries[1] = 0.0;
-    }
-    if (tv > 1e-14) {
-        if (tries != NULL) {
-            tries[0] = 1.0 / tv;
-            tries[1] = (1.0 - tv) / (tv * tv);
-        }
-        if (coupling == EBM_COUPLING_MAXIMAL) {
-            for (int a = 0; a < A; a++) {
-                for (int b = 0; b < A; b++) {
-                    pb[a * A + b] = (p1[a] - mn[a]) * (p2[b] - mn[b]) / tv;
-                }
+    /* Off it: T and L of BLOCKWISE (per row, expectations and E X^2, E Y^2). */
+    double et = tv * mom[0], el = tv, ey2 = 0.0;
+    struct { double w, tv, e, v; } loop2[64 * 64];
+    int nloop2 = 0;
+    for (int a = 0; a < A; a++) {
+        for (int b = 0; b < A; b++) {
+            if (pb[a * A + b] <= 0.0) {
+                continue;
             }
-        } else {
-            double *q = t_malloc((size_t)A * A * sizeof *q), *f = t_malloc((size_t)A * sizeof *f);
-            double *g = t_malloc((size_t)A * sizeof *g), *xo = t_calloc((size_t)A, sizeof *xo);
-            double *yo = t_calloc((size_t)A, sizeof *yo), neither = 0.0;
-            for (int a = 0; a < A; a++) {
-                f[a] = p1[a] > 0.0 ? (p1[a] - mn[a]) / p1[a] : 0.0;
-                g[a] = p2[a] > 0.0 ? (p2[a] - mn[a]) / p2[a] : 0.0;
+            const double *qx = vx + a * TREF_MAXW, *qy = vy + b * TREF_MAXW;
+            if (coupling == EBM_COUPLING_BLOCKWISE) {
+                double tv2 = tref_block_pair(qx, qy, n2, 1, mn2, pb2, mom2);
+                et += pb[a * A + b] * tv2 * mom2[0];
+                el += pb[a * A + b] * tv2;
+                T_ASSERT(nloop2 < 64 * 64);
+                loop2[nloop2].w = pb[a * A + b] * tv2;
+                loop2[nloop2].tv = tv2;
+                loop2[nloop2].e = mom2[0];
+                loop2[nloop2++].v = mom2[1];
             }
-            for (int a = 0; a < A; a++) {
-                for (int b = 0; b < A; b++) {
-                    double qq = 1.0;
-                    for (int i = 0; i < n1; i++) {
-                        qq *= tref_comono(ux[i], uy[i], a >> i & 1, b >> i & 1);
-                    }
-                    q[a * A + b] = qq;
-                    xo[a] += qq * f[a] * (1.0 - g[b]);
-                    yo[b] += qq * (1.0 - f[a]) * g[b];
-                    neither += qq * (1.0 - f[a]) * (1.0 - g[b]);
-                }
-            }
-            if (tries != NULL) {
-                double xy = 0.0;
-                for (int a = 0; a < A; a++) {
-                    xy += xo[a] + yo[a];
-                }
-                const double p1s = 1.0 - neither, one = xy / p1s;
-                const double e1 = 1.0 / p1s, e1s = (2.0 - p1s) / (p1s * p1s);
-                const double e2 = 1.0 / tv, e2s = (2.0 - tv) / (tv * tv);
-                tries[0] = e1 + one * e2;
-                tries[1] = e1s + 2.0 * e1 * one * e2 + one * e2s - tries[0] * tries[0];
-            }
-            for (int a = 0; a < A; a++) {
-                for (int b = 0; b < A; b++) {
-                    double both = q[a * A + b] * f[a] * g[b];
-                    double r1 = (p1[a] - mn[a]) / tv, r2 = (p2[b] - mn[b]) / tv;
-                    pb[a * A + b] = tv * (both + xo[a] * r2 + yo[b] * r1) / (1.0 - neither);
-                }
-            }
-            free(q);
-            free(f);
-            free(g);
-            free(xo);
-            free(yo);
-        }
-        for (int a = 0; a < A; a++) {
-            for (int b = 0; b < A; b++) {
-                if (pb[a * A + b] <= 0.0) {
-                    continue;
-                }
-                for (int d = 0; d < D; d++) {
-                    for (int e = 0; e < D; e++) {
-                        double pde;
-                        if (coupling == EBM_COUPLING_MAXIMAL) {
-                            pde = tref_config_prob(vx + a * TREF_MAXW, n2, d) *
-                                  tref_config_prob(vy + b * TREF_MAXW, n2, e);
-                        } else {
-                            pde = 1.0;
-                            for (int i = 0; i < n2; i++) {
-                                pde *= tref_comono(vx[a * TREF_MAXW + i], vy[b * TREF_MAXW + i],
-                                                   d >> i & 1, e >> i & 1);
-                            }
+            for (int d = 0; d < D; d++) {
+                for (int e = 0; e < D; e++) {
+                    double pde;
+                    if (coupling == EBM_COUPLING_MAXIMAL) {
+                        pde = tref_config_prob(qx, n2, d) * tref_config_prob(qy, n2, e);
+                    } else if (coupling == EBM_COUPLING_CRN) {
+                        pde = 1.0;
+                        for (int i = 0; i < n2; i++) {
+                            pde *= tref_comono(qx[i], qy[i], d >> i & 1, e >> i & 1);
                         }
-                        double zx[TREF_MAXW], zy[TREF_MAXW];
-                        memcpy(zx, x0, sizeof zx);
-                        memcpy(zy, y0, sizeof zy);
-                        tref_set_config(R, c1, n1, a, zx);
-                        tref_set_config(R, c2, n2, d, zx);
-                        tref_set_config(R, c1, n1, b, zy);
-                        tref_set_config(R, c2, n2, e, zy);
-                        J[tref_index(R, zx) * S + tref_index(R, zy)] += pb[a * A + b] * pde;
+                    } else {
+                        pde = (d == e ? mn2[d] : 0.0) + pb2[d * D + e];
                     }
+                    double zx[TREF_MAXW], zy[TREF_MAXW];
+                    memcpy(zx, x0, sizeof zx);
+                    memcpy(zy, y0, sizeof zy);
+                    tref_set_config(R, c1, n1, a, zx);
+                    tref_set_config(R, c2, n2, d, zx);
+                    tref_set_config(R, c1, n1, b, zy);
+                    tref_set_config(R, c2, n2, e, zy);
+                    J[tref_index(R, zx) * S + tref_index(R, zy)] += pb[a * A + b] * pde;
                 }
             }
         }
     }
-    free(p1);
-    free(p2);
+    if (tries != NULL) {
+        tries[0] = mom[0];
+        tries[1] = mom[1];
+        if (coupling == EBM_COUPLING_BLOCKWISE && el > 0.0) {
+            const double m = et / el;
+            const double ex2 = tv * (mom[1] + (mom[0] - m) * (mom[0] - m));
+            for (int i = 0; i < nloop2; i++) {
+                ey2 += loop2[i].w * (loop2[i].v + (loop2[i].e - m) * (loop2[i].e - m));
+            }
+            tries[0] = m;
+            tries[1] = tv * 2.0 * (ex2 + ey2) / (el * el);
+        }
+    }
     free(mn);
     free(pb);
+    free(mn2);
+    free(pb2);
     free(vx);
     free(vy);
 }
@@ -548,8 +609,9 @@ void tref_coupled_mh(const tref *R, int kx0, int ky0, double *J)
     }
 }
 
-/* variant: EBM_COUPLING_MAXIMAL, EBM_COUPLING_CRN, or TREF_MH */
-const char *const TREF_VARIANT_NAME[TREF_N_VARIANTS] = {"Gibbs MAXIMAL", "Gibbs CRN", "MH_UNIFORM"};
+/* variant: an enum ebm_coupling of Gibbs, or TREF_MH */
+const char *const TREF_VARIANT_NAME[TREF_N_VARIANTS] = {"Gibbs MAXIMAL", "Gibbs CRN",
+                                                        "Gibbs BLOCKWISE", "MH_UNIFORM"};
 
 void tref_joint(const tref *R, int variant, int kx0, int ky0, double *J)
 {
