@@ -2,9 +2,9 @@
  * Coupling times of Gibbs and Metropolis-Hastings couplings on random RBMs:
  * Taniguchi et al. (2023), section 5.1 and Figure 1.
  *
- * For each d, one RBM with d visible and d hidden spin units, W a Haar-random
- * orthogonal matrix (scale 1) and biases from Logistic(0, 0.5), all drawn
- * from --seed. Each method runs --reps independent pairs of chains, one per
+ * For each d, one RBM with d visible and d hidden spin units (--layers 3
+ * or 4: a DBM of layers of d spin units), W a Haar-random orthogonal matrix
+ * (scale 1) and biases from Logistic(0, 0.5), all drawn from --seed. Each method runs --reps independent pairs of chains, one per
  * row of one batch, and counts the steps to an unbiased estimate, tau + T:
  *
  *   x_0 = uniform noise, or (LMI) a local mode reached from uniform noise by
@@ -18,7 +18,9 @@
  *
  * Methods (--methods): gibbs and gibbs-lmi use Qiu et al.'s maximal Gibbs
  * coupling (Alg. 1), the paper's baseline; gibbs-crn and gibbs-crn-lmi the
- * common-random-number variant (Qiu Alg. 3); mh and mh-lmi the coupling of
+ * common-random-number variant (Qiu Alg. 3); gibbs-blockwise and
+ * gibbs-blockwise-lmi couple both half-steps maximally
+ * (EBM_COUPLING_BLOCKWISE); mh and mh-lmi the coupling of
  * MH with a uniform proposal by a common proposal and uniform (Taniguchi
  * Alg. 3); mh-lmi is UCD-LMI's negative phase.
  *
@@ -66,6 +68,8 @@ static const method methods[] = {
     [MH_LMI] = {"mh-lmi", "MH + LMI (UCD-LMI)", EBM_SAMPLER_MH_UNIFORM, 0, 1},
     {"gibbs-crn", "Gibbs CRN", EBM_SAMPLER_GIBBS, EBM_COUPLING_CRN, 0},
     {"gibbs-crn-lmi", "Gibbs CRN + LMI", EBM_SAMPLER_GIBBS, EBM_COUPLING_CRN, 1},
+    {"gibbs-blockwise", "Gibbs BLOCKWISE", EBM_SAMPLER_GIBBS, EBM_COUPLING_BLOCKWISE, 0},
+    {"gibbs-blockwise-lmi", "Gibbs BLOCKWISE + LMI", EBM_SAMPLER_GIBBS, EBM_COUPLING_BLOCKWISE, 1},
 };
 enum { N_METHODS = sizeof methods / sizeof methods[0], MAX_DIMS = 64 };
 
@@ -77,7 +81,7 @@ typedef struct options {
     int64_t dims[MAX_DIMS];
     int n_dims;
     int use[N_METHODS]; /* which methods run */
-    int64_t reps, cap;
+    int64_t reps, cap, layers;
     uint64_t seed;
     const char *out;
 } options;
@@ -99,12 +103,15 @@ static int parse_options(int argc, char **argv, options *o)
 {
     const char *dims = DEFAULT_DIMS, *list = DEFAULT_METHODS;
     o->reps = 100;
+    o->layers = 2;
     o->cap = DEFAULT_CAP;
     o->seed = 1;
     o->out = "examples/out";
     const cli_spec specs[] = {
         CLI_STR("--dims", "LIST", &dims,
                 "visible = hidden sizes d, each 1..1048576, at most 64 of them"),
+        CLI_I64("--layers", "L", &o->layers, 2, 4,
+                "layers of d units each: 2 an RBM, 3 or 4 a DBM (orthogonal W_l)"),
         CLI_I64("--reps", "N", &o->reps, 1, 1 << 20,
                 "chain pairs per d and method, rows of one batch"),
         CLI_I64("--cap", "N", &o->cap, 1, INT64_C(1) << 40,
@@ -112,7 +119,8 @@ static int parse_options(int argc, char **argv, options *o)
         {.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &o->seed,
          .help = "seed of the models and chains"},
         CLI_STR("--methods", "LIST", &list,
-                "from gibbs, gibbs-lmi, mh, mh-lmi, gibbs-crn, gibbs-crn-lmi"),
+                "from gibbs, gibbs-lmi, mh, mh-lmi, gibbs-crn, gibbs-crn-lmi, "
+                "gibbs-blockwise, gibbs-blockwise-lmi"),
         CLI_STR("--out", "DIR", &o->out, "output directory, created if missing"),
     };
     const cli_program p = {PROG, "[options]", NULL, specs, (int)(sizeof specs / sizeof specs[0]),
@@ -471,11 +479,12 @@ int main(int argc, char **argv)
     int n_res = 0;
     double start = cli_now();
     for (int di = 0; di < o.n_dims; di++) {
-        const int64_t d = o.dims[di], sizes[2] = {d, d};
+        const int64_t d = o.dims[di], sizes[4] = {d, d, d, d};
         ebm_model_t *m;
         ebm_rng_t *rng;
         char err[256];
-        int rc = ebm_model_create(&m, 2, sizes, EBM_UNITS_SPIN, EBM_UNITS_SPIN, err, sizeof err);
+        int rc = ebm_model_create(&m, o.layers, sizes, EBM_UNITS_SPIN, EBM_UNITS_SPIN, err,
+                                  sizeof err);
         if (rc != EBM_OK) {
             cli_die(PROG, "ebm_model_create", rc, err);
         }

@@ -877,7 +877,7 @@ class Sampler(_OnModel):
 
     Sampler(model, kind="gibbs", **options): kind "gibbs", "mh_uniform",
     "langevin" or "gibbs_langevin"; options by name (clamp_layers,
-    coupling="crn"|"maximal", langevin_steps, step_size, cosine,
+    coupling="blockwise"|"crn"|"maximal", langevin_steps, step_size, cosine,
     adjust_after, scale_by_variance, closed_form, iteration). The sampler
     keeps its model alive. Chains belong to the caller: step() and
     coupled_step() move float32 arrays in place.
