@@ -238,11 +238,18 @@ static int64_t rows_whole(const uint32_t key[2], uint64_t seq, int64_t n, const 
         return 0;
     }
     const int64_t per = LANES / nb;
+    if (n < per) {
+        return 0;
+    }
     uint32_t lane_block[LANES];
     int64_t lane_row[LANES];
-    for (int j = 0; j < LANES; j++) {
-        lane_block[j] = (uint32_t)(block + (uint64_t)(j % nb));
-        lane_row[j] = j / nb;
+    for (int64_t j = 0, k = 0, q = 0; j < LANES; j++) { /* k = j % nb, q = j / nb */
+        lane_block[j] = (uint32_t)(block + (uint64_t)k);
+        lane_row[j] = q;
+        if (++k == nb) {
+            k = 0;
+            q++;
+        }
     }
     const vec c0 = V_LOADU(lane_block);
     int64_t r = 0;
@@ -264,6 +271,10 @@ static int64_t rows_whole(const uint32_t key[2], uint64_t seq, int64_t n, const 
     return r;
 }
 #endif
+
+/* Up to this many blocks, one by one is faster than a vector of LANES (a
+ * lone row's few words: a coupled step of one chain pair). */
+enum { FEW_BLOCKS = 2 };
 
 static void uniform_rows(const uint32_t key[2], uint64_t seq, int64_t n, const int64_t *rows,
                          uint64_t block, int64_t count, float *out, int64_t ldo)
@@ -292,18 +303,21 @@ static void uniform_rows(const uint32_t key[2], uint64_t seq, int64_t n, const i
         }
         float u[4 * LANES];
 #ifdef VECTOR_PHILOX
-        vec c[4];
-        blocks_at(V_LOADU(c0), V_LOADU(c1), seq, key[0], key[1], c);
-        store_words(c, u);
-#else
-        for (int j = 0; j < lanes; j++) {
-            uint32_t w[4];
-            block_scalar((uint64_t)c1[j] << 32 | c0[j], seq, key[0], key[1], w);
-            for (int k = 0; k < 4; k++) {
-                u[4 * j + k] = ebm__u32_to_float(w[k]);
+        if (lanes > FEW_BLOCKS) {
+            vec c[4];
+            blocks_at(V_LOADU(c0), V_LOADU(c1), seq, key[0], key[1], c);
+            store_words(c, u);
+        } else
+#endif
+        {
+            for (int j = 0; j < lanes; j++) {
+                uint32_t w[4];
+                block_scalar((uint64_t)c1[j] << 32 | c0[j], seq, key[0], key[1], w);
+                for (int k = 0; k < 4; k++) {
+                    u[4 * j + k] = ebm__u32_to_float(w[k]);
+                }
             }
         }
-#endif
         for (int j = 0; j < lanes; j++) {
             for (int k = 0; k < len[j]; k++) {
                 dst[j][k] = u[4 * j + k];
