@@ -6,6 +6,7 @@
 #   make fuzz       the libFuzzer targets tests/fuzz/ (clang), 10 min each;
 #                   make fuzz-ci: 60 s each, as CI runs them
 #   make examples   build the example programs into build/examples/
+#   make check-trainers  the trainers' tests (tests/trainers/run.sh, ~1 min)
 #   make bench      build and run the benchmarks (figures, not tests)
 #   make fingerprint  hashes of fixed-seed results (bench/fingerprint.sh): the
 #                   same output before and after a refactoring shows the same bits
@@ -95,7 +96,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-valgrind examples bench bench-programs fingerprint install uninstall clean symbols deps \
+.PHONY: FORCE all check check-valgrind check-trainers examples bench bench-programs fingerprint install uninstall clean symbols deps \
   python check-python
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -105,7 +106,7 @@ all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 EXAMPLES = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 EXAMPLE_COMMON = $(patsubst examples/%.c,build/examples/%.o,$(wildcard examples/common/*.c))
 EXAMPLE_LIBS = -lpng -lz
-examples: $(EXAMPLES)
+examples: $(EXAMPLES) build/examples/check_common
 .SECONDARY: $(EXAMPLE_COMMON)
 build/examples/common/%.o: examples/common/%.c $(wildcard examples/common/*.h)
 	@mkdir -p build/examples/common
@@ -114,6 +115,14 @@ build/examples/%: examples/%.c $(EXAMPLE_COMMON) include/ebm.h $(STATIC)
 	@mkdir -p build/examples
 	$(CC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) $(LDFLAGS) -o $@ $< $(EXAMPLE_COMMON) \
 	  $(STATIC) $(EXAMPLE_LIBS) $(LIB_LIBS)
+# The unit tests of examples/common (optim_average, checkpoints), run by
+# tests/trainers/run.sh: make check-trainers.
+build/examples/check_common: tests/trainers/check_common.c $(EXAMPLE_COMMON) include/ebm.h $(STATIC)
+	@mkdir -p build/examples
+	$(CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(CFLAGS) $(LDFLAGS) -o $@ $< $(EXAMPLE_COMMON) \
+	  $(STATIC) $(EXAMPLE_LIBS) $(LIB_LIBS)
+check-trainers: examples
+	bash tests/trainers/run.sh build/examples
 
 # The demo, the long runs of docs/results.md and their data sets (demo,
 # results, fashion-mnist, mnist-data; DEMO_*, RESULTS, FASHION_*).

@@ -44,10 +44,23 @@
  *                        code shows this as its last sample
  *   data.png             training images, for comparison
  *   model.ebm            the model (ebm_model_save), after each picture
+ *   model_raw.ebm        with --average-from: the last iterate (model.ebm is
+ *                        then the average, below)
  *   train_grbm.ckpt      a checkpoint (examples/common/checkpoint.h) with each
- *                        picture: model, training generator, optimiser step
+ *                        picture: model, training generator, optimiser step,
+ *                        the average of the iterates
  * Progress lines with rate and ETA go to stderr. "seconds" is training time:
  * pictures, checkpoints and held-out evaluations are not counted.
+ *
+ * --average-from N (examples/common/optim.h, optim_average): the mean of
+ * the parameters after steps N+1, N+2, ... (Polyak-Ruppert averaging) is
+ * kept beside training, which goes on from the last iterate. The pictures,
+ * the held-out evaluation and model.ebm show that average once it holds an
+ * iterate (the last iterate before); model_raw.ebm is the last iterate.
+ * The variance and reconstruction columns stay those of the last iterate;
+ * with --eval-every the CSV ends with three more columns,
+ * heldout_loglik_<exact|ais>_avg, heldout_log_z_avg, heldout_seconds_avg,
+ * "nan" until the average holds an iterate.
  *
  * Resuming: --resume <out>/train_grbm.ckpt continues a run with the same
  * settings (the checkpoint's configuration text must match) bit for bit:
@@ -90,7 +103,7 @@
 
 typedef struct options {
     int64_t hidden, batch, epochs, gibbs_steps, langevin_steps, adjust, samples, log_every,
-        limit, eval_every, eval_rows, ais_chains, eval_betas;
+        limit, eval_every, eval_rows, ais_chains, eval_betas, average_from;
     double lr, clip, step_size, minutes, sample_minutes, sd_floor;
     int global; /* one mean and sd for all pixels */
     uint64_t seed;
@@ -115,6 +128,7 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     o->eval_rows = 500;
     o->ais_chains = 100;
     o->eval_betas = 100;
+    o->average_from = -1;
     o->lr = 0.01;
     o->clip = 10.0;
     o->step_size = 1.0;
@@ -146,6 +160,11 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
         CLI_I64("--adjust", "ETA", &o->adjust, -1, 1 << 30,
                 "Metropolis-adjust the steps after the ETA-th; -1: never"),
         CLI_DBL("--clip", "X", &o->clip, 0.0, 1e30, "gradient-norm clipping; 0: none"),
+        {.type = CLI_CUSTOM, .name = "--average-from", .meta = "N", .field = &o->average_from,
+         .parse = cli_parse_step_or_off, .range = "N >= 0 or off", .dflt = "off",
+         .help = "show (pictures, --eval-every) and save as model.ebm the average of the "
+                 "iterates after step N (Polyak-Ruppert); training goes on from the last "
+                 "iterate, saved as model_raw.ebm"},
         CLI_ONE_OF("--standardize", &o->global, standardize_names, 0,
                    "per pixel (the paper's text) or one mean and sd (the published config)"),
         CLI_DBL("--sd-floor", "X", &o->sd_floor, 1e-6, 1.0, "smallest per-pixel sd, grey units"),
@@ -245,7 +264,7 @@ typedef struct sampler_pack {
 /* Draw the pictures: chains from N(0, I), h ~ p(h | v), then the training
  * sampler's steps; the final v and E[v | h], un-standardised. */
 static double draw_pictures(const options *o, const data_set *d, const data_encoding *enc,
-                            ebm_model_t *m, sampler_pack *sp, int64_t step)
+                            const ebm_model_t *m, sampler_pack *sp, int64_t step)
 {
     const int64_t w = ebm_model_state_width(m), n = o->samples;
     ebm_rng_t *rng; /* the pictures' own, so that they do not move training's */
@@ -282,20 +301,47 @@ static double draw_pictures(const options *o, const data_set *d, const data_enco
     return acc / (double)o->gibbs_steps;
 }
 
-/* model.ebm and train_grbm.ckpt (model, training generator, optimiser, step,
- * training time). @return 0, or -1 after a message */
-static int save_state(const options *o, const ebm_model_t *m, const ebm_rng_t *rng,
-                      const optim *opt, const ebm_estimator_t *e, int64_t step, double elapsed,
-                      const char *config)
+/* The model shown (pictures, --eval-every, model.ebm): with --average-from,
+ * shown set to the average once it holds an iterate, else to the last
+ * iterate m (through theta, [param_count]); without, m itself. */
+static const ebm_model_t *shown_model(const ebm_model_t *m, ebm_model_t *shown,
+                                      optim_average *avg, float *theta)
+{
+    if (!optim_average_on(avg)) {
+        return m;
+    }
+    int rc = EBM_OK;
+    if (avg->count > 0) {
+        rc = optim_average_apply(avg, shown);
+    } else if ((rc = ebm_model_get_params(m, theta)) == EBM_OK) {
+        rc = ebm_model_set_params(shown, theta);
+    }
+    if (rc != EBM_OK) {
+        cli_die(PROG, "--average-from", rc, ebm_model_errmsg(shown));
+    }
+    return shown;
+}
+
+/* model.ebm (the model shown), with --average-from model_raw.ebm (the last
+ * iterate m), and train_grbm.ckpt (model, training generator, optimiser, the
+ * average, step, training time). @return 0, or -1 after a message */
+static int save_state(const options *o, const ebm_model_t *m, const ebm_model_t *shown,
+                      const ebm_rng_t *rng, const optim *opt, const optim_average *avg,
+                      const ebm_estimator_t *e, int64_t step, double elapsed, const char *config)
 {
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/model.ebm", o->out);
-    if (ebm_model_save(m, path) != EBM_OK) {
+    if (ebm_model_save(shown, path) != EBM_OK) {
+        fprintf(stderr, "train_grbm: %s: %s\n", path, ebm_model_errmsg(shown));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/model_raw.ebm", o->out);
+    if (optim_average_on(avg) && ebm_model_save(m, path) != EBM_OK) {
         fprintf(stderr, "train_grbm: %s: %s\n", path, ebm_model_errmsg(m));
         return -1;
     }
     snprintf(path, sizeof path, "%s/train_grbm.ckpt", o->out);
-    if (checkpoint_save(path, m, rng, opt, e, step, elapsed, config, err, sizeof err) !=
+    if (checkpoint_save(path, m, rng, opt, avg, e, step, elapsed, config, err, sizeof err) !=
         CHECKPOINT_OK) {
         fprintf(stderr, "train_grbm: %s\n", err);
         return -1;
@@ -453,6 +499,19 @@ int main(int argc, char **argv)
     }
     const int64_t w = ebm_model_state_width(m), n_params = ebm_model_param_count(m);
 
+    /* --average-from: the average of the iterates, and the model that shows it
+     * (pictures, --eval-every, model.ebm). */
+    optim_average avg;
+    ebm_model_t *m_avg = NULL;
+    if (optim_average_init(&avg, n_params, o.average_from) != OPTIM_OK) {
+        cli_die(PROG, "optim_average_init", EBM_ENOMEM, "out of memory");
+    }
+    if (optim_average_on(&avg) &&
+        (rc = ebm_model_create(&m_avg, 2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, err,
+                               sizeof err)) != EBM_OK) {
+        cli_die(PROG, "ebm_model_create", rc, err);
+    }
+
     heldout ho = {NULL, 0, n0, o.hidden <= HELDOUT_EXACT_HIDDEN, NULL, NULL};
     if (o.eval_every > 0) {
         ho.n = o.eval_rows < test.n ? o.eval_rows : test.n;
@@ -480,7 +539,8 @@ int main(int argc, char **argv)
         cli_die(PROG, "estimator options", rc, ebm_estimator_errmsg(e));
     }
     sampler_pack sp;
-    if ((rc = ebm_sampler_create(&sp.s, m, EBM_SAMPLER_GIBBS_LANGEVIN)) != EBM_OK) {
+    if ((rc = ebm_sampler_create(&sp.s, m_avg != NULL ? m_avg : m, EBM_SAMPLER_GIBBS_LANGEVIN)) !=
+        EBM_OK) {
         cli_die(PROG, "ebm_sampler_create", rc, ebm_model_errmsg(m));
     }
     if ((rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
@@ -525,12 +585,16 @@ int main(int argc, char **argv)
 
     /* The CSV: appended to when resuming (its columns must be the same), else
      * written anew; the held-out columns come last. */
-    char path[1024], header[512], old[512] = "";
+    char path[1024], header[512], old[512] = "", averaged[128] = "";
+    if (ho.column != NULL && optim_average_on(&avg)) {
+        snprintf(averaged, sizeof averaged, ",%s_avg,heldout_log_z_avg,heldout_seconds_avg",
+                 ho.column);
+    }
     snprintf(header, sizeof header,
              "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
-             "sample_accept%s%s%s\n", ho.column != NULL ? "," : "",
+             "sample_accept%s%s%s%s\n", ho.column != NULL ? "," : "",
              ho.column != NULL ? ho.column : "",
-             ho.column != NULL ? ",heldout_log_z,heldout_seconds" : "");
+             ho.column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
     snprintf(path, sizeof path, "%s/train_grbm.csv", o.out);
     FILE *probe = o.resume != NULL ? fopen(path, "r") : NULL;
     const int has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
@@ -539,7 +603,8 @@ int main(int argc, char **argv)
     }
     if (has_header && strcmp(old, header) != 0) {
         fprintf(stderr, "train_grbm: %s has other columns than this run writes (another "
-                        "--eval-every?):\n  it has: %s  now:    %s", path, old, header);
+                        "--eval-every or --average-from?):\n  it has: %s  now:    %s", path, old,
+                header);
         return 2;
     }
     FILE *csv = fopen(path, has_header ? "a" : "w");
@@ -575,7 +640,7 @@ int main(int argc, char **argv)
             checkpoint_free(&ck);
             return 2;
         }
-        rc = checkpoint_restore(&ck, m, rng, &opt, e, err, sizeof err);
+        rc = checkpoint_restore(&ck, m, rng, &opt, &avg, e, err, sizeof err);
         step = ck.iteration;
         seconds_before = ck.seconds;
         checkpoint_free(&ck);
@@ -640,6 +705,9 @@ int main(int argc, char **argv)
             stop = 2;
             break;
         }
+        if ((rc = optim_average_update(&avg, m, opt.step)) != EBM_OK) {
+            cli_die(PROG, "optim_average_update", rc, "");
+        }
         step++;
         window++;
         acc_sum += ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
@@ -647,8 +715,9 @@ int main(int argc, char **argv)
         const int last = step == total || elapsed >= budget;
         if (elapsed >= next_picture || last) {
             const double tp = cli_now();
-            sample_acc = draw_pictures(&o, &train, &enc, m, &sp, step);
-            if (save_state(&o, m, rng, &opt, e, step, elapsed, config) != 0) {
+            const ebm_model_t *shown = shown_model(m, m_avg, &avg, theta);
+            sample_acc = draw_pictures(&o, &train, &enc, shown, &sp, step);
+            if (save_state(&o, m, shown, rng, &opt, &avg, e, step, elapsed, config) != 0) {
                 stop = 2;
             }
             pictures_s += cli_now() - tp;
@@ -656,6 +725,7 @@ int main(int argc, char **argv)
         }
         const int eval_now = o.eval_every > 0 && step % o.eval_every == 0;
         double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
+        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN; /* the average's, once it has one */
         if (eval_now) {
             const double te = cli_now();
             if (heldout_score(&o, &ho, m, step, &heldout_ll, &heldout_log_z) != 0) {
@@ -663,9 +733,21 @@ int main(int argc, char **argv)
                 break;
             }
             heldout_s = cli_now() - te;
-            pictures_s += heldout_s;
-            fprintf(stderr, "step %7lld  held-out %s = %.4f (%lld images, %.2f s)\n",
-                    (long long)step, ho.column, heldout_ll, (long long)ho.n, heldout_s);
+            char averaged_ll[96] = "";
+            if (avg.count > 0) {
+                const ebm_model_t *shown = shown_model(m, m_avg, &avg, theta);
+                if (heldout_score(&o, &ho, shown, step, &avg_ll, &avg_log_z) != 0) {
+                    stop = 2;
+                    break;
+                }
+                avg_s = cli_now() - te - heldout_s;
+                snprintf(averaged_ll, sizeof averaged_ll, "; average of %lld iterates %.4f",
+                         (long long)avg.count, avg_ll);
+            }
+            pictures_s += cli_now() - te;
+            fprintf(stderr, "step %7lld  held-out %s = %.4f (%lld images, %.2f s)%s\n",
+                    (long long)step, ho.column, heldout_ll, (long long)ho.n, heldout_s,
+                    averaged_ll);
         }
         if (step % o.log_every == 0 || last || eval_now) {
             double vmean, vlo, vhi;
@@ -678,6 +760,9 @@ int main(int argc, char **argv)
                     acc_sum / window, mse, sample_acc);
             if (ho.column != NULL) {
                 fprintf(csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
+            }
+            if (ho.column != NULL && optim_average_on(&avg)) {
+                fprintf(csv, ",%.6f,%.6f,%.3f", avg_ll, avg_log_z, avg_s);
             }
             fputc('\n', csv);
             fflush(csv);
@@ -700,18 +785,29 @@ int main(int argc, char **argv)
         }
     }
     fclose(csv);
+    char result[256] = "";
+    if (optim_average_on(&avg) && avg.count > 0) {
+        snprintf(result, sizeof result, " (the average of the %lld iterates after step %lld, "
+                 "--average-from; the last iterate: model_raw.ebm)", (long long)avg.count,
+                 (long long)avg.from);
+    } else if (optim_average_on(&avg)) {
+        snprintf(result, sizeof result, " (the last iterate: no step came after "
+                 "--average-from %lld; also model_raw.ebm)", (long long)avg.from);
+    }
     if (stopped_by != 0) {
         const double elapsed = cli_now() - t0 - pictures_s;
-        if (save_state(&o, m, rng, &opt, e, step, elapsed, config) != 0) {
+        const ebm_model_t *shown = shown_model(m, m_avg, &avg, theta);
+        if (save_state(&o, m, shown, rng, &opt, &avg, e, step, elapsed, config) != 0) {
             stop = 2;
         } else {
             fprintf(stderr, "train_grbm: %s: stopped after step %lld; wrote %s/train_grbm.ckpt "
-                            "and %s/model.ebm; continue with --resume %s/train_grbm.ckpt\n",
-                    cli_signal_name(stopped_by), (long long)step, o.out, o.out, o.out);
+                            "and %s/model.ebm%s; continue with --resume %s/train_grbm.ckpt\n",
+                    cli_signal_name(stopped_by), (long long)step, o.out, o.out, result, o.out);
         }
     } else {
-        fprintf(stderr, "train_grbm: %s after %lld steps; pictures and model in %s\n",
-                stop == 2 ? "stopped on an error" : "done", (long long)step, o.out);
+        fprintf(stderr, "train_grbm: %s after %lld steps; pictures and model in %s%s\n",
+                stop == 2 ? "stopped on an error" : "done", (long long)step, o.out,
+                stop == 2 ? "" : result);
     }
     free(perm);
     free(rec);
@@ -725,7 +821,9 @@ int main(int argc, char **argv)
     ebm_sampler_destroy(sp.s);
     ebm_estimator_destroy(e);
     optim_free(&opt);
+    optim_average_free(&avg);
     ebm_rng_destroy(rng);
+    ebm_model_destroy(m_avg);
     ebm_model_destroy(m);
     free(px_sd);
     free(px_mean);

@@ -11,7 +11,9 @@
 #include <zlib.h>
 
 static const unsigned char magic[8] = {'E', 'B', 'M', 'C', 'K', 'P', 'T', '1'};
-enum { FORMAT_VERSION = 1, HEADER_BYTES = 16, SECTION_HEAD = 12, CRC_BYTES = 4 };
+/* Version 1: no AVRG section; version 2: an AVRG section (checkpoint.h). */
+enum { FORMAT_VERSION_MIN = 1, FORMAT_VERSION = 2, HEADER_BYTES = 16, SECTION_HEAD = 12,
+       CRC_BYTES = 4 };
 
 /* ------------------------------------------------------------------------ */
 /* A growing byte buffer with little-endian writers                         */
@@ -153,8 +155,9 @@ static int write_atomically(const char *path, const unsigned char *p, size_t n, 
 }
 
 int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng,
-                    const optim *o, const ebm_estimator_t *e, int64_t iteration, double seconds,
-                    const char *config, char *err, size_t err_size)
+                    const optim *o, const optim_average *avg, const ebm_estimator_t *e,
+                    int64_t iteration, double seconds, const char *config, char *err,
+                    size_t err_size)
 {
     if (path == NULL || m == NULL || rng == NULL || o == NULL) {
         cli_set_error(err, err_size, "checkpoint_save: path, model, generator and optimiser are required");
@@ -166,8 +169,9 @@ int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng
         memcpy(q, magic, sizeof magic);
     }
     const int64_t n_chains = e != NULL ? ebm_estimator_num_chains(e) : 0;
-    put_u32(&b, FORMAT_VERSION);
-    put_u32(&b, 4u + (n_chains > 0) + (config != NULL));
+    const int average = optim_average_on(avg);
+    put_u32(&b, average ? FORMAT_VERSION : FORMAT_VERSION_MIN);
+    put_u32(&b, 4u + (average != 0) + (n_chains > 0) + (config != NULL));
 
     /* MODL: the model file's bytes. */
     const int64_t model_size = ebm_model_save_size(m);
@@ -208,6 +212,17 @@ int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng
     put_floats(&b, buf, b.failed ? 0 : n_opt);
     section_end(&b, at);
     free(buf);
+
+    if (average) {
+        at = section_begin(&b, "AVRG");
+        put_u64(&b, (uint64_t)avg->from);
+        put_u64(&b, (uint64_t)avg->count);
+        put_u64(&b, (uint64_t)avg->n);
+        for (int64_t i = 0; i < avg->n; i++) {
+            put_f64(&b, avg->mean[i]);
+        }
+        section_end(&b, at);
+    }
 
     if (n_chains > 0) {
         const int64_t w = ebm_model_state_width(m);
@@ -326,6 +341,7 @@ void checkpoint_free(checkpoint *c)
     }
     ebm_model_destroy(c->model);
     free(c->opt_buffers);
+    free(c->avg_mean);
     free(c->chains);
     free(c->config);
     memset(c, 0, sizeof *c);
@@ -381,6 +397,34 @@ static int parse_section(checkpoint *c, const char *path, const unsigned char ta
         c->opt_floats = (int64_t)n;
         free(c->opt_buffers);
         rc = get_floats(p + 16, n, &c->opt_buffers);
+    } else if (memcmp(tag, "AVRG", 4) == 0) {
+        if (len < 24) {
+            goto bad_length;
+        }
+        const uint64_t n = get_u64(p + 16);
+        const int64_t from = (int64_t)get_u64(p), count = (int64_t)get_u64(p + 8);
+        if (n > (len - 24) / 8 || len != 24 + 8 * n) {
+            goto bad_length;
+        }
+        if (from < 0 || count < 0 || n == 0) {
+            cli_set_error(err, err_size, "%s: section AVRG: from %lld, count %lld, n %llu",
+                          path, (long long)from, (long long)count, (unsigned long long)n);
+            return CHECKPOINT_EFORMAT;
+        }
+        free(c->avg_mean);
+        c->avg_mean = malloc((size_t)n * sizeof *c->avg_mean);
+        if (c->avg_mean == NULL) {
+            rc = CHECKPOINT_ENOMEM;
+        } else {
+            for (uint64_t i = 0; i < n; i++) {
+                const uint64_t u = get_u64(p + 24 + 8 * i);
+                memcpy(&c->avg_mean[i], &u, sizeof u);
+            }
+            c->has_average = 1;
+            c->avg_from = from;
+            c->avg_count = count;
+            c->avg_n = (int64_t)n;
+        }
     } else if (memcmp(tag, "CHNS", 4) == 0) {
         if (len < 16) {
             goto bad_length;
@@ -429,9 +473,9 @@ int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_siz
     if (n < HEADER_BYTES + CRC_BYTES || memcmp(p, magic, sizeof magic) != 0) {
         cli_set_error(err, err_size, "%s: not a libebm checkpoint (bad magic or too short)", path);
         rc = CHECKPOINT_EFORMAT;
-    } else if (get_u32(p + 8) != FORMAT_VERSION) {
-        cli_set_error(err, err_size, "%s: checkpoint format version %u, this program reads %d", path,
-                (unsigned)get_u32(p + 8), FORMAT_VERSION);
+    } else if (get_u32(p + 8) < FORMAT_VERSION_MIN || get_u32(p + 8) > FORMAT_VERSION) {
+        cli_set_error(err, err_size, "%s: checkpoint format version %u, this program reads %d to %d",
+                path, (unsigned)get_u32(p + 8), FORMAT_VERSION_MIN, FORMAT_VERSION);
         rc = CHECKPOINT_EFORMAT;
     } else if (crc_of(p, n - CRC_BYTES) != get_u32(p + n - CRC_BYTES)) {
         cli_set_error(err, err_size, "%s: CRC mismatch: the file is damaged or truncated", path);
@@ -475,8 +519,39 @@ int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_siz
 /* Restore                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* Whether c's average (or its absence) fits avg: see checkpoint_restore. */
+static int average_fits(const checkpoint *c, const optim_average *avg, int64_t n_params,
+                        char *err, size_t err_size)
+{
+    const int on = optim_average_on(avg);
+    if (c->has_average && !on) {
+        cli_set_error(err, err_size, "the checkpoint holds the average of the iterates after "
+                "step %lld, which this run does not keep (--average-from %lld continues it)",
+                (long long)c->avg_from, (long long)c->avg_from);
+        return 0;
+    }
+    if (c->has_average && c->avg_from != avg->from) {
+        cli_set_error(err, err_size, "the checkpoint averages the iterates after step %lld, this "
+                "run those after step %lld", (long long)c->avg_from, (long long)avg->from);
+        return 0;
+    }
+    if (c->has_average && (c->avg_n != n_params || avg->n != n_params)) {
+        cli_set_error(err, err_size, "the checkpoint's average has %lld parameters, the model "
+                "%lld", (long long)c->avg_n, (long long)n_params);
+        return 0;
+    }
+    if (!c->has_average && on && c->opt_step > avg->from) {
+        cli_set_error(err, err_size, "the checkpoint is at optimiser step %lld and holds no "
+                "average of the iterates: the average of those after step %lld would miss some "
+                "(--average-from %lld or more starts one)", (long long)c->opt_step,
+                (long long)avg->from, (long long)c->opt_step);
+        return 0;
+    }
+    return 1;
+}
+
 int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, optim *o,
-                       ebm_estimator_t *e, char *err, size_t err_size)
+                       optim_average *avg, ebm_estimator_t *e, char *err, size_t err_size)
 {
     if (c == NULL || c->model == NULL || m == NULL || rng == NULL || o == NULL) {
         cli_set_error(err, err_size, "checkpoint_restore: checkpoint, model, generator and optimiser "
@@ -506,6 +581,9 @@ int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, opti
         return CHECKPOINT_EMISMATCH;
     }
     const int64_t n_params = ebm_model_param_count(m);
+    if (!average_fits(c, avg, n_params, err, err_size)) {
+        return CHECKPOINT_EMISMATCH;
+    }
     float *theta = malloc((size_t)n_params * sizeof *theta);
     if (theta == NULL) {
         cli_set_error(err, err_size, "checkpoint_restore: out of memory");
@@ -537,5 +615,9 @@ int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, opti
         return CHECKPOINT_EMISMATCH;
     }
     optim_state_set(o, c->opt_step, c->opt_buffers, c->opt_floats);
+    if (optim_average_on(avg)) {
+        optim_average_state_set(avg, avg->from, c->has_average ? c->avg_count : 0,
+                                c->has_average ? c->avg_mean : NULL, n_params);
+    }
     return CHECKPOINT_OK;
 }

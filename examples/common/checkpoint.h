@@ -3,21 +3,29 @@
  *
  * A checkpoint holds the model (its ebm_model_save_buffer bytes), the
  * training generator's state (ebm_rng_get_state), the optimiser's step count
- * and buffers (optim.h), the estimator's persistent chains if it has any
- * (ebm_estimator_get_chains: PCD), the iteration, the training time so far,
- * and a free-form configuration text the trainer uses to refuse a resume
- * with different settings. Resuming restores all of it, so that a run of
- * 2N steps and a run of N steps + checkpoint + resume for N steps end with
- * the same parameters bit for bit (on the same machine, BLAS and threads).
+ * and buffers (optim.h), the average of the iterates if one is kept
+ * (optim_average: its start step, count and double accumulator), the
+ * estimator's persistent chains if it has any (ebm_estimator_get_chains:
+ * PCD), the iteration, the training time so far, and a free-form
+ * configuration text the trainer uses to refuse a resume with different
+ * settings. Resuming restores all of it, so that a run of 2N steps and a run
+ * of N steps + checkpoint + resume for N steps end with the same parameters
+ * (and the same average) bit for bit (on the same machine, BLAS and threads).
  *
  * File layout (every integer little-endian, floats as IEEE-754 bit patterns):
- *   magic "EBMCKPT1" (8 bytes) | u32 format version (1) | u32 section count |
+ *   magic "EBMCKPT1" (8 bytes) | u32 format version | u32 section count |
  *   sections: 4-byte tag, u64 payload length, payload |
  *   u32 CRC-32 (zlib's) of every byte before it.
  * Sections: "MODL" model file bytes (docs/format.md); "RNG " 6 x u64;
  * "ITER" i64 iteration, f64 seconds; "OPTM" i64 step, i64 n, n floats;
+ * "AVRG" i64 from, i64 count, i64 n, n doubles (the running mean);
  * "CHNS" i64 rows, i64 width, rows x width floats; "CONF" text.
- * Unknown tags are skipped, so later versions may add sections.
+ * Unknown tags are skipped, so later versions may add sections that a
+ * reader may ignore. Version 2 adds AVRG, which must not be ignored (a
+ * resume without it would lose the average): a file with AVRG is version 2,
+ * a file without is version 1, byte for byte as before, so that programs
+ * that read only version 1 still resume runs without an average, and refuse
+ * those with one. Both versions are read.
  *
  * Writing goes to "<path>.tmp", which is flushed, synced and renamed over
  * path: a crash leaves the old checkpoint or the new one, never half of one.
@@ -52,6 +60,9 @@ typedef struct checkpoint {
     int64_t opt_step;
     int64_t opt_floats;
     float *opt_buffers;                       /* owned, [opt_floats] or NULL */
+    int has_average;                          /* an AVRG section was read */
+    int64_t avg_from, avg_count, avg_n;
+    double *avg_mean;                         /* owned, [avg_n] or NULL */
     int64_t n_chains, chain_width;
     float *chains;                            /* owned, n_chains x chain_width, or NULL */
     char *config;                             /* owned, NUL-terminated, or NULL */
@@ -59,17 +70,20 @@ typedef struct checkpoint {
 
 /**
  * Save the state of a run to path, atomically.
+ * @param avg    NULL, or the average of the iterates (saved if active: then
+ *               the file is version 2)
  * @param e      NULL, or the estimator whose persistent chains (if any) to save
  * @param config NULL, or a text stored as is
  * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_ENOMEM, CHECKPOINT_EIO
  */
 int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng,
-                    const optim *o, const ebm_estimator_t *e, int64_t iteration, double seconds,
-                    const char *config, char *err, size_t err_size);
+                    const optim *o, const optim_average *avg, const ebm_estimator_t *e,
+                    int64_t iteration, double seconds, const char *config, char *err,
+                    size_t err_size);
 
 /**
- * Read and verify a checkpoint (magic, version, CRC, every section's length,
- * the model through ebm_model_load_buffer). *out is zeroed on failure.
+ * Read and verify a checkpoint (magic, version 1 or 2, CRC, every section's
+ * length, the model through ebm_model_load_buffer). *out is zeroed on failure.
  * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_ENOMEM, CHECKPOINT_EIO,
  *         CHECKPOINT_EFORMAT
  */
@@ -78,12 +92,17 @@ int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_siz
 /**
  * Put a loaded checkpoint into a run's handles: m's parameters (m must have
  * the same layer sizes and unit kinds), rng's state, o's step and buffers,
- * e's persistent chains (when the checkpoint has some; e may be NULL only if
- * it has none). Everything is checked before anything changes.
+ * avg's average, e's persistent chains (when the checkpoint has some; e may
+ * be NULL only if it has none). Everything is checked before anything
+ * changes. The average: a checkpoint with one needs an active avg with the
+ * same start step; one without (version 1) restores into an inactive or NULL
+ * avg, or into an active one whose start step is at or past the
+ * checkpoint's optimiser step (then nothing was to be averaged yet, and avg
+ * starts empty), else it would miss iterates: CHECKPOINT_EMISMATCH.
  * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_EMISMATCH
  */
 int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, optim *o,
-                       ebm_estimator_t *e, char *err, size_t err_size);
+                       optim_average *avg, ebm_estimator_t *e, char *err, size_t err_size);
 
 /** Free what a loaded checkpoint owns and zero it. NULL is a no-op. */
 void checkpoint_free(checkpoint *c);

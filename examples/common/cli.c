@@ -65,6 +65,15 @@ int cli_parse_double(const char *s, double lo, double hi, double *out)
     return 0;
 }
 
+int cli_parse_step_or_off(const char *val, void *field)
+{
+    if (strcmp(val, "off") == 0) {
+        *(int64_t *)field = -1;
+        return 0;
+    }
+    return cli_parse_int(val, 0, INT64_C(1) << 50, field);
+}
+
 double cli_now(void)
 {
     struct timespec ts;

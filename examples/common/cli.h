@@ -26,6 +26,10 @@ int cli_parse_names(const char *list, const char *const *names, int n_names, int
 int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 /** Parse all of s as a finite double in [lo, hi]. @return 0, or -1 */
 int cli_parse_double(const char *s, double lo, double hi, double *out);
+/** A CLI_CUSTOM parser of a step that may be off (--average-from): "off"
+ *  gives -1, else an integer in 0..2^50 goes to *(int64_t *)field.
+ *  @return 0, or -1 (nothing written) */
+int cli_parse_step_or_off(const char *val, void *field);
 /** Seconds on a monotonic clock (only differences mean anything). */
 double cli_now(void);
 /** A duration for humans: "850 ms", "42.3 s", "12m05s", "3h02m"; "?" if not finite. */

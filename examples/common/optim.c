@@ -258,3 +258,108 @@ int optim_state_set(optim *o, int64_t step, const float *buffers, int64_t n_floa
     }
     return OPTIM_OK;
 }
+
+/* ------------------------------------------------------------------------ */
+/* optim_average                                                            */
+/* ------------------------------------------------------------------------ */
+
+void optim_average_free(optim_average *a)
+{
+    if (a == NULL) {
+        return;
+    }
+    free(a->mean);
+    free(a->theta);
+    memset(a, 0, sizeof *a);
+    a->from = -1;
+}
+
+int optim_average_init(optim_average *a, int64_t n_params, int64_t from)
+{
+    if (a == NULL) {
+        return OPTIM_EARG;
+    }
+    memset(a, 0, sizeof *a);
+    a->from = -1;
+    if (from < 0) {
+        return OPTIM_OK;
+    }
+    if (n_params < 1 || (uint64_t)n_params > SIZE_MAX / sizeof(double)) {
+        return OPTIM_EARG;
+    }
+    a->mean = calloc((size_t)n_params, sizeof *a->mean);
+    a->theta = malloc((size_t)n_params * sizeof *a->theta);
+    if (a->mean == NULL || a->theta == NULL) {
+        optim_average_free(a);
+        return OPTIM_ENOMEM;
+    }
+    a->n = n_params;
+    a->from = from;
+    return OPTIM_OK;
+}
+
+int optim_average_on(const optim_average *a)
+{
+    return a != NULL && a->mean != NULL;
+}
+
+int optim_average_update(optim_average *a, const ebm_model_t *m, int64_t step)
+{
+    if (!optim_average_on(a) || step <= a->from) {
+        return EBM_OK;
+    }
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    if (ebm_model_param_count(m) != a->n) {
+        return EBM_ESHAPE;
+    }
+    ebm_model_get_params(m, a->theta);
+    const double k = (double)++a->count;
+    for (int64_t i = 0; i < a->n; i++) {
+        a->mean[i] += ((double)a->theta[i] - a->mean[i]) / k;
+    }
+    return EBM_OK;
+}
+
+int optim_average_get(const optim_average *a, float *out)
+{
+    if (!optim_average_on(a) || out == NULL || a->count == 0) {
+        return OPTIM_EARG;
+    }
+    for (int64_t i = 0; i < a->n; i++) {
+        out[i] = (float)a->mean[i];
+    }
+    return OPTIM_OK;
+}
+
+int optim_average_apply(optim_average *a, ebm_model_t *m)
+{
+    if (!optim_average_on(a) || m == NULL) {
+        return EBM_ENULL;
+    }
+    if (ebm_model_param_count(m) != a->n) {
+        return EBM_ESHAPE;
+    }
+    if (a->count == 0) {
+        return EBM_EVALUE;
+    }
+    optim_average_get(a, a->theta);
+    return ebm_model_set_params(m, a->theta);
+}
+
+int optim_average_state_set(optim_average *a, int64_t from, int64_t count, const double *mean,
+                            int64_t n)
+{
+    if (!optim_average_on(a) || from != a->from || n != a->n || count < 0 ||
+        (mean == NULL && count > 0)) {
+        return OPTIM_EARG;
+    }
+    a->count = count;
+    if (mean != NULL) {
+        memcpy(a->mean, mean, (size_t)n * sizeof *a->mean);
+    } else {
+        memset(a->mean, 0, (size_t)n * sizeof *a->mean);
+    }
+    return OPTIM_OK;
+}

@@ -12,6 +12,9 @@
  *    for checkpoints (optim_state_size, optim_state_get, optim_state_set).
  *    The 1/sqrt schedule lr_t = lr / sqrt(1 + gamma t) with gamma = 1e-3 is
  *    the one of Taniguchi et al.'s published code (unbiased_dbm, train.py).
+ * Beside either, optim_average keeps the Polyak-Ruppert tail average of the
+ * iterates (Qiu et al. 2020, Alg. 2 returns the average of its SGD
+ * iterates), also checkpointable.
  * No weight decay: none of the reproduced papers uses it. Nothing here
  * prints or exits.
  */
@@ -119,5 +122,77 @@ void optim_state_get(const optim *o, int64_t *step, float *buffers);
  *  @return OPTIM_OK, OPTIM_EARG (step < 0 or n_floats != optim_buffer_floats(o):
  *          o unchanged) */
 int optim_state_set(optim *o, int64_t step, const float *buffers, int64_t n_floats);
+
+/* ------------------------------------------------------------------------ */
+/* optim_average: the tail average of the iterates (Polyak-Ruppert)         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * With theta_t the parameters after t steps of either optimiser (t its
+ * `step` count), the average from step N after t > N steps is
+ *   avg_t = (1 / (t - N)) sum_{s=N+1}^{t} theta_s,
+ * the mean of the last t - N iterates; N = 0 averages every iterate after
+ * the first step (theta_0, the initial model, is not one). It is kept as
+ * the running mean avg += (theta - avg) / k, k the iterates averaged so far,
+ * in double: the float parameters of thousands of iterates would lose their
+ * low bits to rounding, and the running form keeps the accumulator at the
+ * parameters' scale, where a plain sum would grow with k. Training continues
+ * on theta_t; the average is only read (evaluation, model files).
+ *
+ * An average is active once optim_average_init succeeded with from >= 0. A
+ * zeroed or freed one, or one initialised with from < 0 (averaging off), is
+ * inactive: it owns nothing, updates do nothing and count stays 0. The
+ * fields may be read (checkpoints read from, count and mean).
+ */
+typedef struct optim_average {
+    int64_t n;     /* parameters (0 when inactive) */
+    int64_t from;  /* N: the iterates after step N are averaged; -1 when inactive */
+    int64_t count; /* iterates averaged so far: max(0, t - N) if updated after every step */
+    double *mean;  /* [n] the running mean (zeros while count is 0), or NULL when inactive */
+    float *theta;  /* scratch [n]: the parameters read by an update */
+} optim_average;
+
+/**
+ * Prepare a for n_params parameters, averaging the iterates after step from
+ * (from < 0: averaging off, a is inactive and owns nothing).
+ * @return OPTIM_OK, OPTIM_EARG (a NULL, or n_params < 1 with from >= 0),
+ *         OPTIM_ENOMEM (a is then zeroed, inactive)
+ */
+int optim_average_init(optim_average *a, int64_t n_params, int64_t from);
+/** Free a's buffers and leave it inactive. NULL or an inactive a is a no-op. */
+void optim_average_free(optim_average *a);
+/** @return 1 if a is active (averaging on), else 0 (also for NULL). */
+int optim_average_on(const optim_average *a);
+/**
+ * Call after every successful optimiser step, with the optimiser's step
+ * count after it (o->step): if step > a->from, m's parameters become the
+ * count-th averaged iterate. No allocation. An inactive a is a no-op.
+ * @return EBM_OK, EBM_ENULL (m NULL), EBM_ESHAPE (m's parameter count is
+ *         not a->n); on failure a is unchanged
+ */
+int optim_average_update(optim_average *a, const ebm_model_t *m, int64_t step);
+/**
+ * The average rounded to float, into out[a->n].
+ * @return OPTIM_OK, OPTIM_EARG (a or out NULL, a inactive, or nothing
+ *         averaged yet: count 0; out is then untouched)
+ */
+int optim_average_get(const optim_average *a, float *out);
+/**
+ * Set m's parameters to the average rounded to float (through a's scratch;
+ * a->mean and count are unchanged).
+ * @return EBM_OK, EBM_ENULL (a or m NULL, or a inactive), EBM_ESHAPE (m's
+ *         parameter count is not a->n), EBM_EVALUE (nothing averaged yet:
+ *         count 0), or as ebm_model_set_params; on failure m is unchanged
+ */
+int optim_average_apply(optim_average *a, ebm_model_t *m);
+/**
+ * Restore a checkpoint's average into an active a with the same from and n:
+ * count iterates with mean mean[n] (copied exactly), or, for count 0 and
+ * mean NULL, an empty average.
+ * @return OPTIM_OK, OPTIM_EARG (a inactive, from or n differ, count < 0,
+ *         mean NULL with count > 0: a unchanged)
+ */
+int optim_average_state_set(optim_average *a, int64_t from, int64_t count, const double *mean,
+                            int64_t n);
 
 #endif

@@ -157,9 +157,13 @@ static void dot(const frame *f, int x, int y, const uint8_t *rgb, int alpha)
     }
 }
 
-/* A line of the given pen width, clipped to the plot area. */
-static void line(const frame *f, double xa, double ya, double xb, double yb, int width,
-                 const uint8_t *rgb)
+enum { DASH = 8 }; /* pixels on, then off, of a dashed line */
+
+/* A line of the given pen width, clipped to the plot area; dashed if dash is
+ * not NULL: *dash counts the pixels along a polyline, so that its dashes
+ * continue from one segment to the next. */
+static void stroke(const frame *f, double xa, double ya, double xb, double yb, int width,
+                   const uint8_t *rgb, int *dash)
 {
     const double lim = 1e5; /* far-off points (a user range) must not spin the loop */
     if (fabs(xa) > lim || fabs(ya) > lim || fabs(xb) > lim || fabs(yb) > lim) {
@@ -167,6 +171,9 @@ static void line(const frame *f, double xa, double ya, double xb, double yb, int
     }
     int steps = (int)fmax(fabs(xb - xa), fabs(yb - ya)) + 1;
     for (int k = 0; k <= steps; k++) {
+        if (dash != NULL && (*dash)++ / DASH % 2 != 0) {
+            continue;
+        }
         int x = (int)lround(xa + (xb - xa) * k / steps), y = (int)lround(ya + (yb - ya) * k / steps);
         for (int j = 0; j < width; j++) {
             for (int i = 0; i < width; i++) {
@@ -174,6 +181,19 @@ static void line(const frame *f, double xa, double ya, double xb, double yb, int
             }
         }
     }
+}
+
+static void line(const frame *f, double xa, double ya, double xb, double yb, int width,
+                 const uint8_t *rgb)
+{
+    stroke(f, xa, ya, xb, yb, width, rgb, NULL);
+}
+
+/* How series s is drawn: its style, else colour and marker s, solid. */
+static plot_style style_of(const plot_style *styles, int s)
+{
+    const plot_style plain = {s, 0};
+    return styles != NULL ? styles[s] : plain;
 }
 
 /* A one-pixel outline around (x, y, w, h). */
@@ -281,7 +301,7 @@ static void format(char *buf, size_t size, double v)
     }
 }
 
-static void legend(const frame *f, const plot_axes *a)
+static void legend(const frame *f, const plot_axes *a, const plot_style *styles)
 {
     int wmax = 0, n = 0;
     for (int s = 0; s < a->n_series; s++) {
@@ -299,19 +319,23 @@ static void legend(const frame *f, const plot_axes *a)
     fill_rect(f->c, x, y, w, h, white);
     box(f->c, x, y, w, h, edge);
     for (int s = 0, k = 0; s < a->n_series; s++) {
-        if (a->series[s].label != NULL) {
-            int cy = y + 4 + k++ * row + row / 2;
-            line(f, x + 8, cy, x + 38, cy, 2, palette[s % 8]);
-            marker(f, s, x + 23, cy, 0, palette[s % 8]);
-            text(f->c, x + 46, cy - CHAR_H / 2, 0, S, black, a->series[s].label);
+        const plot_series *p = &a->series[s];
+        if (p->label != NULL) {
+            const int cy = y + 4 + k++ * row + row / 2;
+            const plot_style st = style_of(styles, s);
+            int dash = 0;
+            stroke(f, x + 8, cy, x + 38, cy, 2, palette[st.colour % 8], st.dashed ? &dash : NULL);
+            marker(f, st.colour, x + 23, cy, st.dashed, palette[st.colour % 8]);
+            text(f->c, x + 46, cy - CHAR_H / 2, 0, S, black, p->label);
         }
     }
 }
 
 /* Layer `pass` of series s: 0 the band, 1 the line and error bars, 2 the markers. */
-static void draw_series(const frame *f, const plot_series *p, int s, int pass)
+static void draw_series(const frame *f, const plot_series *p, plot_style st, int pass)
 {
-    const uint8_t *rgb = palette[s % 8];
+    const uint8_t *rgb = palette[st.colour % 8];
+    int dash = 0;
     for (int i = 0, j; i < p->n; i = j) {
         for (j = i + 1; j < p->n && !(valid(p->x[j], f->log_x) && valid(p->y[j], f->log_y)); j++) {
         } /* j: the next drawable point */
@@ -334,7 +358,7 @@ static void draw_series(const frame *f, const plot_series *p, int s, int pass)
             }
         } else if (pass == 1) {
             if (j < p->n) {
-                line(f, x, y, px(f, p->x[j]), py(f, p->y[j]), 2, rgb);
+                stroke(f, x, y, px(f, p->x[j]), py(f, p->y[j]), 2, rgb, st.dashed ? &dash : NULL);
             }
             if (spread_i && p->spread == PLOT_BARS) {
                 double lo = py(f, p->lo[i]), hi = py(f, p->hi[i]);
@@ -343,17 +367,28 @@ static void draw_series(const frame *f, const plot_series *p, int s, int pass)
                 line(f, x - 4, hi, x + 4, hi, 1, rgb);
             }
         } else if (pass == 2) {
-            marker(f, s, x, y, p->open != NULL && p->open[i], rgb);
+            marker(f, st.colour, x, y, st.dashed || (p->open != NULL && p->open[i]), rgb);
         }
     }
 }
 
 int plot_draw(plot_canvas *c, int x0, int y0, int w, int h, const plot_axes *a)
 {
+    return plot_draw_styled(c, x0, y0, w, h, a, NULL);
+}
+
+int plot_draw_styled(plot_canvas *c, int x0, int y0, int w, int h, const plot_axes *a,
+                     const plot_style *styles)
+{
     frame f = {c, 0, 0, 0, 0, 0, 0, 0, 0, a != NULL && a->log_x, a != NULL && a->log_y};
     if (c == NULL || c->rgb == NULL || a == NULL || (a->n_series > 0 && a->series == NULL) ||
         axis_range(a, 0, &f.x0, &f.x1) != 0 || axis_range(a, 1, &f.y0, &f.y1) != 0) {
         return -1;
+    }
+    for (int s = 0; styles != NULL && s < a->n_series; s++) {
+        if (styles[s].colour < 0) {
+            return -1;
+        }
     }
     /* Ticks first: the widest y label sets the left margin. */
     enum { MAXT = 128 };
@@ -389,7 +424,7 @@ int plot_draw(plot_canvas *c, int x0, int y0, int w, int h, const plot_axes *a)
     }
     for (int pass = 0; pass < 3; pass++) {
         for (int s = 0; s < a->n_series; s++) {
-            draw_series(&f, &a->series[s], s, pass);
+            draw_series(&f, &a->series[s], style_of(styles, s), pass);
         }
     }
     /* The frame, ticks and labels lie outside the area: drawn on the canvas. */
@@ -421,6 +456,6 @@ int plot_draw(plot_canvas *c, int x0, int y0, int w, int h, const plot_axes *a)
     if (a->ylabel != NULL) {
         text(c, x0 + 12, (f.top + f.bottom + text_width(a->ylabel)) / 2, 1, S, black, a->ylabel);
     }
-    legend(&f, a);
+    legend(&f, a, styles);
     return 0;
 }

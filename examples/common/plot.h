@@ -20,8 +20,9 @@ enum plot_legend { PLOT_TOP_LEFT = 0, PLOT_TOP_RIGHT = 1, PLOT_BOTTOM_RIGHT = 2,
                    PLOT_BOTTOM_LEFT = 3 };
 
 /** One series: points joined by a line, each with a marker. Series i takes
- *  colour and marker shape i of a fixed palette. Points with a non-finite
- *  coordinate (or one <= 0 on a log axis) are skipped. */
+ *  colour and marker shape i of a fixed palette (plot_draw_styled: those of
+ *  its style). Points with a non-finite coordinate (or one <= 0 on a log
+ *  axis) are skipped. */
 typedef struct plot_series {
     const char *label;
     int n;
@@ -30,6 +31,12 @@ typedef struct plot_series {
     int spread;            /* PLOT_BAND (shaded between lo and hi) or PLOT_BARS */
     const uint8_t *open;   /* NULL, or [n]: nonzero draws a hollow marker (e.g. a lower bound) */
 } plot_series;
+
+/** How plot_draw_styled draws a series. */
+typedef struct plot_style {
+    int colour; /* >= 0: the palette's colour and marker shape of this index */
+    int dashed; /* nonzero: a dashed line and hollow markers */
+} plot_style;
 
 typedef struct plot_axes {
     const char *title, *xlabel, *ylabel; /* each may be NULL */
@@ -50,6 +57,11 @@ void plot_text(plot_canvas *c, int x, int y, int scale, const uint8_t rgb[3], co
 /** Draw one panel into the rectangle (x0, y0, w, h) of c. @return 0, or -1
  *  (bad arguments, no point to draw, or a rectangle too small) */
 int plot_draw(plot_canvas *c, int x0, int y0, int w, int h, const plot_axes *a);
+/** plot_draw with styles NULL (series i: colour and marker i, solid), or
+ *  [a->n_series] one per series: e.g. a series' companion (its average)
+ *  dashed in its colour. @return as plot_draw (also -1 for a colour < 0) */
+int plot_draw_styled(plot_canvas *c, int x0, int y0, int w, int h, const plot_axes *a,
+                     const plot_style *styles);
 /** @return as image_png_write (png.h) */
 int plot_save_png(const plot_canvas *c, const char *path);
 

@@ -35,6 +35,8 @@ typedef struct run {
     ebm_estimator_t *e;
     ebm_rng_t *rng;    /* the training stream */
     optim opt;
+    optim_average avg; /* --average-from (inactive when off) */
+    ebm_model_t *m_avg; /* the average as a model, brought up to date by shown_model */
     int64_t width, n_params;
     float *batch, *grad;
     int64_t *rows;
@@ -99,6 +101,7 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     c->optimizer = OPTIM_SGD;
     c->gamma = 1e-3;
     c->batch = 1000;
+    c->average_from = -1;
     c->k = -1;
     c->marginalize = -1;
     c->positive = EBM_POSITIVE_AUTO;
@@ -219,6 +222,11 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
     ADD(CLI_DBL("--gamma", "X", &c->gamma, 1e-12, 1e6, "gamma of --schedule invsqrt"));
     ADD(CLI_DBL("--clip", "X", &c->clip, 0.0, 1e30, "gradient norm clipping; 0: none"));
     ADD(CLI_I64("--batch", "N", &c->batch, 1, INT64_C(1) << 24, "mini-batch size"));
+    ADD({.type = CLI_CUSTOM, .name = "--average-from", .meta = "N", .field = &c->average_from,
+         .parse = cli_parse_step_or_off, .range = "N >= 0 or off", .dflt = "off",
+         .help = "evaluate, draw and save as model.ebm the average of the iterates after step "
+                 "N (Polyak-Ruppert); training goes on from the last iterate, saved as "
+                 "model_raw.ebm"});
     ADD(CLI_HEAD("estimator:"));
     ADD({.type = CLI_INT64, .name = "--k", .meta = "N", .field = &c->k, .ilo = 0,
          .ihi = INT64_C(1) << 30,
@@ -430,6 +438,11 @@ static int build_model(run *r)
     }
     r->width = ebm_model_state_width(r->m);
     r->n_params = ebm_model_param_count(r->m);
+    if (c->average_from >= 0 &&
+        (rc = ebm_model_create(&r->m_avg, c->n_layers, c->layers, c->units, c->units, err,
+                               sizeof err)) != EBM_OK) {
+        return complain(c, "ebm_model_create (--average-from): %s", err);
+    }
     if ((rc = ebm_rng_create(&r->rng, c->seed, 1)) != EBM_OK) {
         return complain(c, "ebm_rng_create: %s", ebm_strerror(rc));
     }
@@ -477,6 +490,9 @@ static int build_estimator(run *r)
     if (optim_init(&r->opt, &s, r->n_params) != OPTIM_OK) {
         return complain(c, "optimiser: out of memory");
     }
+    if (optim_average_init(&r->avg, r->n_params, c->average_from) != OPTIM_OK) {
+        return complain(c, "--average-from: out of memory");
+    }
     r->batch = malloc((size_t)(c->batch * r->dim) * sizeof *r->batch);
     r->grad = malloc((size_t)r->n_params * sizeof *r->grad);
     r->rows = malloc((size_t)c->batch * sizeof *r->rows);
@@ -507,7 +523,7 @@ static int resume(run *r)
         fprintf(stderr, "%s: note: resuming with other tunable settings\n  it had:  %s\n  now:     %s\n",
                 c->prog, ck.config + fixed + 3, r->config_text + fixed + 3);
     }
-    rc = checkpoint_restore(&ck, r->m, r->rng, &r->opt, r->e, err, sizeof err);
+    rc = checkpoint_restore(&ck, r->m, r->rng, &r->opt, &r->avg, r->e, err, sizeof err);
     if (rc == CHECKPOINT_OK) {
         r->step = ck.iteration;
         r->seconds_before = ck.seconds;
@@ -557,8 +573,8 @@ static void visible_to_grey(const run *r, int64_t n, const float *x, float *grey
  * the visible layer. Its own stream (seed, 3 + step): pictures never move
  * the training generator. *accept receives the MH acceptance rate.
  */
-static int write_samples(const run *r, const char *path, int64_t step, double *accept,
-                         double *sweeps_mean)
+static int write_samples(const run *r, const ebm_model_t *m, const char *path, int64_t step,
+                         double *accept, double *sweeps_mean)
 {
     const trainer_config *c = r->c;
     const int64_t n = c->n_samples;
@@ -572,15 +588,15 @@ static int write_samples(const run *r, const char *path, int64_t step, double *a
     ebm_sampler_t *s = NULL;
     int rc = x && grey && sweeps ? ebm_rng_create(&rng, c->seed, 3 + (uint64_t)step) : EBM_ENOMEM;
     if (rc == EBM_OK) {
-        rc = ebm_model_random_state(r->m, rng, n, x, r->width, NULL, 0);
+        rc = ebm_model_random_state(m, rng, n, x, r->width, NULL, 0);
     }
     if (rc == EBM_OK) {
-        rc = ebm_model_local_search(r->m, rng, n, x, r->width, NULL, 0, c->search_sweeps, sweeps);
+        rc = ebm_model_local_search(m, rng, n, x, r->width, NULL, 0, c->search_sweeps, sweeps);
         rc = rc > 0 ? EBM_OK : rc; /* rows stopped by the cap are still pictures */
     }
     double acc_sum = 0.0;
     if (rc == EBM_OK && c->mh_steps > 0) {
-        rc = ebm_sampler_create(&s, r->m, EBM_SAMPLER_MH_UNIFORM);
+        rc = ebm_sampler_create(&s, m, EBM_SAMPLER_MH_UNIFORM);
         for (int64_t t = 0; rc == EBM_OK && t < c->mh_steps; t++) {
             rc = ebm_sampler_step(s, rng, n, x, r->width);
             acc_sum += ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE);
@@ -588,7 +604,7 @@ static int write_samples(const run *r, const char *path, int64_t step, double *a
     }
     if (rc != EBM_OK) {
         complain(c, "samples: %s (%s)", ebm_error_name(rc),
-                 s != NULL ? ebm_sampler_errmsg(s) : ebm_model_errmsg(r->m));
+                 s != NULL ? ebm_sampler_errmsg(s) : ebm_model_errmsg(m));
     } else {
         double sw = 0.0;
         for (int64_t i = 0; i < n; i++) {
@@ -615,7 +631,7 @@ static int write_samples(const run *r, const char *path, int64_t step, double *a
  * picture: the images as the model sees them (binarised), the masked
  * inputs (hidden part dark grey), the completions.
  */
-static int write_completions(const run *r, const char *path)
+static int write_completions(const run *r, const ebm_model_t *m, const char *path)
 {
     const trainer_config *c = r->c;
     const int64_t n = c->n_completions < r->test.n ? c->n_completions : r->test.n;
@@ -644,14 +660,14 @@ static int write_completions(const run *r, const char *path)
                 grey[(n + i) * pixels + p] = 0.3f;
             }
         }
-        rc = ebm_model_random_state(r->m, rng, n, x, r->width, clamp, 0);
+        rc = ebm_model_random_state(m, rng, n, x, r->width, clamp, 0);
         if (rc == EBM_OK) {
-            rc = ebm_model_local_search(r->m, rng, n, x, r->width, clamp, 0, c->search_sweeps,
+            rc = ebm_model_local_search(m, rng, n, x, r->width, clamp, 0, c->search_sweeps,
                                         NULL);
             rc = rc > 0 ? EBM_OK : rc;
         }
         if (rc != EBM_OK) {
-            snprintf(err, sizeof err, "%s", ebm_model_errmsg(r->m));
+            snprintf(err, sizeof err, "%s", ebm_model_errmsg(m));
         } else {
             visible_to_grey(r, n, x, grey + 2 * n * pixels); /* row 3: completed */
         }
@@ -672,28 +688,70 @@ static int write_completions(const run *r, const char *path)
 /* Training                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* The model evaluated, drawn and saved as model.ebm: once the average of
+ * the iterates holds one (--average-from), m_avg set to it; else the last
+ * iterate. NULL after a message if the average cannot be set. */
+static const ebm_model_t *shown_model(run *r)
+{
+    if (r->avg.count == 0) {
+        return r->m;
+    }
+    const int rc = optim_average_apply(&r->avg, r->m_avg);
+    if (rc != EBM_OK) {
+        complain(r->c, "--average-from: the average: %s (%s)", ebm_error_name(rc),
+                 ebm_model_errmsg(r->m_avg));
+        return NULL;
+    }
+    return r->m_avg;
+}
+
+/* model.ebm (shown_model) and, with --average-from, model_raw.ebm: the last
+ * iterate. */
+static int save_models(run *r)
+{
+    char path[4200];
+    const ebm_model_t *m = shown_model(r);
+    if (m == NULL) {
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/model.ebm", r->c->out);
+    if (ebm_model_save(m, path) != EBM_OK) {
+        return complain(r->c, "%s: %s", path, ebm_model_errmsg(m));
+    }
+    snprintf(path, sizeof path, "%s/model_raw.ebm", r->c->out);
+    if (optim_average_on(&r->avg) && ebm_model_save(r->m, path) != EBM_OK) {
+        return complain(r->c, "%s: %s", path, ebm_model_errmsg(r->m));
+    }
+    return 0;
+}
+
 static int save_checkpoint(const run *r, double seconds)
 {
     char path[4200], err[ERR_SIZE] = "";
     snprintf(path, sizeof path, "%s/checkpoint.ckpt", r->c->out);
-    const int rc = checkpoint_save(path, r->m, r->rng, &r->opt, r->e, r->step, seconds,
+    const int rc = checkpoint_save(path, r->m, r->rng, &r->opt, &r->avg, r->e, r->step, seconds,
                                    r->config_text, err, sizeof err);
     return rc == CHECKPOINT_OK ? 0 : complain(r->c, "checkpoint: %s", err);
 }
 
 /* train.csv: opened for appending when resuming (an existing file must have
- * the same columns), else written anew. The held-out columns come last, so
- * the others keep their places with or without --eval-every. */
+ * the same columns), else written anew. The held-out columns come last, and
+ * those of the average after them, so the others keep their places with or
+ * without --eval-every and --average-from. */
 static int open_csv(run *r)
 {
-    char path[4200], header[1024], old[1024] = "";
+    char path[4200], header[1024], old[1024] = "", averaged[256] = "";
     snprintf(path, sizeof path, "%s/train.csv", r->c->out);
+    if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
+        snprintf(averaged, sizeof averaged, ",%s_avg,heldout_log_z_avg,heldout_seconds_avg",
+                 r->heldout_column);
+    }
     snprintf(header, sizeof header,
              "step,seconds,lr,grad_norm,tau_mean,tau_max,positive_tau_mean,positive_tau_max,"
-             "capped,sweeps_mean,search_capped,accept_rate,mean_field_missed%s%s%s\n",
+             "capped,sweeps_mean,search_capped,accept_rate,mean_field_missed%s%s%s%s\n",
              r->heldout_column != NULL ? "," : "",
              r->heldout_column != NULL ? r->heldout_column : "",
-             r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "");
+             r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
     const int append = r->c->resume != NULL;
     FILE *probe = append ? fopen(path, "r") : NULL;
     const int has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
@@ -702,7 +760,8 @@ static int open_csv(run *r)
     }
     if (has_header && strcmp(old, header) != 0) {
         return complain(r->c, "%s has other columns than this run writes (another "
-                        "--eval-every?):\n  it has: %s  now:    %s", path, old, header);
+                        "--eval-every or --average-from?):\n  it has: %s  now:    %s", path, old,
+                        header);
     }
     r->csv = fopen(path, append ? "a" : "w");
     if (r->csv == NULL) {
@@ -758,7 +817,8 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
             r->opt.last_norm, optim_rate(&r->opt));
 }
 
-static int heldout_evaluate(run *r, int64_t step, double *ll, double *log_z);
+static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll,
+                            double *log_z);
 
 static int train(run *r, double *seconds_out)
 {
@@ -799,6 +859,10 @@ static int train(run *r, double *seconds_out)
             return complain(c, "step %lld: update: %s", (long long)r->step + 1,
                             ebm_model_errmsg(r->m));
         }
+        if ((rc = optim_average_update(&r->avg, r->m, r->opt.step)) != EBM_OK) {
+            return complain(c, "step %lld: --average-from: %s", (long long)r->step + 1,
+                            ebm_error_name(rc));
+        }
         r->step++;
         w.steps++;
         w.tau += stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN);
@@ -817,13 +881,21 @@ static int train(run *r, double *seconds_out)
         seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
         const int eval_now = c->eval_every > 0 && r->step % c->eval_every == 0;
         double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
+        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN; /* the average's, once it has one */
         if (eval_now) {
             const double te = cli_now();
-            if (heldout_evaluate(r, r->step, &heldout_ll, &heldout_log_z)) {
+            if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z)) {
                 return 1;
             }
             heldout_s = cli_now() - te;
-            r->heldout_seconds += heldout_s;
+            if (r->avg.count > 0) {
+                const ebm_model_t *m_avg = shown_model(r);
+                if (m_avg == NULL || heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z)) {
+                    return 1;
+                }
+                avg_s = cli_now() - te - heldout_s;
+            }
+            r->heldout_seconds += cli_now() - te;
         }
         if ((c->log_every > 0 && r->step % c->log_every == 0) || eval_now) {
             fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f",
@@ -838,14 +910,22 @@ static int train(run *r, double *seconds_out)
             if (r->heldout_column != NULL) {
                 fprintf(r->csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
             }
+            if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
+                fprintf(r->csv, ",%.6f,%.6f,%.3f", avg_ll, avg_log_z, avg_s);
+            }
             fputc('\n', r->csv);
             fflush(r->csv);
         }
         const double now = cli_now();
         if (eval_now) {
-            fprintf(stderr, "%s step %lld: held-out %s = %.4f (%lld rows, %.2f s)\n",
+            char averaged[96] = "";
+            if (r->avg.count > 0) {
+                snprintf(averaged, sizeof averaged, "; average of %lld iterates %.4f",
+                         (long long)r->avg.count, avg_ll);
+            }
+            fprintf(stderr, "%s step %lld: held-out %s = %.4f (%lld rows, %.2f s)%s\n",
                     method_flag(c->method), (long long)r->step, r->heldout_column, heldout_ll,
-                    (long long)r->heldout_n, heldout_s);
+                    (long long)r->heldout_n, heldout_s, averaged);
         }
         if (now - last_print >= 5.0 || r->step - step0 <= 3) {
             progress(r, &w, seconds, r->step - step0, now - t0 - r->heldout_seconds);
@@ -854,8 +934,9 @@ static int train(run *r, double *seconds_out)
         }
         if (c->sample_every > 0 && r->step % c->sample_every == 0) {
             double acc, sw;
+            const ebm_model_t *shown = shown_model(r);
             snprintf(path, sizeof path, "%s/samples.png", c->out);
-            if (write_samples(r, path, r->step, &acc, &sw)) {
+            if (shown == NULL || write_samples(r, shown, path, r->step, &acc, &sw)) {
                 return 1;
             }
         }
@@ -945,8 +1026,9 @@ static int prepare_heldout(run *r)
     return 0;
 }
 
-/* The mean held-out log-likelihood (or bound) at this step, and its log Z. */
-static int heldout_evaluate(run *r, int64_t step, double *ll_mean, double *log_z)
+/* The mean held-out log-likelihood (or bound) of m at this step, and its log Z. */
+static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll_mean,
+                            double *log_z)
 {
     const trainer_config *c = r->c;
     const int64_t n = r->heldout_n;
@@ -957,36 +1039,36 @@ static int heldout_evaluate(run *r, int64_t step, double *ll_mean, double *log_z
     }
     int rc;
     if (r->heldout_exact) {
-        rc = ebm_model_log_partition_exact(r->m, log_z);
+        rc = ebm_model_log_partition_exact(m, log_z);
     } else {
         rc = ebm_rng_create(&rng, c->seed, HELDOUT_STREAM + (uint64_t)step);
         if (rc == EBM_OK) {
-            rc = ebm_model_log_partition_ais(r->m, rng, c->ais_chains, c->eval_betas, log_z,
+            rc = ebm_model_log_partition_ais(m, rng, c->ais_chains, c->eval_betas, log_z,
                                              NULL);
         }
     }
     if (rc == EBM_OK) {
         rc = r->heldout_bound
-                 ? ebm_model_log_likelihood_bound(r->m, *log_z, n, r->heldout_x, r->dim, ll)
-                 : ebm_model_log_likelihood(r->m, *log_z, n, r->heldout_x, r->dim, ll);
+                 ? ebm_model_log_likelihood_bound(m, *log_z, n, r->heldout_x, r->dim, ll)
+                 : ebm_model_log_likelihood(m, *log_z, n, r->heldout_x, r->dim, ll);
     }
     if (rc == EBM_OK) {
         *ll_mean = mean_of(ll, n);
     } else {
         complain(c, "--eval-every at step %lld: %s", (long long)step,
-                 rng != NULL && rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(r->m));
+                 rng != NULL && rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(m));
     }
     ebm_rng_destroy(rng);
     free(ll);
     return rc != EBM_OK;
 }
 
-static int evaluate(const run *r, result *res)
+static int evaluate(const run *r, const ebm_model_t *m, result *res)
 {
     const trainer_config *c = r->c;
     res->log_z = res->log_z_se = res->exact_log_z = res->ll_mean = res->exact_ll_mean = NAN;
     res->ais_s = res->ll_s = res->exact_s = 0.0;
-    res->is_bound = ebm_model_num_layers(r->m) > 2;
+    res->is_bound = ebm_model_num_layers(m) > 2;
     if (c->eval == TRAINER_EVAL_NONE) {
         return 0;
     }
@@ -1007,17 +1089,17 @@ static int evaluate(const run *r, result *res)
     }
     /* Exact where enumeration is cheap: log Z enumerates the smaller parity
      * class; a DBM's log p(v) enumerates its smaller hidden class per row. */
-    const int64_t bits_z = smaller_parity_class(r->m, 0), bits_row = smaller_parity_class(r->m, 1);
+    const int64_t bits_z = smaller_parity_class(m, 0), bits_row = smaller_parity_class(m, 1);
     const int exact = c->eval == TRAINER_EVAL_AUTO && bits_z <= EXACT_LOG_Z_BITS &&
                       bits_row <= EXACT_ROW_BITS && (double)n * ldexp(1.0, (int)bits_row) <= 1e9;
     if (exact) {
         double t = cli_now();
-        rc = ebm_model_log_partition_exact(r->m, &res->exact_log_z);
+        rc = ebm_model_log_partition_exact(m, &res->exact_log_z);
         if (rc == EBM_OK) {
-            rc = ebm_model_log_likelihood(r->m, res->exact_log_z, n, x, r->dim, ll);
+            rc = ebm_model_log_likelihood(m, res->exact_log_z, n, x, r->dim, ll);
         }
         if (rc != EBM_OK) {
-            complain(c, "exact evaluation: %s", ebm_model_errmsg(r->m));
+            complain(c, "exact evaluation: %s", ebm_model_errmsg(m));
             goto done;
         }
         res->exact_ll_mean = mean_of(ll, n);
@@ -1025,19 +1107,19 @@ static int evaluate(const run *r, result *res)
     }
     if (!exact || res->is_bound) {
         double t = cli_now();
-        rc = ebm_model_log_partition_ais(r->m, rng, c->ais_chains, c->ais_betas, &res->log_z,
+        rc = ebm_model_log_partition_ais(m, rng, c->ais_chains, c->ais_betas, &res->log_z,
                                          &res->log_z_se);
         res->ais_s = cli_now() - t;
         if (rc != EBM_OK) {
-            complain(c, "AIS: %s", ebm_model_errmsg(r->m));
+            complain(c, "AIS: %s", ebm_model_errmsg(m));
             goto done;
         }
         t = cli_now();
-        rc = res->is_bound ? ebm_model_log_likelihood_bound(r->m, res->log_z, n, x, r->dim, ll)
-                           : ebm_model_log_likelihood(r->m, res->log_z, n, x, r->dim, ll);
+        rc = res->is_bound ? ebm_model_log_likelihood_bound(m, res->log_z, n, x, r->dim, ll)
+                           : ebm_model_log_likelihood(m, res->log_z, n, x, r->dim, ll);
         res->ll_s = cli_now() - t;
         if (rc != EBM_OK) {
-            complain(c, "log-likelihood: %s", ebm_model_errmsg(r->m));
+            complain(c, "log-likelihood: %s", ebm_model_errmsg(m));
             goto done;
         }
         res->ll_mean = mean_of(ll, n);
@@ -1071,6 +1153,14 @@ static void report(const run *r, const result *res, double train_s, double pictu
                r->tau_sum / (double)r->stat_steps, r->tau_max,
                r->ptau_sum / (double)r->stat_steps, r->ptau_max, r->capped);
     }
+    if (optim_average_on(&r->avg) && r->avg.count > 0) {
+        printf("evaluated and saved (model.ebm): the average of the %lld iterates after step "
+               "%lld (--average-from); the last iterate is model_raw.ebm\n",
+               (long long)r->avg.count, (long long)r->avg.from);
+    } else if (optim_average_on(&r->avg)) {
+        printf("evaluated and saved (model.ebm): the last iterate, since no step came after "
+               "--average-from %lld (also model_raw.ebm)\n", (long long)r->avg.from);
+    }
     if (isfinite(res->exact_log_z)) {
         printf("exact:  log Z = %.3f, test log p(v) = %.3f nats/image (%.1f s)\n",
                res->exact_log_z, res->exact_ll_mean, res->exact_s);
@@ -1095,11 +1185,19 @@ static void report(const run *r, const result *res, double train_s, double pictu
         fprintf(f, "method=%s\nsteps=%lld\ntrain_seconds=%.3f\nais_chains=%lld\nais_betas=%lld\n"
                    "ais_log_z=%.6f\nais_log_z_se=%.6f\nais_seconds=%.3f\ntest_ll_mean=%.6f\n"
                    "test_ll_is_bound=%d\nll_seconds=%.3f\nexact_log_z=%.6f\nexact_ll_mean=%.6f\n"
-                   "capped_rows=%.0f\ntau_max=%.0f\npositive_tau_max=%.0f\nconfig=%s\n",
+                   "capped_rows=%.0f\ntau_max=%.0f\npositive_tau_max=%.0f\n",
                 c->title, (long long)r->step, train_s, (long long)c->ais_chains,
                 (long long)c->ais_betas, res->log_z, res->log_z_se, res->ais_s, res->ll_mean,
                 res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
-                r->ptau_max, r->config_text);
+                r->ptau_max);
+        if (optim_average_on(&r->avg)) {
+            /* The figures above are those of the model evaluated: the average or, if
+             * no step came after average_from, the last iterate. */
+            fprintf(f, "average_from=%lld\naverage_count=%lld\nevaluated=%s\n",
+                    (long long)r->avg.from, (long long)r->avg.count,
+                    r->avg.count > 0 ? "averaged" : "last_iterate");
+        }
+        fprintf(f, "config=%s\n", r->config_text);
         fclose(f);
     }
     /* One row of the demo's table (Makefile: make demo). */
@@ -1129,8 +1227,10 @@ static void free_run(run *r)
     }
     ebm_estimator_destroy(r->e);
     ebm_model_destroy(r->m);
+    ebm_model_destroy(r->m_avg);
     ebm_rng_destroy(r->rng);
     optim_free(&r->opt);
+    optim_average_free(&r->avg);
     free(r->batch);
     free(r->grad);
     free(r->rows);
@@ -1177,6 +1277,12 @@ int trainer_main(trainer_config *c, int argc, char **argv)
                     (long long)c->eval_every, r.heldout_column, (long long)r.heldout_n,
                     r.heldout_exact ? "" : " (AIS with --ais-chains x --eval-betas)");
         }
+        if (optim_average_on(&r.avg)) {
+            fprintf(stderr, "%s: --average-from %lld: the average of the iterates after step "
+                    "%lld is evaluated and saved as model.ebm, the last iterate as "
+                    "model_raw.ebm\n", c->prog, (long long)c->average_from,
+                    (long long)c->average_from);
+        }
         if (cli_catch_stop_signals() != 0) {
             fprintf(stderr, "%s: warning: cannot catch SIGINT and SIGTERM: %s\n", c->prog,
                     strerror(errno));
@@ -1186,34 +1292,38 @@ int trainer_main(trainer_config *c, int argc, char **argv)
     if (rc == 0) {
         rc = save_checkpoint(&r, train_s);
     }
-    char path[4200];
-    if (rc == 0) {
-        snprintf(path, sizeof path, "%s/model.ebm", c->out);
-        if (ebm_model_save(r.m, path) != EBM_OK) {
-            rc = complain(c, "%s: %s", path, ebm_model_errmsg(r.m));
-        }
+    rc = rc || save_models(&r);
+    char path[4200], raw[4300] = "";
+    if (optim_average_on(&r.avg) && r.avg.count > 0) {
+        snprintf(raw, sizeof raw, " (the average of %lld iterates; the last iterate: "
+                 "%s/model_raw.ebm)", (long long)r.avg.count, c->out);
+    } else if (optim_average_on(&r.avg)) {
+        snprintf(raw, sizeof raw, " (the last iterate, also in %s/model_raw.ebm)", c->out);
     }
     if (rc == 0 && r.stopped_by != 0) {
         fprintf(stderr, "%s: %s: stopped after step %lld; wrote %s/checkpoint.ckpt and "
-                        "%s/model.ebm; continue with --resume %s/checkpoint.ckpt\n",
+                        "%s/model.ebm%s; continue with --resume %s/checkpoint.ckpt\n",
                 c->prog, cli_signal_name(r.stopped_by), (long long)r.step, c->out, c->out,
-                c->out);
+                raw, c->out);
         free_run(&r);
         return 128 + r.stopped_by;
     }
     double accept = NAN, sweeps = NAN, pictures_s = 0.0;
+    const ebm_model_t *shown = rc == 0 ? shown_model(&r) : NULL;
+    rc = rc || shown == NULL;
     if (rc == 0) {
         const double t = cli_now();
         snprintf(path, sizeof path, "%s/samples.png", c->out);
-        rc = write_samples(&r, path, r.step, &accept, &sweeps);
+        rc = write_samples(&r, shown, path, r.step, &accept, &sweeps);
         snprintf(path, sizeof path, "%s/completion.png", c->out);
-        rc = rc || write_completions(&r, path);
+        rc = rc || write_completions(&r, shown, path);
         pictures_s = cli_now() - t;
     }
     result res;
     if (rc == 0 && cli_stop_signal() == 0) {
-        fprintf(stderr, "%s: evaluating on %lld test images...\n", c->prog, (long long)r.test.n);
-        rc = evaluate(&r, &res);
+        fprintf(stderr, "%s: evaluating %son %lld test images...\n", c->prog,
+                shown != r.m ? "the average of the iterates " : "", (long long)r.test.n);
+        rc = evaluate(&r, shown, &res);
     }
     if (rc == 0 && cli_stop_signal() == 0) {
         report(&r, &res, train_s, pictures_s, accept, sweeps);

@@ -24,10 +24,24 @@
  * checkpoint.ckpt, model.ebm, samples.png, completion.png, summary.txt,
  * table_row.txt.
  *
+ * --average-from N (optim_average): the Polyak-Ruppert tail average of the
+ * iterates, the mean of the parameters after steps N+1, N+2, ..., is kept
+ * beside training, which continues on the last iterate. Once it holds an
+ * iterate, everything evaluated, drawn or saved as the model is the
+ * average: --eval-every, the final evaluation, the pictures and model.ebm;
+ * model_raw.ebm holds the last iterate. The average is in the checkpoint
+ * (an exact resume continues it). train.csv (with --eval-every) gains three
+ * columns at the end, <heldout column>_avg, heldout_log_z_avg and
+ * heldout_seconds_avg, "nan" until the average holds an iterate, beside
+ * the last iterate's held-out columns. summary.txt gains average_from,
+ * average_count and evaluated (averaged, or last_iterate if no step came
+ * after N).
+ *
  * Signals: SIGINT and SIGTERM end the run after the step in progress; the
- * checkpoint and model.ebm are written and named on stderr, and trainer_main
- * returns 128 + the signal's number (130, 143). --resume from that checkpoint
- * ends with the same model, bit for bit, as a run never interrupted.
+ * checkpoint and model.ebm (and model_raw.ebm) are written and named on
+ * stderr, and trainer_main returns 128 + the signal's number (130, 143).
+ * --resume from that checkpoint ends with the same model, bit for bit, as a
+ * run never interrupted.
  *
  * Unlike the library, trainer_main prints (progress to stderr, results to
  * stdout) and returns an exit status; it still never calls exit() itself.
@@ -63,6 +77,7 @@ typedef struct trainer_config {
     double lr, momentum, gamma, clip;
     int schedule;           /* enum optim_schedule */
     int64_t batch;
+    int64_t average_from;   /* --average-from: average the iterates after this step; -1: off */
 
     /* estimator */
     int64_t k;              /* -1: the library's default */

@@ -3,8 +3,10 @@
 # command line (unknown options, stray arguments, --help with ranges and
 # defaults, bad values), SIGINT and SIGTERM (exit status, checkpoint and
 # model written and reported, and a resume that ends with the same model,
-# byte for byte, as a run never interrupted), --eval-every's held-out
-# columns, --data digits, picture sizes, and plot_curves' errors.
+# byte for byte, as a run never interrupted, also with --average-from),
+# --eval-every's held-out columns, --average-from (the averaged model, its
+# columns and summary), --data digits, picture sizes, and plot_curves'
+# errors; first, the unit tests of examples/common (check_common).
 #
 # Usage: tests/trainers/run.sh [BUILD_DIR]   (default build/examples; run
 # `make examples` first). Tiny models on bars-and-stripes: about 20-30 s on
@@ -14,7 +16,8 @@ set -euo pipefail
 
 B=${1:-build/examples}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
-for p in train_ucd train_ucd_lmi train_pcd train_grbm plot_curves bas_ucd coupling_times grbm_gmm; do
+for p in train_ucd train_ucd_lmi train_pcd train_grbm plot_curves bas_ucd coupling_times grbm_gmm \
+    check_common; do
     [ -x "$B/$p" ] || { echo "$B/$p is missing: make examples first" >&2; exit 2; }
 done
 T=$(mktemp -d)
@@ -53,6 +56,14 @@ png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{print $1*16777216+$2*65536+$3*256
 
 # shellcheck disable=SC2054 # 16,16,8 is one argument
 TINY=(--data bas --layers 16,16,8 --batch 32 --sample-every 0 --samples 4 --completions 2)
+
+echo "== examples/common: optim_average and its checkpoint section (check_common)"
+if "$B/check_common" "$T" >"$T/check_common.out" 2>&1; then
+    ok "check_common: $(grep -c '^ok' "$T/check_common.out") checks"
+else
+    sed 's/^/     /' "$T/check_common.out"
+    bad "check_common"
+fi
 
 echo "== command line"
 for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grbm_gmm plot_curves; do
@@ -97,6 +108,13 @@ bad_value train_pcd --lr 0 "0 < X <= 1e+06"
 bad_value train_ucd --bas-side 13 1..12
 bad_value train_grbm --hidden 0 1..16777216
 bad_value bas_ucd --iters x ">= 1"
+bad_value train_ucd --average-from x "N >= 0 or off"
+bad_value train_ucd_lmi --average-from -1 "N >= 0 or off"
+bad_value train_grbm --average-from 1.5 "N >= 0 or off"
+bad_value bas_ucd --average-from 10x "N >= 0 or off"
+run bas_ucd --coupling nosuch
+check "bas_ucd --coupling nosuch: the choices" \
+    test "$rc" = 2 -a -n "$(grep -F 'expected one of maximal, crn, blockwise' "$err")"
 run train_ucd --data nosuch
 check "train_ucd --data nosuch: the choices" \
     test "$rc" = 2 -a -n "$(grep -F 'expected one of fashion, mnist, bas, digits' "$err")"
@@ -145,6 +163,10 @@ resume_test() {
     check "$p: --resume $ck exits 0" test "$rc" = 0
     check "$p: the resumed model.ebm is byte-identical to the uninterrupted run's" \
         cmp -s "$ref/model.ebm" "$dir/model.ebm"
+    if [ -e "$ref/model_raw.ebm" ]; then
+        check "$p: so is model_raw.ebm (the last iterate; model.ebm is the average)" \
+            cmp -s "$ref/model_raw.ebm" "$dir/model_raw.ebm"
+    fi
 }
 WAIT_FOR='step 3/'
 resume_test INT 130 train_ucd_lmi checkpoint.ckpt "${TINY[@]}" --steps 20000 --checkpoint-every 0 --eval none
@@ -152,12 +174,25 @@ check "train_ucd_lmi: the resumed train.csv equals the uninterrupted one (but se
     cmp -s <(cut -d, -f1,3- "$T/train_ucd_lmi.ref/train.csv") <(cut -d, -f1,3- "$T/train_ucd_lmi.INT/train.csv")
 resume_test TERM 143 train_pcd checkpoint.ckpt "${TINY[@]}" --steps 40000 --checkpoint-every 0 --eval none
 resume_test INT 130 train_ucd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none
+# The average of the iterates after step 2 holds a few when the signal comes.
+resume_test TERM 143 train_ucd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none --average-from 2
+run train_ucd "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none \
+    --out "$T/refused" --resume "$T/train_ucd.TERM/checkpoint.ckpt"
+check "train_ucd: resuming an averaged checkpoint without --average-from: exit 1, names --average-from 2" \
+    test "$rc" = 1 -a -n "$(grep -F -- '--average-from 2' "$err")"
+run train_ucd "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none \
+    --out "$T/refused" --resume "$T/train_ucd.INT/checkpoint.ckpt" --average-from 2
+check "train_ucd: --average-from 2 from a checkpoint past step 2 without an average: exit 1" \
+    test "$rc" = 1 -a -n "$(grep -F 'holds no average' "$err")"
 FASHION=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 if [ -f "$FASHION" ]; then
     WAIT_FOR='^step +20 '
     resume_test INT 130 train_grbm train_grbm.ckpt --hidden 16 --batch 16 --gibbs-steps 1 \
         --langevin-steps 2 --limit 64 --epochs 1000 --samples 4 --sample-every 100 --lr 0.001 \
         --standardize global --log-every 20
+    resume_test TERM 143 train_grbm train_grbm.ckpt --hidden 16 --batch 16 --gibbs-steps 1 \
+        --langevin-steps 2 --limit 64 --epochs 1000 --samples 4 --sample-every 100 --lr 0.001 \
+        --standardize global --log-every 20 --average-from 5
 else
     echo "skip train_grbm's SIGINT test: $FASHION is missing (apt-get install dataset-fashion-mnist)"
 fi
@@ -195,6 +230,62 @@ run train_ucd "${TINY[@]}" --steps 10 --eval none --eval-every 5
 check "--eval-every with --eval none is refused (exit 2)" test "$rc" = 2
 run plot_curves --out "$T/ev.png" --x step --y grad_norm,heldout_loglik_exact "run=$T/ev/train.csv"
 check "plot_curves draws the held-out column" test "$rc" = 0 -a -s "$T/ev.png"
+
+echo "== --average-from: the average of the iterates, evaluated and saved"
+AVG_COLUMNS=heldout_loglik_exact_avg,heldout_log_z_avg,heldout_seconds_avg
+run train_ucd "${TINY[@]}" --layers 16,16 --steps 60 --eval-every 20 --average-from 20 --out "$T/avg"
+check "train_ucd --average-from 20: exit 0" test "$rc" = 0
+check "summary.txt: average_from=20, average_count=40, evaluated=averaged" \
+    test -n "$(grep -x average_from=20 "$T/avg/summary.txt")" \
+    -a -n "$(grep -x average_count=40 "$T/avg/summary.txt")" \
+    -a -n "$(grep -x evaluated=averaged "$T/avg/summary.txt")"
+check "stdout says the average of 40 iterates after step 20 was evaluated and saved" \
+    test -n "$(grep -F 'evaluated and saved (model.ebm): the average of the 40 iterates after step 20' "$out")"
+check "train.csv: the old columns, the held-out ones, then $AVG_COLUMNS" \
+    test "$(head -1 "$T/avg/train.csv")" = "$OLD_COLUMNS,heldout_loglik_exact,heldout_log_z,heldout_seconds,$AVG_COLUMNS"
+# averaged_column CSV: heldout_loglik_exact_avg is nan at step 20, finite at 40 and 60.
+averaged_column() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "heldout_loglik_exact_avg") c = i; next }
+             $1 == 20 { n++; if ($c != "nan") exit 1 }
+             $1 == 40 || $1 == 60 { n++; if ($c !~ /^-?[0-9]+\.[0-9]+$/) exit 1 }
+             END { if (!c || n != 3) exit 1 }' "$1"
+}
+check "heldout_loglik_exact_avg: nan at step 20 (no iterate yet), finite at 40 and 60" \
+    averaged_column "$T/avg/train.csv"
+run train_ucd "${TINY[@]}" --layers 16,16 --steps 60 --eval-every 20 --out "$T/avg0"
+check "--average-from does not change training: model_raw.ebm equals the plain run's model.ebm" \
+    cmp -s "$T/avg/model_raw.ebm" "$T/avg0/model.ebm"
+check "model.ebm (the average) differs from model_raw.ebm (the last iterate)" \
+    test -s "$T/avg/model.ebm" -a -n "$(cmp "$T/avg/model.ebm" "$T/avg/model_raw.ebm" 2>&1)"
+run train_ucd "${TINY[@]}" --layers 16,16 --steps 60 --eval-every 20 --average-from off --out "$T/avg-off"
+check "--average-from off: the plain run's outputs, no model_raw.ebm" \
+    test "$rc" = 0 -a ! -e "$T/avg-off/model_raw.ebm" -a -z "$(grep -F average_ "$T/avg-off/summary.txt")"
+same_outputs() { cmp -s "$1/model.ebm" "$2/model.ebm" && [ "$(head -1 "$1/train.csv")" = "$(head -1 "$2/train.csv")" ]; }
+check "--average-from off: the same model.ebm and train.csv header as without the option" \
+    same_outputs "$T/avg-off" "$T/avg0"
+run train_ucd "${TINY[@]}" --layers 16,16 --steps 60 --average-from 60 --out "$T/avg-late"
+check "--average-from 60 of 60 steps: evaluated=last_iterate, model.ebm is the last iterate" \
+    test "$rc" = 0 -a -n "$(grep -x evaluated=last_iterate "$T/avg-late/summary.txt")" \
+    -a -n "$(cmp "$T/avg-late/model.ebm" "$T/avg0/model.ebm" >/dev/null && echo same)"
+if [ -f "$FASHION" ]; then
+    run train_grbm --hidden 8 --batch 16 --gibbs-steps 1 --langevin-steps 2 --limit 64 --epochs 5 \
+        --samples 4 --standardize global --log-every 5 --average-from 10 --eval-every 10 \
+        --eval-rows 20 --out "$T/grbm-avg"
+    check "train_grbm --average-from 10: exit 0, model_raw.ebm, says the average of 10 iterates" \
+        test "$rc" = 0 -a -s "$T/grbm-avg/model_raw.ebm" \
+        -a -n "$(grep -F 'the average of the 10 iterates after step 10' "$err")"
+    check "train_grbm.csv ends with the average's held-out columns" \
+        test -n "$(head -1 "$T/grbm-avg/train_grbm.csv" | grep -F ",heldout_seconds,$AVG_COLUMNS")"
+fi
+run bas_ucd --methods ucd-cap --iters 40 --every 10 --chains 100 --average-from 20 \
+    --coupling crn --out "$T/bas" --save "$T/bas"
+check "bas_ucd --average-from 20: exit 0, an averaged row, bas_ucd_cap_avg.ebm" \
+    test "$rc" = 0 -a -n "$(grep -E '^  averaged .*the mean of 20 iterates' "$out")" \
+    -a -s "$T/bas/bas_ucd_cap_avg.ebm" -a -s "$T/bas/bas_loglik.png"
+check "bas_ucd_cap.csv ends with loglik_sum_avg,loglik_mean_avg (nan, then finite)" \
+    test "$(head -1 "$T/bas/bas_ucd_cap.csv" | sed 's/.*seconds,//')" = loglik_sum_avg,loglik_mean_avg \
+    -a "$(sed -n 3p "$T/bas/bas_ucd_cap.csv" | cut -d, -f8)" = nan \
+    -a "$(tail -1 "$T/bas/bas_ucd_cap.csv" | cut -d, -f8)" != nan
 
 echo "== --data digits"
 DIGITS=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz

@@ -1,0 +1,321 @@
+/*
+ * Unit tests of examples/common that the trainers' runs cannot show alone:
+ * optim_average (optim.h), the running mean against the mean of the
+ * iterates computed directly, and its checkpoint section (checkpoint.h):
+ * saved and restored bit for bit, the version it writes, the restores it
+ * refuses. Built by `make examples` as build/examples/check_common and run by
+ * tests/trainers/run.sh. Prints one line per check and exits 1 if any failed.
+ */
+#include <ebm.h>
+
+#include "common/checkpoint.h"
+#include "common/optim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+enum { STEPS = 9, FROM = 3 };
+
+static int failed = 0;
+
+static void check(int ok, const char *what)
+{
+    printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+    failed += !ok;
+}
+
+static ebm_model_t *small_model(void)
+{
+    const int64_t sizes[2] = {5, 3};
+    ebm_model_t *m = NULL;
+    if (ebm_model_create(&m, 2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY, NULL, 0) != EBM_OK) {
+        fprintf(stderr, "check_common: ebm_model_create failed\n");
+        exit(2);
+    }
+    return m;
+}
+
+/* STEPS SGD steps on m along normal "gradients" from rng, each followed by
+ * an update of avg; theta[t] receives the parameters after step t + 1. */
+static void train(ebm_model_t *m, optim_sgd *sgd, optim_average *avg, ebm_rng_t *rng, int steps,
+                  float *g, float *theta)
+{
+    const int64_t n = ebm_model_param_count(m);
+    for (int t = 0; t < steps; t++) {
+        if (ebm_rng_normal(rng, n, g) != EBM_OK || optim_sgd_step(sgd, m, g) != EBM_OK ||
+            optim_average_update(avg, m, sgd->step) != EBM_OK) {
+            fprintf(stderr, "check_common: a training step failed\n");
+            exit(2);
+        }
+        if (theta != NULL) {
+            ebm_model_get_params(m, theta + (int64_t)t * n);
+        }
+    }
+}
+
+static int same_bits(const void *a, const void *b, size_t bytes)
+{
+    return memcmp(a, b, bytes) == 0;
+}
+
+static void running_mean(void)
+{
+    ebm_model_t *m = small_model(), *shown = small_model();
+    const int64_t n = ebm_model_param_count(m);
+    ebm_rng_t *rng = NULL;
+    ebm_rng_create(&rng, 7, 0);
+    ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 0.5);
+    float *g = malloc((size_t)n * sizeof *g), *theta = malloc((size_t)(STEPS * n) * sizeof *theta);
+    float *out = malloc((size_t)n * sizeof *out), *back = malloc((size_t)n * sizeof *back);
+    optim_sgd sgd = optim_sgd_plain(0.3);
+    optim_average avg, all;
+    check(optim_average_init(&avg, n, FROM) == OPTIM_OK && optim_average_on(&avg),
+          "optim_average_init with from 3: active");
+    check(optim_average_get(&avg, out) == OPTIM_EARG &&
+              optim_average_apply(&avg, shown) == EBM_EVALUE,
+          "nothing averaged yet: get and apply refuse");
+    optim_average_init(&all, n, 0);
+    for (int t = 0; t < STEPS; t++) {
+        train(m, &sgd, &avg, rng, 1, g, theta + (int64_t)t * n);
+        optim_average_update(&all, m, sgd.step);
+    }
+    check(avg.count == STEPS - FROM && all.count == STEPS,
+          "count is the number of steps after from (6 of 9; 9 from 0)");
+    /* The mean of theta_4 .. theta_9, directly in long double. */
+    double worst = 0.0;
+    int rounding_ok = 1;
+    optim_average_get(&avg, out);
+    for (int64_t i = 0; i < n; i++) {
+        long double sum = 0.0L;
+        for (int t = FROM; t < STEPS; t++) {
+            sum += theta[(int64_t)t * n + i];
+        }
+        const double direct = (double)(sum / (STEPS - FROM));
+        worst = fmax(worst, fabs(avg.mean[i] - direct) / fmax(fabs(direct), 1e-30));
+        rounding_ok &= out[i] == (float)avg.mean[i] &&
+                       fabsf(out[i] - (float)direct) <= 1e-6f * fmaxf(fabsf(out[i]), 1.0f);
+    }
+    char what[160];
+    snprintf(what, sizeof what,
+             "the running mean equals the direct mean of theta_4..theta_9 (worst relative "
+             "error %.1e <= 1e-14)", worst);
+    check(worst <= 1e-14, what);
+    /* Its twin, one iterate off (theta_3 .. theta_8), must be far from it. */
+    double twin = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        long double sum = 0.0L;
+        for (int t = FROM - 1; t < STEPS - 1; t++) {
+            sum += theta[(int64_t)t * n + i];
+        }
+        twin = fmax(twin, fabs(avg.mean[i] - (double)(sum / (STEPS - FROM))));
+    }
+    check(twin > 1e-3, "twin: the mean of theta_3..theta_8 (one iterate off) differs by > 1e-3");
+    check(rounding_ok, "optim_average_get rounds the mean to float");
+    check(optim_average_apply(&avg, shown) == EBM_OK &&
+              ebm_model_get_params(shown, back) == EBM_OK &&
+              same_bits(back, out, (size_t)n * sizeof *out),
+          "optim_average_apply sets the model to the rounded mean");
+    double worst_all = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        long double sum = 0.0L;
+        for (int t = 0; t < STEPS; t++) {
+            sum += theta[(int64_t)t * n + i];
+        }
+        const double direct = (double)(sum / STEPS);
+        worst_all = fmax(worst_all, fabs(all.mean[i] - direct) / fmax(fabs(direct), 1e-30));
+    }
+    check(worst_all <= 1e-14, "from 0: the mean of every iterate after the first step");
+
+    optim_average off;
+    check(optim_average_init(&off, n, -1) == OPTIM_OK && !optim_average_on(&off) &&
+              optim_average_update(&off, m, 100) == EBM_OK && off.count == 0 &&
+              optim_average_get(&off, out) == OPTIM_EARG,
+          "from -1: inactive, updates do nothing");
+    const int64_t sizes[2] = {4, 3};
+    ebm_model_t *other = NULL;
+    ebm_model_create(&other, 2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY, NULL, 0);
+    const int64_t count = avg.count;
+    check(optim_average_update(&avg, other, 100) == EBM_ESHAPE && avg.count == count &&
+              optim_average_apply(&avg, other) == EBM_ESHAPE,
+          "a model of another size: EBM_ESHAPE, nothing changes");
+    check(optim_average_init(&off, 0, 0) == OPTIM_EARG, "n_params 0 with averaging on: OPTIM_EARG");
+    optim_average_free(&avg);
+    optim_average_free(&all);
+    optim_average_free(&off);
+    check(!optim_average_on(&avg) && avg.mean == NULL, "optim_average_free leaves it inactive");
+    ebm_model_destroy(other);
+    ebm_model_destroy(shown);
+    ebm_model_destroy(m);
+    ebm_rng_destroy(rng);
+    free(g), free(theta), free(out), free(back);
+}
+
+/* A run of the example optimiser (optim, with momentum) and its average. */
+typedef struct state {
+    ebm_model_t *m;
+    ebm_rng_t *rng;
+    optim opt;
+    optim_average avg;
+} state;
+
+static void state_init(state *s, int64_t from)
+{
+    s->m = small_model();
+    ebm_rng_create(&s->rng, 11, 1);
+    ebm_rng_t *init = NULL;
+    ebm_rng_create(&init, 11, 0);
+    ebm_model_init(s->m, init, EBM_INIT_GAUSSIAN, 0.5);
+    ebm_rng_destroy(init);
+    optim_settings set = optim_settings_default(0.2);
+    set.momentum = 0.5;
+    optim_init(&s->opt, &set, ebm_model_param_count(s->m));
+    optim_average_init(&s->avg, ebm_model_param_count(s->m), from);
+}
+
+static void state_steps(state *s, int steps)
+{
+    const int64_t n = ebm_model_param_count(s->m);
+    float *g = malloc((size_t)n * sizeof *g);
+    for (int t = 0; t < steps; t++) {
+        if (ebm_rng_normal(s->rng, n, g) != EBM_OK || optim_step(&s->opt, s->m, g) != EBM_OK ||
+            optim_average_update(&s->avg, s->m, s->opt.step) != EBM_OK) {
+            fprintf(stderr, "check_common: a training step failed\n");
+            exit(2);
+        }
+    }
+    free(g);
+}
+
+static void state_free(state *s)
+{
+    ebm_model_destroy(s->m);
+    ebm_rng_destroy(s->rng);
+    optim_free(&s->opt);
+    optim_average_free(&s->avg);
+}
+
+static unsigned file_version(const char *path)
+{
+    unsigned char head[12] = {0};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL || fread(head, 1, sizeof head, f) != sizeof head) {
+        head[8] = 0;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return head[8] | (unsigned)head[9] << 8;
+}
+
+/* Rewrite the version field of the checkpoint at path, and its CRC. */
+static void set_version(const char *path, unsigned version)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = malloc(1 << 16);
+    size_t n = f != NULL ? fread(b, 1, 1 << 16, f) : 0;
+    if (f != NULL) {
+        fclose(f);
+    }
+    b[8] = (unsigned char)version;
+    const uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)(n - 4));
+    for (int i = 0; i < 4; i++) {
+        b[n - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+    }
+    f = fopen(path, "wb");
+    if (f != NULL) {
+        fwrite(b, 1, n, f);
+        fclose(f);
+    }
+    free(b);
+}
+
+static void checkpoints(const char *dir)
+{
+    char path[4096], path1[4096], err[512];
+    snprintf(path, sizeof path, "%s/average.ckpt", dir);
+    snprintf(path1, sizeof path1, "%s/plain.ckpt", dir);
+
+    /* 10 steps straight against 5 + checkpoint + restore into fresh handles + 5. */
+    state ref, a, b;
+    state_init(&ref, FROM);
+    state_steps(&ref, 10);
+    state_init(&a, FROM);
+    state_steps(&a, 5);
+    check(checkpoint_save(path, a.m, a.rng, &a.opt, &a.avg, NULL, 5, 1.0, "cfg", err,
+                          sizeof err) == CHECKPOINT_OK,
+          "checkpoint_save with an average");
+    check(file_version(path) == 2, "a checkpoint with an average is version 2");
+    checkpoint ck;
+    int rc = checkpoint_load(&ck, path, err, sizeof err);
+    check(rc == CHECKPOINT_OK && ck.has_average && ck.avg_from == FROM &&
+              ck.avg_count == a.avg.count && ck.avg_n == a.avg.n &&
+              same_bits(ck.avg_mean, a.avg.mean, (size_t)a.avg.n * sizeof(double)),
+          "checkpoint_load reads the average's start, count and accumulator bit for bit");
+    state_init(&b, FROM);
+    rc = checkpoint_restore(&ck, b.m, b.rng, &b.opt, &b.avg, NULL, err, sizeof err);
+    check(rc == CHECKPOINT_OK && b.avg.count == a.avg.count &&
+              same_bits(b.avg.mean, a.avg.mean, (size_t)a.avg.n * sizeof(double)),
+          "checkpoint_restore puts the average back");
+    state_steps(&b, 5);
+    check(b.avg.count == ref.avg.count &&
+              same_bits(b.avg.mean, ref.avg.mean, (size_t)ref.avg.n * sizeof(double)),
+          "5 steps + checkpoint + 5 steps: the same average, bit for bit, as 10 steps");
+
+    state c;
+    state_init(&c, FROM + 1);
+    rc = checkpoint_restore(&ck, c.m, c.rng, &c.opt, &c.avg, NULL, err, sizeof err);
+    check(rc == CHECKPOINT_EMISMATCH && strstr(err, "after step 3") != NULL && c.opt.step == 0,
+          "restoring into an average from another step: CHECKPOINT_EMISMATCH, nothing changes");
+    rc = checkpoint_restore(&ck, c.m, c.rng, &c.opt, NULL, NULL, err, sizeof err);
+    check(rc == CHECKPOINT_EMISMATCH && strstr(err, "--average-from 3") != NULL,
+          "restoring an average into a run without one: CHECKPOINT_EMISMATCH naming the option");
+    checkpoint_free(&ck);
+    state_free(&c);
+
+    /* Without an average: version 1, as before; it restores into a run whose
+     * average starts at or after its step, not before. */
+    state d;
+    state_init(&d, -1);
+    state_steps(&d, 5);
+    check(checkpoint_save(path1, d.m, d.rng, &d.opt, &d.avg, NULL, 5, 1.0, "cfg", err,
+                          sizeof err) == CHECKPOINT_OK &&
+              file_version(path1) == 1,
+          "a checkpoint without an average is version 1");
+    rc = checkpoint_load(&ck, path1, err, sizeof err);
+    check(rc == CHECKPOINT_OK && !ck.has_average, "version 1 loads, without an average");
+    state e, f;
+    state_init(&e, 5);
+    rc = checkpoint_restore(&ck, e.m, e.rng, &e.opt, &e.avg, NULL, err, sizeof err);
+    check(rc == CHECKPOINT_OK && e.avg.count == 0 && e.opt.step == 5,
+          "version 1 at step 5 restores into an average from step 5 (empty)");
+    state_init(&f, 4);
+    rc = checkpoint_restore(&ck, f.m, f.rng, &f.opt, &f.avg, NULL, err, sizeof err);
+    check(rc == CHECKPOINT_EMISMATCH && f.opt.step == 0,
+          "version 1 at step 5 into an average from step 4: CHECKPOINT_EMISMATCH");
+    checkpoint_free(&ck);
+
+    set_version(path, 3);
+    rc = checkpoint_load(&ck, path, err, sizeof err);
+    check(rc == CHECKPOINT_EFORMAT && strstr(err, "version 3") != NULL,
+          "version 3 (with a valid CRC): CHECKPOINT_EFORMAT");
+    state_free(&ref);
+    state_free(&a);
+    state_free(&b);
+    state_free(&d);
+    state_free(&e);
+    state_free(&f);
+    remove(path);
+    remove(path1);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "/tmp";
+    running_mean();
+    checkpoints(dir);
+    printf("check_common: %d failed\n", failed);
+    return failed ? 1 : 0;
+}
