@@ -34,24 +34,39 @@
  *    would not divide evenly, and is not what the published code does.)
  *    UCD-LMI's chains start at local modes, not at the data: for it the
  *    drawn rows only set the number of chains.
- * UCD uses k = 1 and the library's default CRN coupling (Qiu Alg. 3);
+ * UCD uses k = 1 and the coupling of --coupling: by default crn (Qiu Alg.
+ * 3), which on these models meets as soon as the library's default
+ * (blockwise) with cheaper steps (docs/coupling_times.md), or blockwise or
+ * maximal (Qiu Alg. 1);
  * UCD-LMI the library's defaults (Taniguchi et al. 2023: k = 0, MH coupling).
  * ucd and ucd-lmi never cap the coupling steps (the estimate is unbiased);
  * ucd-cap stops a chain after --cap steps (default 100), as the published
  * code does (its max_mcmc), which truncates the estimate: biased, but with a
  * bounded variance. Capped chains are counted, never hidden.
  *
+ * Averaged iterates (Qiu Alg. 2 returns the average of its SGD iterates):
+ * beside the iterates theta_t, every method keeps the Polyak-Ruppert tail
+ * average of those after iteration --average-from N (examples/common/optim.h,
+ * optim_average), avg_t = (1 / (t - N)) sum_{s=N+1}^{t} theta_s, which never
+ * changes training. The default N = 2000 leaves out the first fifth of the
+ * default 10,000 iterations, where the log-likelihood still climbs, and
+ * averages the rest.
+ *
  * Every --every iterations the exact log-likelihood of the 32 rows is
  * computed (ebm_model_log_partition_exact, ebm_model_log_likelihood) and a
  * line goes to <out>/bas_<method>.csv: iteration, loglik_sum, loglik_mean,
  * tau_mean, tau_max, capped (means and maxima over the iterations since the
  * previous line; NaN for CD and PCD), seconds (training time so far, without
- * the evaluations). Progress goes to stderr, a summary table to stdout, and
- * the curves to <out>/bas_loglik.png.
+ * the evaluations), and, unless --average-from off, loglik_sum_avg and
+ * loglik_mean_avg, those of the average (NaN until it holds an iterate).
+ * Progress goes to stderr, a summary table to stdout (raw and averaged
+ * figures), and the curves to <out>/bas_loglik.png (the averages dashed, in
+ * their method's colour).
  *
  * --save DIR: after each method's run, its final model goes to
  * DIR/bas_<file>.ebm (ebm_model_save), <file> as in the CSV's name: cd, pcd,
- * ucd, ucd_cap, ucd_lmi. DIR must exist; nothing else is written there.
+ * ucd, ucd_cap, ucd_lmi, and the average, if it holds an iterate, to
+ * DIR/bas_<file>_avg.ebm. DIR must exist; nothing else is written there.
  * Other programs, e.g. the Python package's tests, can compare their own
  * training with these models.
  *
@@ -96,9 +111,14 @@ static const method methods[] = {
 enum { N_METHODS = sizeof methods / sizeof methods[0] };
 #define DEFAULT_METHODS "cd,pcd,ucd,ucd-cap,ucd-lmi"
 
+/* --coupling's names, in the order of enum ebm_coupling's values. */
+static const char *const coupling_names[] = {"maximal", "crn", "blockwise"};
+
 typedef struct options {
     int use[N_METHODS];
     int64_t iters, chains, every, cap;
+    int64_t average_from; /* the average of the iterates after this one; -1: none */
+    int coupling;         /* enum ebm_coupling of ucd and ucd-cap */
     double lr;
     uint64_t seed;
     const char *out;
@@ -110,6 +130,8 @@ typedef struct run {
     int method;
     int64_t n_evals, *eval_iter; /* evaluations at iterations 0, every, ..., iters */
     double *eval_ll;             /* log-likelihood summed over the rows */
+    double *eval_avg;            /* ... of the average of the iterates (NaN before it has one) */
+    int64_t avg_count;           /* iterates in the final average */
     int64_t iters_done;          /* < iters if the run stopped on an error */
     double tau_sum, tau_max;     /* over all iterations (UCD kinds) */
     int64_t capped;
@@ -132,6 +154,8 @@ static int parse_options(int argc, char **argv, options *o)
     o->chains = 1000;
     o->every = 50;
     o->cap = 100;
+    o->average_from = 2000;
+    o->coupling = EBM_COUPLING_CRN;
     o->lr = 0.1;
     o->seed = 1;
     o->out = "examples/out";
@@ -148,6 +172,13 @@ static int parse_options(int argc, char **argv, options *o)
                 "exact log-likelihood every N iterations"),
         CLI_I64("--cap", "N", &o->cap, 1, INT64_C(1) << 40,
                 "ucd-cap's cap on coupling steps (100: as cdtau)"),
+        {.type = CLI_CHOICE, .name = "--coupling", .field = &o->coupling,
+         .choices = coupling_names, .n_choices = 3,
+         .help = "the coupling of ucd's and ucd-cap's Gibbs chains (EBM_SAMPLER_COUPLING)"},
+        {.type = CLI_CUSTOM, .name = "--average-from", .meta = "N", .field = &o->average_from,
+         .parse = cli_parse_step_or_off, .range = "N >= 0 or off", .dflt = "2000",
+         .help = "also evaluate, plot (dashed) and --save the average of the iterates after "
+                 "iteration N (Polyak-Ruppert); training is unchanged"},
         {.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &o->seed,
          .help = "seed of the initial model and the chains"},
         CLI_STR("--out", "DIR", &o->out, "output directory, created if missing"),
@@ -247,7 +278,8 @@ static FILE *open_csv(const options *o, const method *me, char *path, size_t siz
         fprintf(stderr, "bas_ucd: cannot write %s: %s\n", path, strerror(errno));
         exit(1);
     }
-    fprintf(f, "iteration,loglik_sum,loglik_mean,tau_mean,tau_max,capped,seconds\n");
+    fprintf(f, "iteration,loglik_sum,loglik_mean,tau_mean,tau_max,capped,seconds%s\n",
+            o->average_from >= 0 ? ",loglik_sum_avg,loglik_mean_avg" : "");
     return f;
 }
 
@@ -292,17 +324,21 @@ static void start_pcd_chains(ebm_estimator_t *e, const ebm_model_t *m, const pro
     free(x);
 }
 
-static void progress(const method *me, const options *o, int64_t it, double ll, double n_rows,
-                     double tau, double tau_max, double train_s)
+static void progress(const method *me, const options *o, int64_t it, double ll, double ll_avg,
+                     double n_rows, double tau, double tau_max, double train_s)
 {
-    char eta[32], tau_text[64] = "";
+    char eta[32], tau_text[64] = "", avg_text[64] = "";
     const double rate = it > 0 && train_s > 0 ? (double)it / train_s : NAN;
     cli_format_duration((double)(o->iters - it) / rate, eta, sizeof eta);
     if (isfinite(tau)) {
         snprintf(tau_text, sizeof tau_text, "  tau %.2f (max %.0f)", tau, tau_max);
     }
-    fprintf(stderr, "%-8s it %6lld/%lld  loglik %9.3f (%.4f/row)%s  %7.0f it/s  ETA %s\n",
-            me->name, (long long)it, (long long)o->iters, ll, ll / n_rows, tau_text, rate, eta);
+    if (isfinite(ll_avg)) {
+        snprintf(avg_text, sizeof avg_text, "  averaged %9.3f", ll_avg);
+    }
+    fprintf(stderr, "%-8s it %6lld/%lld  loglik %9.3f (%.4f/row)%s%s  %7.0f it/s  ETA %s\n",
+            me->name, (long long)it, (long long)o->iters, ll, ll / n_rows, avg_text, tau_text,
+            rate, eta);
 }
 
 /* Train one method from the shared initial parameters. */
@@ -330,6 +366,11 @@ static void train(const options *o, const problem *p, int index, run *res)
     if (me->capped && (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_MAX_STEPS, o->cap))) {
         cli_die(PROG, "ebm_estimator_set_int(MAX_STEPS)", rc, ebm_estimator_errmsg(e));
     }
+    if (me->kind == EBM_ESTIMATOR_UCD &&
+        (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_COUPLING,
+                                    o->coupling)) != EBM_OK) {
+        cli_die(PROG, "ebm_estimator_set_int(SAMPLER_COUPLING)", rc, ebm_estimator_errmsg(e));
+    }
     if (is_pcd) {
         if ((rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_CHAINS, o->chains)) != EBM_OK) {
             cli_die(PROG, "ebm_estimator_set_int(CHAINS)", rc, ebm_estimator_errmsg(e));
@@ -354,6 +395,7 @@ static void train(const options *o, const problem *p, int index, run *res)
     res->method = index;
     res->eval_iter = cli_xmalloc(PROG, (size_t)max_evals * sizeof *res->eval_iter);
     res->eval_ll = cli_xmalloc(PROG, (size_t)max_evals * sizeof *res->eval_ll);
+    res->eval_avg = cli_xmalloc(PROG, (size_t)max_evals * sizeof *res->eval_avg);
     res->n_evals = 0;
     res->tau_sum = res->tau_max = 0.0;
     res->capped = 0;
@@ -362,21 +404,37 @@ static void train(const options *o, const problem *p, int index, run *res)
     char path[4200];
     FILE *csv = open_csv(o, me, path, sizeof path);
     optim_sgd sgd = optim_sgd_plain(o->lr);
+    optim_average avg; /* of the iterates after --average-from, shown by m_avg */
+    if (optim_average_init(&avg, n_params, o->average_from) != OPTIM_OK) {
+        cli_die(PROG, "optim_average_init", EBM_ENOMEM, "out of memory");
+    }
+    ebm_model_t *m_avg = optim_average_on(&avg) ? new_model() : NULL;
     double win_tau = 0.0, win_tau_max = 0.0, last_print = -INFINITY;
     int64_t win_iters = 0, win_capped = 0, it = 0;
     for (;;) {
         if (it % o->every == 0 || it == o->iters) { /* evaluate and log */
-            double t0 = cli_now(), sum = log_likelihood(m, p, ll);
+            double t0 = cli_now(), sum = log_likelihood(m, p, ll), sum_avg = NAN;
+            if (avg.count > 0) {
+                if ((rc = optim_average_apply(&avg, m_avg)) != EBM_OK) {
+                    cli_die(PROG, "optim_average_apply", rc, ebm_model_errmsg(m_avg));
+                }
+                sum_avg = log_likelihood(m_avg, p, ll);
+            }
             res->eval_s += cli_now() - t0;
             res->eval_iter[res->n_evals] = it;
+            res->eval_avg[res->n_evals] = sum_avg;
             res->eval_ll[res->n_evals++] = sum;
             double tau = is_ucd && win_iters > 0 ? win_tau / (double)win_iters : NAN;
             double tau_max = is_ucd && win_iters > 0 ? win_tau_max : NAN;
-            fprintf(csv, "%lld,%.6f,%.6f,%.4f,%.0f,%lld,%.4f\n", (long long)it, sum,
+            fprintf(csv, "%lld,%.6f,%.6f,%.4f,%.0f,%lld,%.4f", (long long)it, sum,
                     sum / (double)p->n, tau, tau_max, (long long)win_capped, res->train_s);
+            if (optim_average_on(&avg)) {
+                fprintf(csv, ",%.6f,%.6f", sum_avg, sum_avg / (double)p->n);
+            }
+            fputc('\n', csv);
             if (cli_now() - last_print >= 2.0 || it == o->iters) {
                 last_print = cli_now();
-                progress(me, o, it, sum, (double)p->n, tau, tau_max, res->train_s);
+                progress(me, o, it, sum, sum_avg, (double)p->n, tau, tau_max, res->train_s);
             }
             win_tau = win_tau_max = 0.0;
             win_iters = win_capped = 0;
@@ -411,6 +469,9 @@ static void train(const options *o, const problem *p, int index, run *res)
                     (long long)it, ebm_error_name(rc), ebm_model_errmsg(m));
             break;
         }
+        if ((rc = optim_average_update(&avg, m, sgd.step)) != EBM_OK) {
+            cli_die(PROG, "optim_average_update", rc, "");
+        }
         res->train_s += cli_now() - t0;
         it++;
         if (is_ucd) {
@@ -427,6 +488,7 @@ static void train(const options *o, const problem *p, int index, run *res)
         win_iters++;
     }
     res->iters_done = it;
+    res->avg_count = avg.count;
     if (ferror(csv) | fclose(csv)) {
         fprintf(stderr, "bas_ucd: error writing %s\n", path);
         exit(1);
@@ -436,7 +498,14 @@ static void train(const options *o, const problem *p, int index, run *res)
         if ((rc = ebm_model_save(m, path)) != EBM_OK) {
             cli_die(PROG, "ebm_model_save", rc, ebm_model_errmsg(m));
         }
+        snprintf(path, sizeof path, "%s/bas_%s_avg.ebm", o->save, me->file);
+        if (avg.count > 0 && ((rc = optim_average_apply(&avg, m_avg)) != EBM_OK ||
+                              (rc = ebm_model_save(m_avg, path)) != EBM_OK)) {
+            cli_die(PROG, "ebm_model_save (average)", rc, ebm_model_errmsg(m_avg));
+        }
     }
+    optim_average_free(&avg);
+    ebm_model_destroy(m_avg);
     free(ll);
     free(coef);
     free(counts);
@@ -449,31 +518,51 @@ static void train(const options *o, const problem *p, int index, run *res)
     ebm_model_destroy(m);
 }
 
+/* The figures of a table row: the last evaluation, the mean over the last
+ * 10% of the iterations, the best and where, over the finite values of ll. */
+typedef struct figures {
+    double final, tail, best;
+    int64_t best_iter;
+} figures;
+
+static figures figures_of(const run *r, const double *ll)
+{
+    figures f = {ll[r->n_evals - 1], NAN, -INFINITY, 0};
+    double tail = 0.0;
+    int64_t n_tail = 0;
+    for (int64_t i = 0; i < r->n_evals; i++) {
+        if (ll[i] > f.best) { /* false for NaN */
+            f.best = ll[i];
+            f.best_iter = r->eval_iter[i];
+        }
+        if (10 * r->eval_iter[i] > 9 * r->iters_done && isfinite(ll[i])) { /* the last 10% */
+            tail += ll[i];
+            n_tail++;
+        }
+    }
+    f.tail = n_tail > 0 ? tail / (double)n_tail : NAN;
+    return f;
+}
+
 static void print_summary(const run *runs, int n_runs, const options *o, const problem *p)
 {
+    char averaged[96] = "";
+    if (o->average_from >= 0) {
+        snprintf(averaged, sizeof averaged, "; averaged: the mean of the iterates after "
+                 "iteration %lld", (long long)o->average_from);
+    }
     printf("\n4x4 bars-and-stripes, RBM 16-16, %lld iterations, lr %g, %lld chains, seed %llu, "
-           "cap %lld (ucd-cap)\n",
+           "cap %lld (ucd-cap), coupling %s (ucd, ucd-cap)\n",
            (long long)o->iters, o->lr, (long long)o->chains, (unsigned long long)o->seed,
-           (long long)o->cap);
+           (long long)o->cap, coupling_names[o->coupling]);
     printf("log-likelihood summed over the %lld rows (optimum %.2f): at the end, mean over the "
-           "last 10%% of the iterations, best\n",
-           (long long)p->n, p->optimum);
+           "last 10%% of the iterations, best%s\n",
+           (long long)p->n, p->optimum, averaged);
     printf("%-11s %9s %9s %9s %8s %9s %9s %7s %9s %8s %8s\n", "method", "final", "last 10%",
            "best", "at iter", "mean tau", "max tau", "capped", "train s", "it/s", "eval s");
     for (int k = 0; k < n_runs; k++) {
         const run *r = &runs[k];
-        double best = -INFINITY, tail = 0.0;
-        int64_t best_iter = 0, n_tail = 0;
-        for (int64_t i = 0; i < r->n_evals; i++) {
-            if (r->eval_ll[i] > best) {
-                best = r->eval_ll[i];
-                best_iter = r->eval_iter[i];
-            }
-            if (10 * r->eval_iter[i] > 9 * r->iters_done) { /* the last 10% */
-                tail += r->eval_ll[i];
-                n_tail++;
-            }
-        }
+        const figures raw = figures_of(r, r->eval_ll), avg = figures_of(r, r->eval_avg);
         const int is_ucd = methods[r->method].kind == EBM_ESTIMATOR_UCD ||
                            methods[r->method].kind == EBM_ESTIMATOR_UCD_LMI;
         char tau[32] = "-", tau_max[32] = "-", capped[32] = "-";
@@ -483,58 +572,86 @@ static void print_summary(const run *runs, int n_runs, const options *o, const p
             snprintf(capped, sizeof capped, "%lld", (long long)r->capped);
         }
         printf("%-11s %9.2f %9.2f %9.2f %8lld %9s %9s %7s %9.2f %8.0f %8.2f%s\n",
-               methods[r->method].label, r->eval_ll[r->n_evals - 1], tail / (double)n_tail, best,
-               (long long)best_iter,
+               methods[r->method].label, raw.final, raw.tail, raw.best, (long long)raw.best_iter,
                tau, tau_max, capped, r->train_s, (double)r->iters_done / r->train_s, r->eval_s,
                r->iters_done < o->iters ? "  (stopped early)" : "");
+        if (r->avg_count > 0) {
+            printf("%-11s %9.2f %9.2f %9.2f %8lld   (the mean of %lld iterates)\n", "  averaged",
+                   avg.final, avg.tail, avg.best, (long long)avg.best_iter,
+                   (long long)r->avg_count);
+        }
     }
 }
 
 /* The curves, binned to about 50 points each: the bin mean joined by lines,
- * the bin's min-max as a band; the optimum as a horizontal line. The y axis
- * ends below at the initial model's log-likelihood (the same for all
- * methods): a method that falls below where it started is cut off there. */
+ * the bin's min-max as a band; beside each, dashed in its colour, the bin
+ * means of its average of the iterates (where it has one); the optimum as a
+ * horizontal line. The y axis ends below at the initial model's
+ * log-likelihood (the same for all methods): a method that falls below where
+ * it started is cut off there. */
 static void write_plot(const run *runs, int n_runs, const options *o, const problem *p)
 {
     const int64_t per_bin_target = (o->iters + 49) / 50;
     const int64_t per_bin = (per_bin_target + o->every - 1) / o->every; /* evaluations per bin */
-    plot_series series[N_METHODS + 1];
+    plot_series series[2 * N_METHODS + 1];
+    plot_style styles[2 * N_METHODS + 1];
+    char avg_label[N_METHODS][64];
     double *buf[N_METHODS];
     double ymin = p->optimum;
+    int n_series = 0, n_averaged = 0;
     for (int k = 0; k < n_runs; k++) {
         const run *r = &runs[k];
         const int64_t nb = 1 + (r->n_evals - 1 + per_bin - 1) / per_bin;
-        double *x = buf[k] = cli_xmalloc(PROG, (size_t)(4 * nb) * sizeof *x), *y = x + nb, *lo = y + nb,
-               *hi = lo + nb;
+        double *x = buf[k] = cli_xmalloc(PROG, (size_t)(5 * nb) * sizeof *x), *y = x + nb, *lo = y + nb,
+               *hi = lo + nb, *ya = hi + nb;
+        int averaged = 0; /* bins with an average */
         x[0] = (double)r->eval_iter[0]; /* the initial model alone */
         y[0] = lo[0] = hi[0] = r->eval_ll[0];
+        ya[0] = r->eval_avg[0];
         for (int64_t j = 1; j < nb; j++) {
             const int64_t first = 1 + (j - 1) * per_bin;
             const int64_t end = first + per_bin < r->n_evals ? first + per_bin : r->n_evals;
-            double sum = 0.0;
+            double sum = 0.0, sum_avg = 0.0;
+            int64_t n_avg = 0;
             lo[j] = INFINITY;
             hi[j] = -INFINITY;
             for (int64_t i = first; i < end; i++) {
                 sum += r->eval_ll[i];
                 lo[j] = fmin(lo[j], r->eval_ll[i]);
                 hi[j] = fmax(hi[j], r->eval_ll[i]);
+                if (isfinite(r->eval_avg[i])) {
+                    sum_avg += r->eval_avg[i];
+                    n_avg++;
+                }
             }
             x[j] = (double)r->eval_iter[end - 1];
             y[j] = sum / (double)(end - first);
+            ya[j] = n_avg > 0 ? sum_avg / (double)n_avg : NAN;
+            averaged += n_avg > 0;
             if (x[j] >= 0.05 * (double)o->iters) { /* the range ignores the first 5% */
                 ymin = fmin(ymin, lo[j]);
+                ymin = n_avg > 0 ? fmin(ymin, ya[j]) : ymin;
             }
         }
-        series[k] = (plot_series){methods[r->method].label, (int)nb, x, y, lo, hi, PLOT_BAND,
-                                  NULL};
+        styles[n_series] = (plot_style){k, 0};
+        series[n_series++] = (plot_series){methods[r->method].label, (int)nb, x, y, lo, hi,
+                                           PLOT_BAND, NULL};
+        if (averaged > 0) {
+            snprintf(avg_label[k], sizeof avg_label[k], "%s averaged", methods[r->method].label);
+            styles[n_series] = (plot_style){k, 1};
+            series[n_series++] = (plot_series){avg_label[k], (int)nb, x, ya, NULL, NULL,
+                                               PLOT_BAND, NULL};
+            n_averaged++;
+        }
     }
     const double start = runs[0].eval_ll[0];
     const int cut = ymin < start;
     ymin = fmax(ymin, start);
-    char optimum_label[64], title[160], caption[200], path[4200];
+    char optimum_label[64], title[160], caption[200], caption2[200] = "", path[4200];
     const double ox[2] = {0.0, (double)o->iters}, oy[2] = {p->optimum, p->optimum};
     snprintf(optimum_label, sizeof optimum_label, "optimum %.2f", p->optimum);
-    series[n_runs] = (plot_series){optimum_label, 2, ox, oy, NULL, NULL, PLOT_BAND, NULL};
+    styles[n_series] = (plot_style){n_runs, 0};
+    series[n_series++] = (plot_series){optimum_label, 2, ox, oy, NULL, NULL, PLOT_BAND, NULL};
     snprintf(title, sizeof title,
              "4x4 bars-and-stripes, RBM 16-16, lr %g, %lld chains: exact log-likelihood", o->lr,
              (long long)o->chains);
@@ -542,21 +659,26 @@ static void write_plot(const run *runs, int n_runs, const options *o, const prob
              "Point: mean of %lld evaluations, every %lld iterations; band: their min-max%s",
              (long long)per_bin, (long long)o->every,
              cut ? "; curves below the start are cut off" : "");
+    if (n_averaged > 0) {
+        snprintf(caption2, sizeof caption2, "Dashed: the average of the iterates after "
+                 "iteration %lld (Polyak-Ruppert), evaluated alike", (long long)o->average_from);
+    }
     const double span = p->optimum - ymin;
     plot_axes axes = {title, "iteration", "log-likelihood, sum over the 32 rows", 0, 0,
                       0.0, (double)o->iters, ymin - 0.05 * span, p->optimum + 0.1 * span,
-                      NULL, 0, PLOT_BOTTOM_RIGHT, series, n_runs + 1};
-    const int width = 1400, height = 700, caption_h = 30;
+                      NULL, 0, PLOT_BOTTOM_RIGHT, series, n_series};
+    const int width = 1400, height = 700, caption_h = n_averaged > 0 ? 52 : 30;
     const uint8_t black[3] = {0, 0, 0};
     plot_canvas c;
     snprintf(path, sizeof path, "%s/bas_loglik.png", o->out);
     if (plot_canvas_create(&c, width, height + caption_h) != 0) {
         cli_die(PROG, "plot_canvas_create", EBM_ENOMEM, "canvas");
     }
-    if (plot_draw(&c, 0, 0, width, height, &axes) != 0) {
+    if (plot_draw_styled(&c, 0, 0, width, height, &axes, styles) != 0) {
         fprintf(stderr, "bas_ucd: nothing to plot\n");
     } else {
         plot_text(&c, 20, height + 4, 2, black, caption);
+        plot_text(&c, 20, height + 26, 2, black, caption2);
         int rc = plot_save_png(&c, path);
         if (rc != IMAGE_OK) {
             fprintf(stderr, "bas_ucd: cannot write %s: %s (%s)\n", path, image_strerror(rc),
@@ -601,6 +723,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < n_runs; k++) {
         free(runs[k].eval_iter);
         free(runs[k].eval_ll);
+        free(runs[k].eval_avg);
     }
     free(p.init);
     free(p.data);

@@ -11,7 +11,8 @@ positive phase over the 32 rows and a negative phase from --chains chains:
  - cd, ucd, ucd-cap, ucd-lmi: the estimator gets B = --chains rows drawn
    uniformly from the 32 (one chain each); one energy_grad call with
    coefficients counts_i / B - 1/32 then swaps the positive phase of the
-   drawn rows for the exact one. ucd-cap stops a chain after --cap coupling
+   drawn rows for the exact one. ucd and ucd-cap couple by --coupling (crn
+   by default, as the C program); ucd-cap stops a chain after --cap coupling
    steps (biased); ucd-lmi uses the library's defaults (k = 0).
 
 It makes the same calls as the C program, in the same order, with the same
@@ -63,6 +64,8 @@ def train(name, data, theta, a):
     opts = {} if name == "ucd-lmi" else {"k": 1}
     if name == "ucd-cap":
         opts["max_steps"] = a.cap
+    if name in ("ucd", "ucd-cap"):
+        opts["coupling"] = a.coupling
     if name == "pcd":
         opts["chains"] = a.chains
     est = ebm.Estimator(m, {"ucd-cap": "ucd", "ucd-lmi": "ucd_lmi"}.get(name, name), **opts)
@@ -99,6 +102,8 @@ def main(argv=None):
     p.add_argument("--chains", type=int, default=1000, help="chains of the negative phase")
     p.add_argument("--every", type=int, default=50, help="exact log-likelihood every N its")
     p.add_argument("--cap", type=int, default=100, help="ucd-cap's cap on coupling steps")
+    p.add_argument("--coupling", choices=["maximal", "crn", "blockwise"], default="crn",
+                   help="the coupling of ucd's and ucd-cap's Gibbs chains")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--save", metavar="DIR", help="save each final model to DIR/bas_<method>.ebm")
     a = p.parse_args(argv)
