@@ -17,7 +17,7 @@ set -euo pipefail
 B=${1:-build/examples}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 for p in train_ucd train_ucd_lmi train_pcd train_grbm plot_curves bas_ucd coupling_times grbm_gmm \
-    check_common; do
+    meeting_times check_common; do
     [ -x "$B/$p" ] || { echo "$B/$p is missing: make examples first" >&2; exit 2; }
 done
 T=$(mktemp -d)
@@ -66,7 +66,8 @@ else
 fi
 
 echo "== command line"
-for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grbm_gmm plot_curves; do
+for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grbm_gmm plot_curves \
+    meeting_times; do
     run "$p" --frobnicate
     check "$p --frobnicate (last): exit 2, 'unknown option --frobnicate'" \
         test "$rc" = 2 -a -n "$(grep -F 'unknown option --frobnicate' "$err")"
@@ -80,7 +81,8 @@ for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grb
     check "$p --help: exit 0, ranges and defaults" \
         test "$rc" = 0 -a -n "$(grep -F "$range" "$out")" -a -n "$(grep -F 'default ' "$out")"
 done
-for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grbm_gmm; do
+for p in train_ucd train_ucd_lmi train_pcd train_grbm bas_ucd coupling_times grbm_gmm \
+    meeting_times; do
     run "$p" stray
     check "$p stray: exit 2, 'unknown option stray'" \
         test "$rc" = 2 -a -n "$(grep -F 'unknown option stray' "$err")"
@@ -286,6 +288,14 @@ check "bas_ucd_cap.csv ends with loglik_sum_avg,loglik_mean_avg (nan, then finit
     test "$(head -1 "$T/bas/bas_ucd_cap.csv" | sed 's/.*seconds,//')" = loglik_sum_avg,loglik_mean_avg \
     -a "$(sed -n 3p "$T/bas/bas_ucd_cap.csv" | cut -d, -f8)" = nan \
     -a "$(tail -1 "$T/bas/bas_ucd_cap.csv" | cut -d, -f8)" != nan
+run meeting_times --model "$T/bas/bas_ucd_cap.ebm" --chains 50 --batches 2 \
+    --couplings maximal,crn,blockwise --csv "$T/tau.csv"
+check "meeting_times: exit 0, a line per coupling, 100 pairs of each in the CSV" \
+    test "$rc" = 0 -a "$(grep -cE '^(maximal|crn|blockwise) ' "$out")" = 3 \
+    -a "$(grep -c ',blockwise,\|^blockwise,' "$T/tau.csv")" = 100
+run meeting_times --model "$T/bas/bas_ucd_cap.ebm" --couplings crn,nosuch
+check "meeting_times --couplings crn,nosuch: exit 2, names the entry" \
+    test "$rc" = 2 -a -n "$(grep -F "bad --couplings entry 'nosuch'" "$err")"
 
 echo "== --data digits"
 DIGITS=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
