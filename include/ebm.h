@@ -602,8 +602,8 @@ enum ebm_coupling {
      * block, which keeps unmet chains close. A first block that is a single
      * Gaussian layer uses the reflection-maximal coupling instead. */
     EBM_COUPLING_CRN = 1,
-    /** The default. Each half-step of the sweep coupled maximally on its
-     * own: the first block as under EBM_COUPLING_CRN, then the second block
+    /** The default for discrete models. Each half-step of the sweep
+     * coupled maximally on its own: the first block as under EBM_COUPLING_CRN, then the second block
      * (drawn given each chain's new first block) by the same rejection
      * method with common random numbers in its residual draws. Also a
      * maximal coupling of the two transitions (the chains meet only where
@@ -621,7 +621,8 @@ enum ebm_sampler_option {
      * the visible layer, so that the kernel targets p(h | v). Default 0. */
     EBM_SAMPLER_CLAMP_LAYERS = 0,
     /** int: enum ebm_coupling, for coupled Gibbs steps. Default
-     * EBM_COUPLING_BLOCKWISE. */
+     * EBM_COUPLING_BLOCKWISE, or EBM_COUPLING_CRN for a model with a
+     * Gaussian visible layer (where BLOCKWISE meets later). */
     EBM_SAMPLER_COUPLING = 1,
     /** int K, 1 to 10^6: Langevin steps per call (LANGEVIN, default 1) or
      * per Gibbs-Langevin step (default 10). */
@@ -740,8 +741,9 @@ EBM_API const char *ebm_sampler_errmsg(const ebm_sampler_t *s);
  *    sweeps per call. Biased.
  *  - EBM_ESTIMATOR_UCD (Qiu et al. 2020, Alg. 2): per data row, chains start
  *    at (v, h from one sweep of p(h | v)); coupled Gibbs chains (the
- *    sampler's coupling, EBM_COUPLING_BLOCKWISE by default; a Gaussian block
- *    by the reflection-maximal coupling) run until they meet and at least K steps;
+ *    sampler's coupling, EBM_COUPLING_BLOCKWISE by default, CRN for a
+ *    Gaussian visible layer, which is coupled by the reflection-maximal
+ *    coupling) run until they meet and at least K steps;
  *    the estimate is f(x_K) + sum_{t=K+1}^{tau-1} (f(x_t) - f(y_{t-1})).
  *    Unbiased.
  *  - EBM_ESTIMATOR_UCD_LMI (Taniguchi et al. 2023, Alg. 2): chains start at a

@@ -66,7 +66,8 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
     }
     s->m = m;
     s->kind = kind;
-    s->coupling = EBM_COUPLING_BLOCKWISE;
+    /* The coupling that meets sooner on the model's kind (docs/coupling_times.md). */
+    s->coupling = ebm__is_gaussian(m, 0) ? EBM_COUPLING_CRN : EBM_COUPLING_BLOCKWISE;
     s->langevin_steps = kind == EBM_SAMPLER_GIBBS_LANGEVIN ? 10 : 1;
     s->step_size = 0.01;
     /* LANGEVIN's default is one step per call, which a cosine schedule over

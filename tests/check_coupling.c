@@ -711,6 +711,58 @@ START_TEST(grbm_coupled)
 }
 END_TEST
 
+/* The default coupling: BLOCKWISE on a discrete model, CRN on a GRBM. A
+ * sampler left at its default makes the same coupled steps (same bits) as
+ * one set to that coupling, and others than one set to the other. */
+START_TEST(default_coupling)
+{
+    tref R;
+    ebm_model_t *models[2] = {tref_make_model(&TREF_MODELS[2]), tref_make_grbm(&R)};
+    const int expect[2] = {EBM_COUPLING_BLOCKWISE, EBM_COUPLING_CRN};
+    const int other[2] = {EBM_COUPLING_CRN, EBM_COUPLING_BLOCKWISE};
+    enum { N = 200 };
+    for (int k = 0; k < 2; k++) {
+        ebm_model_t *m = models[k];
+        const int64_t w = ebm_model_state_width(m);
+        float *x0 = t_malloc((size_t)(2 * N * w) * sizeof *x0), *y0 = x0 + N * w;
+        float *out[3][2];
+        t_fill_states(m, N, x0, w, 61);
+        t_fill_states(m, N, y0, w, 62);
+        for (int v = 0; v < 3; v++) { /* default, expected, other */
+            ebm_sampler_t *s = NULL;
+            ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS), EBM_OK);
+            if (v > 0) {
+                ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_COUPLING,
+                                                     v == 1 ? expect[k] : other[k]),
+                                 EBM_OK);
+            }
+            out[v][0] = t_malloc((size_t)(2 * N * w) * sizeof(float));
+            out[v][1] = out[v][0] + N * w;
+            memcpy(out[v][0], x0, (size_t)(2 * N * w) * sizeof(float));
+            ebm_rng_t *rng = t_rng(77, 0);
+            for (int t = 0; t < 3; t++) {
+                ck_assert_int_eq(
+                    ebm_sampler_coupled_step(s, rng, N, out[v][0], w, out[v][1], w, NULL), EBM_OK);
+            }
+            ebm_rng_destroy(rng);
+            ebm_sampler_destroy(s);
+        }
+        const size_t bytes = (size_t)(2 * N * w) * sizeof(float);
+        T_ASSERT_MSG(memcmp(out[0][0], out[1][0], bytes) == 0,
+                     "%s: the default coupling is not %s", k ? "GRBM" : "binary DBM",
+                     COUPLING_NAME[expect[k]]);
+        T_ASSERT_MSG(memcmp(out[0][0], out[2][0], bytes) != 0,
+                     "%s: the default coupling also matches %s (the test has no power)",
+                     k ? "GRBM" : "binary DBM", COUPLING_NAME[other[k]]);
+        for (int v = 0; v < 3; v++) {
+            free(out[v][0]);
+        }
+        free(x0);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
 Suite *ebm_coupling_suite(void)
 {
     const double slow = t_level() >= 2 ? 20.0 : 1.0;
@@ -721,6 +773,7 @@ Suite *ebm_coupling_suite(void)
         {"meeting_time", meeting_time_law, TREF_N_VARIANTS, 60 * slow, NULL, NULL},
         {"meeting_time", meeting_time_finite, 4, 60 * slow, NULL, NULL},
         {"gaussian", grbm_coupled, 3, 60 * slow, NULL, NULL},
+        {"default", default_coupling, 1, 60 * slow, NULL, NULL},
     };
     return t_suite("coupling", tests, sizeof tests / sizeof tests[0]);
 }
