@@ -74,8 +74,7 @@ typedef struct couple {
     int64_t *list;     /* [na]: rows that need tries */
     int64_t *lid;      /* [na]: their stream rows */
     int64_t *trying;   /* [na]: their chains still trying (1: x, 2: y) */
-    int64_t *met;      /* [na]: 1 where B1 met */
-    int64_t *met_b2;   /* [na]: 1 where B2 met (BLOCKWISE) */
+    int64_t *met;      /* [na]: 1 where blk met */
     int64_t tries_sum, tries_max, loops; /* residual loops: tries, longest, loops */
     int fail;          /* FAIL_*: why the sweep stopped */
     int64_t stuck;     /* the stream row that reached the try limit */
@@ -388,7 +387,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
             c->fail = FAIL_INPUT;
             return 0;
         }
-        return couple_block(c, &st[ST_B2_FIRST], &st[ST_B2_MEET], &st[ST_B2_RESIDUAL], c->met_b2);
+        return couple_block(c, &st[ST_B2_FIRST], &st[ST_B2_MEET], &st[ST_B2_RESIDUAL], c->met);
     }
     /* B2 from the new B1, from common random numbers, except y's off the
      * meeting event under MAXIMAL (independent there). Each chain draws from
@@ -433,10 +432,10 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
  * already met) and y's apart rows, both chains' block inputs and
  * probabilities, a row per thread for the tries, layer inputs, the meeting
  * uniforms, a try's uniforms; row lists (apart and together rows, their
- * stream rows, the rows that need tries); the blocks' meeting flags; the
- * log-ratio constants. */
+ * stream rows, the rows that need tries); the meeting flags; the log-ratio
+ * constants. */
 typedef struct coupled_work {
-    couple *c; /* gets the pieces it keeps (x_input ... met_b2) */
+    couple *c; /* gets the pieces it keeps (x_input ... met) */
     int64_t n, max_size, threads;
     float *gathered, *y_rows, *a;
     int64_t *rows, *sid;
@@ -460,7 +459,6 @@ static void coupled_layout(ebm__arena *arena, void *ctx)
     c->try_accept = ebm__arena_take(arena, 2 * n, f);
     wk->rows = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
     c->met = ebm__arena_take(arena, n, sizeof(int64_t));
-    c->met_b2 = ebm__arena_take(arena, n, sizeof(int64_t));
     wk->sid = ebm__arena_take(arena, 2 * n, sizeof(int64_t));
     c->list = ebm__arena_take(arena, n, sizeof(int64_t));
     c->lid = ebm__arena_take(arena, n, sizeof(int64_t));
