@@ -602,16 +602,17 @@ enum ebm_coupling {
      * block, which keeps unmet chains close. A first block that is a single
      * Gaussian layer uses the reflection-maximal coupling instead. */
     EBM_COUPLING_CRN = 1,
-    /** The default for discrete models. Each half-step of the sweep
-     * coupled maximally on its own: the first block as under EBM_COUPLING_CRN, then the second block
-     * (drawn given each chain's new first block) by the same rejection
-     * method with common random numbers in its residual draws. Also a
-     * maximal coupling of the two transitions (the chains meet only where
-     * the first blocks agree), but chains whose first blocks differ can
-     * still draw equal second blocks, and then meet at the next step for
-     * certain; so they meet sooner than under CRN, whose second block
-     * agrees only unit by unit. Each chain is marginally an exact Gibbs
-     * chain; no loop is truncated. */
+    /** The default for DBMs and spin units. Each half-step of the sweep
+     * coupled maximally on its own: the first block as under
+     * EBM_COUPLING_CRN, then the second block (drawn given each chain's new
+     * first block) by the same rejection method with common random numbers
+     * in its residual draws. Also a maximal coupling of the two transitions
+     * (the chains meet only where the first blocks agree), but chains whose
+     * first blocks differ can still draw equal second blocks, and then meet
+     * at the next step for certain; so they can meet sooner than under CRN,
+     * whose second block agrees only unit by unit (docs/coupling_times.md).
+     * Each chain is marginally an exact Gibbs chain; no loop is
+     * truncated. */
     EBM_COUPLING_BLOCKWISE = 2
 };
 
@@ -620,9 +621,11 @@ enum ebm_sampler_option {
     /** int: bitmask of layers held fixed (bits 0 to L only); bit 0 clamps
      * the visible layer, so that the kernel targets p(h | v). Default 0. */
     EBM_SAMPLER_CLAMP_LAYERS = 0,
-    /** int: enum ebm_coupling, for coupled Gibbs steps. Default
-     * EBM_COUPLING_BLOCKWISE, or EBM_COUPLING_CRN for a model with a
-     * Gaussian visible layer (where BLOCKWISE meets later). */
+    /** int: enum ebm_coupling, for coupled Gibbs steps. Default by the
+     * model's kind: EBM_COUPLING_BLOCKWISE for DBMs (3 layers or more) and
+     * models with spin units, where it meets sooner; EBM_COUPLING_CRN for
+     * binary RBMs, where both meet equally soon and CRN's steps cost less,
+     * and for a Gaussian visible layer, where BLOCKWISE meets later. */
     EBM_SAMPLER_COUPLING = 1,
     /** int K, 1 to 10^6: Langevin steps per call (LANGEVIN, default 1) or
      * per Gibbs-Langevin step (default 10). */
@@ -657,7 +660,8 @@ enum ebm_sampler_stat {
     EBM_STAT_ACCEPT_RATE = 1,
     /** coupled steps: fraction of rows with x_{t+1} == y_t after the call */
     EBM_STAT_MET_FRACTION = 2,
-    /** coupled Gibbs steps: mean residual-rejection tries per row that did not meet */
+    /** coupled Gibbs steps: mean tries per residual-rejection loop (a row that did
+     * not meet makes one loop; under BLOCKWISE one per block that did not meet) */
     EBM_STAT_TRIES_MEAN = 3,
     /** coupled Gibbs steps: largest number of tries any row needed (never truncated) */
     EBM_STAT_TRIES_MAX = 4,
@@ -704,7 +708,8 @@ EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
  * a row that needs more than 2^22 tries fails the call with EBM_ELIMIT (a
  * try accepts with probability TV, the distance between the two chains'
  * conditionals, so in exact arithmetic this happens with probability at
- * most 1/(e 2^22) < 1e-7 per row and step; in float it ends the loop
+ * most 1/(e 2^22) < 1e-7 per chain, loop and step, so below 4e-7 per row
+ * and step under BLOCKWISE's two loops; in float it ends the loop
  * where rounding leaves a residual that no uniform can accept). The log
  * ratios are formed unit by unit, so inputs of any finite size lose
  * nothing to cancellation.
@@ -741,9 +746,9 @@ EBM_API const char *ebm_sampler_errmsg(const ebm_sampler_t *s);
  *    sweeps per call. Biased.
  *  - EBM_ESTIMATOR_UCD (Qiu et al. 2020, Alg. 2): per data row, chains start
  *    at (v, h from one sweep of p(h | v)); coupled Gibbs chains (the
- *    sampler's coupling, EBM_COUPLING_BLOCKWISE by default, CRN for a
- *    Gaussian visible layer, which is coupled by the reflection-maximal
- *    coupling) run until they meet and at least K steps;
+ *    sampler's coupling, by default EBM_COUPLING_BLOCKWISE for DBMs and
+ *    spin units, else CRN; a Gaussian visible layer is coupled by the
+ *    reflection-maximal coupling) run until they meet and at least K steps;
  *    the estimate is f(x_K) + sum_{t=K+1}^{tau-1} (f(x_t) - f(y_{t-1})).
  *    Unbiased.
  *  - EBM_ESTIMATOR_UCD_LMI (Taniguchi et al. 2023, Alg. 2): chains start at a

@@ -32,7 +32,8 @@
  * Sections: 0 the references; 1 unbiasedness (UCD on RBMs with the three
  * couplings and K = 0, 1, 3, every f and positive phase; UCD with the
  * coupled positive phase on binary and spin DBMs; UCD-LMI on DBMs and an
- * RBM; UCD on GRBMs with the reflection and the maximal coupling); 2 broken twins; 3 the
+ * RBM; UCD on GRBMs with the reflection coupling (CRN and BLOCKWISE) and the
+ * maximal one); 2 broken twins; 3 the
  * variance reduction of marginalising (prints the ratio); 4 statistics;
  * 5 determinism and row independence; 6 PCD chains and checkpoints; 7 GRBM
  * modified CD with its three samplers; 8 bad input (codes, messages naming
@@ -334,7 +335,7 @@ typedef struct ucfg {
 #define P_COUP EBM_POSITIVE_COUPLED
 
 static const ucfg UCFG[] = {
-    /* binary RBM 3x2 and 4x3: both couplings, K = 1 and K = 3 (exact positive phase) */
+    /* binary RBM 3x2 and 4x3: the three couplings, K = 1 and K = 3 (exact positive phase) */
     {"UCD RBM 3x2 CRN K=1", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 101, CRN_, 1, -1, -1, 1},
     {"UCD RBM 3x2 CRN K=3", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 102, CRN_, 3, -1, -1, 1},
     {"UCD RBM 3x2 MAXIMAL K=1", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 103, MAX_, 1, -1, -1, 1},
@@ -358,11 +359,12 @@ static const ucfg UCFG[] = {
      EBM_POSITIVE_SAMPLED, 1},
     {"UCD RBM 3x2 positive MEAN_FIELD", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 116, -1, -1, -1,
      EBM_POSITIVE_MEAN_FIELD, 1},
-    {"UCD spin RBM 3x2", UCD_, 2, {3, 2, 0}, S_, S_, 0.8, 117, -1, -1, -1, -1, 2},
+    {"UCD spin RBM 3x2 CRN", UCD_, 2, {3, 2, 0}, S_, S_, 0.8, 117, CRN_, -1, -1, -1, 2},
     /* DBM 3-3-2, coupled positive phase (the default), f EVEN and NONE */
     {"UCD DBM binary EVEN", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 120, -1, -1, M_EVEN, P_COUP, 1},
-    {"UCD DBM binary NONE", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 121, -1, -1, M_NONE, P_COUP, 1},
-    {"UCD DBM spin EVEN", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 122, -1, -1, M_EVEN, -1, 1},
+    {"UCD DBM binary CRN NONE", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 121, CRN_, -1, M_NONE, P_COUP,
+     1},
+    {"UCD DBM spin CRN EVEN", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 122, CRN_, -1, M_EVEN, -1, 1},
     {"UCD DBM spin NONE", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 123, -1, -1, M_NONE, -1, 2},
     {"UCD DBM binary MAXIMAL K=2 BOTH", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 124, MAX_, 2, M_BOTH,
      -1, 1},
