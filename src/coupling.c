@@ -54,7 +54,7 @@ enum { FAIL_NONE = 0, FAIL_INPUT, FAIL_DRAW, FAIL_TRIES };
 /* Work of one coupled step over the rows that have not met (na of them),
  * gathered into contiguous matrices of stride w. A maximal coupling of one
  * block's conditionals (`blk`: B1, then B2 under BLOCKWISE) works on the
- * fields from x_input to trying. */
+ * fields from x_input to met. */
 typedef struct couple {
     const ebm_sampler_t *s;
     const ebm_model_t *m;
@@ -314,13 +314,14 @@ static int block_setup(couple *c)
  * The maximal coupling of blk's conditionals in the na rows, after
  * block_setup (Qiu Alg. 4 lines 1-2, then the residuals): x' ~ p1 from the
  * stream first, and the chains meet (y' = x') iff log U <= log p2(x') -
- * log p1(x') with U from the stream meet; met[r] says so. Where x and y
+ * log p1(x') with U from the stream meet; c->met[r] says so. Where x and y
  * agree outside blk the two conditionals are equal, the log-ratio is
  * exactly 0 and the row meets. 0 if a residual loop reached the try limit.
  */
 static int couple_block(couple *c, const ebm__stream *first, const ebm__stream *meet,
-                        const ebm__stream *residual, int64_t *met)
+                        const ebm__stream *residual)
 {
+    int64_t *met = c->met;
     const int64_t na = c->na, w = c->w;
     block_uniforms(c, first, na, c->id, c->x_rows, w); /* the uniforms of all rows at once */
     ebm__stream_uniform_rows(meet, na, c->id, 0, 1, c->u, 1);
@@ -371,7 +372,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
             c->met[r] = 0;
             reflect(c, &st[ST_FIRST], &st[ST_MEET], r, c->tmp + (int64_t)ebm__thread_num() * w);
         });
-    } else if (!couple_block(c, &st[ST_FIRST], &st[ST_MEET], &st[ST_RESIDUAL], c->met)) {
+    } else if (!couple_block(c, &st[ST_FIRST], &st[ST_MEET], &st[ST_RESIDUAL])) {
         return 0;
     }
     if (!draws_finite(c)) {
@@ -387,7 +388,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
             c->fail = FAIL_INPUT;
             return 0;
         }
-        return couple_block(c, &st[ST_B2_FIRST], &st[ST_B2_MEET], &st[ST_B2_RESIDUAL], c->met);
+        return couple_block(c, &st[ST_B2_FIRST], &st[ST_B2_MEET], &st[ST_B2_RESIDUAL]);
     }
     /* B2 from the new B1, from common random numbers, except y's off the
      * meeting event under MAXIMAL (independent there). Each chain draws from
