@@ -1528,14 +1528,21 @@ END_TEST
  * 0 tries (library internal, tests only), so any row off the meeting event
  * stops the step; a 1x1 RBM with W = 2 and chains apart leaves the meeting
  * event with probability about 0.38 per row. Its twin, with the limit at
- * its default, must succeed on the same inputs. */
+ * its default, must succeed on the same inputs. Under BLOCKWISE the step
+ * can also stop in the second block, after the first was drawn in place:
+ * with W = 40, b = -20, c = 0, v follows h almost surely (the first block's
+ * residual tries accept at once), and h given v = 0 and v = 1 differ by TV
+ * 1/2, so with a limit of 1 try only BLOCKWISE's second loop stops (the
+ * other couplings succeed on the same inputs: the stop is in B2). */
 extern int64_t ebm__residual_try_limit;
 
-static int try_limit_case(int64_t ld, int coupling, int lowered)
+static const float W2_PARAMS[3] = {2.0f, 0.0f, 0.0f}, W40_PARAMS[3] = {40.0f, -20.0f, 0.0f};
+
+/* limit: the residual try limit of the call (-1: the default). */
+static int try_limit_case(int64_t ld, int coupling, int64_t limit, const float *p)
 {
     const int64_t sizes[2] = {1, 1};
     ebm_model_t *m = t_model(2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
-    const float p[3] = {2.0f, 0.0f, 0.0f};
     ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
     ebm_sampler_t *s = NULL;
     ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS), EBM_OK);
@@ -1552,8 +1559,8 @@ static int try_limit_case(int64_t ld, int coupling, int lowered)
     memset(met, 9, sizeof met);
     uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
     const int64_t saved_limit = ebm__residual_try_limit;
-    if (lowered) {
-        ebm__residual_try_limit = 0;
+    if (limit >= 0) {
+        ebm__residual_try_limit = limit;
     }
     memcpy(x0, x, sizeof x);
     memcpy(y0, y, sizeof y);
@@ -1579,10 +1586,13 @@ static int try_limit_case(int64_t ld, int coupling, int lowered)
 
 START_TEST(residual_try_limit_undoes_the_step)
 {
-    for (int coupling = 0; coupling < 2; coupling++) {
+    for (int coupling = EBM_COUPLING_MAXIMAL; coupling <= EBM_COUPLING_BLOCKWISE; coupling++) {
         for (int64_t ld = 2; ld <= 3; ld++) { /* 2: in place; 3: gathered */
-            ck_assert_int_eq(try_limit_case(ld, coupling, 1), EBM_ELIMIT);
-            ck_assert_int_eq(try_limit_case(ld, coupling, 0), EBM_OK);
+            ck_assert_int_eq(try_limit_case(ld, coupling, 0, W2_PARAMS), EBM_ELIMIT);
+            ck_assert_int_eq(try_limit_case(ld, coupling, -1, W2_PARAMS), EBM_OK);
+            ck_assert_int_eq(try_limit_case(ld, coupling, 1, W40_PARAMS),
+                             coupling == EBM_COUPLING_BLOCKWISE ? EBM_ELIMIT : EBM_OK);
+            ck_assert_int_eq(try_limit_case(ld, coupling, -1, W40_PARAMS), EBM_OK);
         }
     }
     /* Through an estimator: UCD's coupled steps, grad and rng unchanged. */
