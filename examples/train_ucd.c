@@ -6,9 +6,9 @@
  * Defaults from Qiu et al. section 6.3: a binary RBM with 1000 hidden units
  * on Fashion-MNIST binarised by Bernoulli draws (fresh for every batch),
  * mini-batches of 1000, SGD with lr 0.1, k = 1, the library's default
- * coupling (EBM_COUPLING_BLOCKWISE: their Alg. 3 with the second half-step
- * coupled maximally too), weights N(0, 0.1^2) as in their code (biases
- * zero).
+ * coupling (for a binary RBM EBM_COUPLING_CRN, their Alg. 3; for DBMs and
+ * spin units EBM_COUPLING_BLOCKWISE), weights N(0, 0.1^2) as in their code
+ * (biases zero).
  * Coupling times grow quickly with the model; --cap bounds them (biased,
  * counted in the progress line and the CSV).
  *
