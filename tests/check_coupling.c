@@ -33,8 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const COUPLING_NAME[] = {"MAXIMAL", "CRN", "BLOCKWISE"};
-
 /* ------------------------------------------------------------------------ */
 /* 1. One coupled step against its exact law                                */
 /* ------------------------------------------------------------------------ */
@@ -551,7 +549,7 @@ START_TEST(meeting_time_finite)
         mean += tau[r];
     }
     T_VLOG("  %s %s from (0, %d): mean meeting time %.3f, longest %d\n", ms->name,
-           COUPLING_NAME[coupling], R.S - 1, mean / n, t);
+           t_coupling_name(coupling), R.S - 1, mean / n, t);
     T_ASSERT_MSG(left == 0, "%s: %lld rows had not met after %d steps", ms->name, (long long)left,
                  TAU_CAP);
     free(x);
@@ -674,7 +672,7 @@ START_TEST(grbm_coupled)
         double z = ref_binom_z(k, (double)n, bound[i]);
         T_VLOG("  GRBM %s pair %d: |z| = %.3f, met %.5f, 2 Phi(-|z|/2) = %.5f, z-score %.2f, "
                "tries mean %.2f max %.0f, reflection error %.2g\n",
-               COUPLING_NAME[coupling], i, zn, k / n, bound[i], z,
+               t_coupling_name(coupling), i, zn, k / n, bound[i], z,
                ebm_sampler_stat(s, EBM_STAT_TRIES_MEAN), ebm_sampler_stat(s, EBM_STAT_TRIES_MAX),
                refl_err);
         T_ASSERT_MSG(fabs(z) < 5.0, "GRBM pair %d: met %.5f, 1 - TV = %.5f, z = %.2f", i, k / n,
@@ -694,12 +692,12 @@ START_TEST(grbm_coupled)
         }
         T_ASSERT_MSG(refl_err < 1e-4,
                      "GRBM %s pair %d: unmet y is not the reflection of x (off by %g)",
-                     COUPLING_NAME[coupling], i, refl_err);
+                     t_coupling_name(coupling), i, refl_err);
         char what[120];
-        snprintf(what, sizeof what, "GRBM %s pair %d x'", COUPLING_NAME[coupling], i);
+        snprintf(what, sizeof what, "GRBM %s pair %d x'", t_coupling_name(coupling), i);
         tref_check_normal(what, &R, n, x, m1, alpha);
         tref_check_hidden(what, &R, n, x);
-        snprintf(what, sizeof what, "GRBM %s pair %d y'", COUPLING_NAME[coupling], i);
+        snprintf(what, sizeof what, "GRBM %s pair %d y'", t_coupling_name(coupling), i);
         tref_check_normal(what, &R, n, y, m2, alpha);
         tref_check_hidden(what, &R, n, y);
         /* broken twin: y's values against x's mean */
@@ -776,10 +774,11 @@ START_TEST(default_coupling)
         }
         const size_t bytes = (size_t)(2 * N * w) * sizeof(float);
         T_ASSERT_MSG(memcmp(out[0][0], out[1][0], bytes) == 0,
-                     "%s: the default coupling is not %s", kind_name[k], COUPLING_NAME[expect[k]]);
+                     "%s: the default coupling is not %s", kind_name[k],
+                     t_coupling_name(expect[k]));
         T_ASSERT_MSG(memcmp(out[0][0], out[2][0], bytes) != 0,
                      "%s: the default coupling also matches %s (the test has no power)",
-                     kind_name[k], COUPLING_NAME[other]);
+                     kind_name[k], t_coupling_name(other));
         for (int v = 0; v < 3; v++) {
             free(out[v][0]);
         }

@@ -429,8 +429,6 @@ static void coupled_once(ebm_sampler_t *s, ebm_model_t *m, ebm_rng_t *r, int64_t
           valid);
 }
 
-static const char *const COUPLING_NAME[] = {"MAXIMAL", "CRN", "BLOCKWISE"};
-
 /* Every ordered pair of distinct states of a model with w <= 4 units, one
  * coupled step each, under the three couplings. */
 static void all_pairs(ebm_model_t *m, ebm_rng_t *r, const char *what)
@@ -450,7 +448,7 @@ static void all_pairs(ebm_model_t *m, ebm_rng_t *r, const char *what)
                     y[j] = (b >> j & 1) ? 1.0f : (spin ? -1.0f : 0.0f);
                 }
                 t_soft_context("%s, %s coupling, x = state %d, y = state %d", what,
-                               COUPLING_NAME[c], a, b);
+                               t_coupling_name(c), a, b);
                 coupled_once(s, m, r, 1, x, y);
             }
         }
@@ -480,7 +478,7 @@ static void body_coupled_binary(void *arg)
     for (int c = EBM_COUPLING_MAXIMAL; c <= EBM_COUPLING_BLOCKWISE; c++) {
         float x[2] = {0.0f, 0.0f}, y[2] = {0.0f, 1.0f};
         t_soft_context("1x1 binary RBM, W = 1e16, x = (0,0), y = (0,1), %s coupling",
-                       COUPLING_NAME[c]);
+                       t_coupling_name(c));
         ebm_sampler_t *s = mk_sampler(m, EBM_SAMPLER_GIBBS, c, 0);
         coupled_once(s, m, r, 1, x, y);
         ebm_sampler_destroy(s);

@@ -107,6 +107,13 @@ void t_random_params(ebm_model_t *m, uint64_t seed, double scale)
     free(p);
 }
 
+const char *t_coupling_name(int coupling)
+{
+    static const char *const names[] = {"MAXIMAL", "CRN", "BLOCKWISE"};
+    return coupling >= EBM_COUPLING_MAXIMAL && coupling <= EBM_COUPLING_BLOCKWISE ? names[coupling]
+                                                                                  : "unknown";
+}
+
 ebm_sampler_t *t_sampler(const ebm_model_t *m, int kind, uint32_t clamp, int coupling)
 {
     ebm_sampler_t *s = NULL;

@@ -122,6 +122,8 @@ void t_random_params(ebm_model_t *m, uint64_t seed, double scale);
 /* A sampler of kind with the CLAMP_LAYERS and COUPLING options, or fail
  * the test. */
 ebm_sampler_t *t_sampler(const ebm_model_t *m, int kind, uint32_t clamp, int coupling);
+/* The name of an enum ebm_coupling value, for messages ("MAXIMAL", ...). */
+const char *t_coupling_name(int coupling);
 /* A generator (seed, stream) or fail the test. */
 ebm_rng_t *t_rng(uint64_t seed, uint64_t stream);
 /* A started generator: (seed, stream) after `normals` normal draws (1 or
