@@ -649,7 +649,17 @@ enum ebm_sampler_option {
     /** int >= 0: the step counter: the number of successful step or coupled
      * step calls since the last reset (the step being made counts as t =
      * counter + 1); set 0 to restart. */
-    EBM_SAMPLER_ITERATION = 8
+    EBM_SAMPLER_ITERATION = 8,
+    /** int 0/1: precondition the Langevin steps (LANGEVIN, GIBBS_LANGEVIN)
+     * by diag(sigma^2): visible unit i moves by alpha_k sigma_i^2 times its
+     * gradient, with noise of variance 2 alpha_k sigma_i^2, so that the step
+     * is as stable for every unit whatever the spread of the variances. The
+     * Metropolis adjustment uses the preconditioned proposal's density, and
+     * the closed form of Gibbs-Langevin's K steps is that of the
+     * preconditioned steps (docs/samplers.md). It replaces
+     * EBM_SAMPLER_SCALE_BY_VARIANCE: a call with both set fails with
+     * EBM_EVALUE. Default 0. */
+    EBM_SAMPLER_PRECONDITION = 9
 };
 
 /** Statistics of the last call (ebm_sampler_stat). */

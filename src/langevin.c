@@ -52,6 +52,29 @@ static void step_sizes(const ebm_sampler_t *s, double *alpha)
     }
 }
 
+/* d[i]: the factor of visible unit i's step, sigma_i^2 under
+ * EBM_SAMPLER_PRECONDITION (the preconditioner diag(sigma^2)), else 1: unit
+ * i moves by alpha_k d_i times its gradient, with noise of variance
+ * 2 alpha_k d_i. */
+static void unit_factors(const ebm_sampler_t *s, double *d)
+{
+    for (int64_t i = 0; i < s->m->size[0]; i++) {
+        d[i] = s->precondition ? 1.0 / s->m->inv_var_d[i] : 1.0;
+    }
+}
+
+/* The two ways of scaling the step are exclusive: EBM_EVALUE if both are
+ * set (before anything moves). */
+static int check_scaling(const ebm_sampler_t *s, ebm__msg *msg)
+{
+    if (s->precondition && s->scale_by_variance) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE are both 1: "
+                         "they are two ways of scaling the step by the variances; set one");
+    }
+    return EBM_OK;
+}
+
 /* Metropolis-adjusted iff the step counter t passed EBM_SAMPLER_ADJUST_AFTER. */
 static int is_adjusted(const ebm_sampler_t *s)
 {
@@ -105,28 +128,30 @@ static void marginal_free_energy(const ebm_model_t *m, int64_t n, const float *x
     }
 }
 
-/* ||to - from + alpha g_from||^2 / (4 alpha): minus log q(to | from) of
- * the Langevin proposal N(from - alpha g_from, 2 alpha I), up to its constant. */
+/* sum_i (to_i - from_i + ad_i g_i)^2 / (4 ad_i), ad_i = alpha d_i: minus
+ * log q(to | from) of the Langevin proposal N(from - alpha D g_from,
+ * 2 alpha D), D = diag(d), up to its constant; inv_d[i] = 1 / d_i. */
 static double langevin_log_q(const float *to, const float *from, const float *g_from, int64_t n0,
-                             double alpha)
+                             double alpha, const double *ad, const double *inv_d)
 {
     double s = 0.0;
     for (int64_t i = 0; i < n0; i++) {
-        double d = (double)to[i] - (double)from[i] + alpha * (double)g_from[i];
-        s += d * d;
+        double e = (double)to[i] - (double)from[i] + ad[i] * (double)g_from[i];
+        s += e * e * inv_d[i];
     }
     return -s / (4.0 * alpha);
 }
 
 /* A Langevin step's scratch. Floats: the proposal state xp (n x width; its
  * layer-1 block is work space for E[h | v]), g(v) and g(v') (n x n0 each).
- * Doubles: the step sizes, F(v) and F(v') (n each), the free-energy
- * scratch. */
+ * Doubles: the step sizes; the units' factors d, their inverses, and a
+ * step's alpha_k d and sqrt(2 alpha_k d) (n0 each); F(v) and F(v') (n
+ * each); the free-energy scratch. */
 typedef struct langevin_work {
     const ebm_model_t *m;
     int64_t n, chunk, steps;
     float *xp, *g, *gp;
-    double *alpha, *f, *fp, *work;
+    double *alpha, *d, *inv_d, *ad, *sd, *f, *fp, *work;
 } langevin_work;
 
 static void langevin_layout(ebm__arena *arena, void *ctx)
@@ -137,6 +162,10 @@ static void langevin_layout(ebm__arena *arena, void *ctx)
     wk->g = ebm__arena_take(arena, n * n0, sizeof(float));
     wk->gp = ebm__arena_take(arena, n * n0, sizeof(float));
     wk->alpha = ebm__arena_take(arena, (size_t)wk->steps, sizeof(double));
+    wk->d = ebm__arena_take(arena, n0, sizeof(double));
+    wk->inv_d = ebm__arena_take(arena, n0, sizeof(double));
+    wk->ad = ebm__arena_take(arena, n0, sizeof(double));
+    wk->sd = ebm__arena_take(arena, n0, sizeof(double));
     wk->f = ebm__arena_take(arena, n, sizeof(double));
     wk->fp = ebm__arena_take(arena, n, sizeof(double));
     wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, wk->chunk),
@@ -150,6 +179,7 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
     const int64_t K = s->langevin_steps, n0 = m->size[0], w = m->width;
     const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
     const int adjust = is_adjusted(s);
+    EBM__PROPAGATE(check_scaling(s, msg));
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     if (s->clamp_layers & 1u) {
         return EBM_OK; /* the visible layer is held: nothing moves */
@@ -160,13 +190,18 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
                          (long long)n);
     }
     float *xp = wk.xp, *g = wk.g, *gp = wk.gp;
-    double *alpha = wk.alpha, *f = wk.f, *fp = wk.fp, *work = wk.work;
+    double *alpha = wk.alpha, *d = wk.d, *inv_d = wk.inv_d, *ad = wk.ad, *sd = wk.sd;
+    double *f = wk.f, *fp = wk.fp, *work = wk.work;
     step_sizes(s, alpha);
+    unit_factors(s, d);
+    for (int64_t i = 0; i < n0; i++) {
+        inv_d[i] = 1.0 / d[i];
+    }
 
     int started = 0;
     int64_t rejected = 0, decisions = 0;
     for (int64_t k = 0; k < K; k++) {
-        const double a = alpha[k], noise_sd = sqrt(2.0 * a);
+        const double a = alpha[k];
         if (!(a > 0.0)) {
             continue;
         }
@@ -181,14 +216,19 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
             }
             started = 1;
         }
-        /* v' = v - alpha_k g(v) + sqrt(2 alpha_k) xi (Liao Alg. 1, line 4). */
+        /* v' = v - alpha_k D g(v) + sqrt(2 alpha_k D) xi (Liao Alg. 1, line 4,
+         * preconditioned by D = diag(d)). */
+        for (int64_t i = 0; i < n0; i++) {
+            ad[i] = a * d[i];
+            sd[i] = sqrt(2.0 * ad[i]);
+        }
         ebm__stream noise = ebm__rng_take_stream(rng);
         for (int64_t r = 0; r < n; r++) {
             float *vp = xp + r * w;
             const float *v = x + r * ldx, *gr = g + r * n0;
             ebm__stream_normal(&noise, ebm__row_id(ids, r), 0, n0, vp);
             for (int64_t i = 0; i < n0; i++) {
-                vp[i] = (float)((double)v[i] - a * (double)gr[i] + noise_sd * (double)vp[i]);
+                vp[i] = (float)((double)v[i] - ad[i] * (double)gr[i] + sd[i] * (double)vp[i]);
             }
         }
         marginal_grad(m, n, xp, gp);
@@ -204,8 +244,9 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
             if (adjust) {
                 /* MALA (Liao eqs. 7 and 23):
                  * log A = F(v) - F(v') + log q(v | v') - log q(v' | v). */
-                double log_ratio = f[r] - fp[r] + langevin_log_q(v, vp, gp + r * n0, n0, a) -
-                                   langevin_log_q(vp, v, g + r * n0, n0, a);
+                double log_ratio = f[r] - fp[r] +
+                                   langevin_log_q(v, vp, gp + r * n0, n0, a, ad, inv_d) -
+                                   langevin_log_q(vp, v, g + r * n0, n0, a, ad, inv_d);
                 float u;
                 ebm__stream_uniform(&accept, ebm__row_id(ids, r), 0, 1, &u);
                 take = all_finite(vp, n0) && metropolis_accept(log_ratio, u);
@@ -237,18 +278,20 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
 /*
  * The K-step Langevin proposal on v with h fixed is Gaussian (Liao eq. 11):
  *   q(v' | v, h) = N(beta_0 v + shift (mu + W h), diag(var)),
- *   beta_k = prod_{j=k+1..K} (1 - alpha_j / sigma^2), beta_K = 1,
- *   shift  = sum_k beta_k alpha_k / sigma^2   (the paper's a),
- *   var    = sum_k 2 alpha_k beta_k^2         (the paper's sigma~^2),
- * per visible unit, built backwards from beta_K = 1.
+ *   beta_k = prod_{j=k+1..K} (1 - a_j / sigma^2), beta_K = 1,
+ *   shift  = sum_k beta_k a_k / sigma^2   (the paper's a),
+ *   var    = sum_k 2 a_k beta_k^2         (the paper's sigma~^2),
+ * per visible unit, built backwards from beta_K = 1, with a_k = alpha_k d
+ * the unit's step (unit_factors; preconditioned, d = sigma^2 and so
+ * 1 - a_k / sigma^2 = 1 - alpha_k for every unit).
  */
 static void proposal_coefficients(const ebm_model_t *m, int64_t K, const double *alpha,
-                                  double *beta0, double *shift, double *var)
+                                  const double *d, double *beta0, double *shift, double *var)
 {
     for (int64_t i = 0; i < m->size[0]; i++) {
         double inv = m->inv_var_d[i], beta = 1.0, sum_ba = 0.0, sum_v = 0.0;
         for (int64_t k = K; k >= 1; k--) {
-            double a = alpha[k - 1];
+            double a = alpha[k - 1] * d[i];
             sum_ba += beta * a;
             sum_v += 2.0 * a * beta * beta;
             beta *= 1.0 - a * inv;
@@ -303,7 +346,7 @@ typedef struct gibbs_langevin_work {
     const ebm_model_t *m;
     int64_t n, chunk, steps, threads;
     float *xp, *c, *cp, *ap, *a, *xi;
-    double *alpha, *beta0, *shift, *var, *move, *log_ratio, *lp_new, *e, *ep, *work;
+    double *alpha, *d, *beta0, *shift, *var, *move, *log_ratio, *lp_new, *e, *ep, *work;
 } gibbs_langevin_work;
 
 static void gibbs_langevin_layout(ebm__arena *arena, void *ctx)
@@ -319,6 +362,7 @@ static void gibbs_langevin_layout(ebm__arena *arena, void *ctx)
     wk->a = ebm__arena_take(arena, n * n1, f);
     wk->xi = ebm__arena_take(arena, (size_t)wk->threads * n0, f);
     wk->alpha = ebm__arena_take(arena, (size_t)wk->steps, d);
+    wk->d = ebm__arena_take(arena, n0, d);
     wk->beta0 = ebm__arena_take(arena, n0, d);
     wk->shift = ebm__arena_take(arena, n0, d);
     wk->var = ebm__arena_take(arena, n0, d);
@@ -339,6 +383,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     const int move_v = !(s->clamp_layers & 1u), move_h = !(s->clamp_layers >> 1 & 1u);
     /* With v held the step is a Gibbs draw of h, which eq. 12 always accepts. */
     const int adjust = is_adjusted(s) && move_v;
+    EBM__PROPAGATE(check_scaling(s, msg));
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->hidden_input = NULL;
     if (!move_v && !move_h) {
@@ -351,11 +396,12 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
                          (long long)n);
     }
     float *xp = wk.xp, *c = wk.c, *cp = wk.cp, *ap = wk.ap, *a = wk.a, *xi = wk.xi;
-    double *alpha = wk.alpha, *beta0 = wk.beta0, *shift = wk.shift, *var = wk.var;
+    double *alpha = wk.alpha, *d = wk.d, *beta0 = wk.beta0, *shift = wk.shift, *var = wk.var;
     double *move = wk.move, *log_ratio = wk.log_ratio, *lp_new = wk.lp_new;
     double *e = wk.e, *ep = wk.ep, *work = wk.work;
     step_sizes(s, alpha);
-    proposal_coefficients(m, K, alpha, beta0, shift, var);
+    unit_factors(s, d);
+    proposal_coefficients(m, K, alpha, d, beta0, shift, var);
 
     /* xp starts as x: v always (the moves start from it), h only if it is
      * held (else h' is drawn over it). */
@@ -374,16 +420,18 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
             ebm__stream noise = ebm__rng_take_stream(rng);
             affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi);
         } else {
-            /* K steps v <- v - alpha_k (v - c) / sigma^2 + sqrt(2 alpha_k) xi_k
-             * (Alg. 2, line 5 with Liao eq. 28); alpha_k = 0 is skipped. */
+            /* K steps v <- v - a_k (v - c) / sigma^2 + sqrt(2 a_k) xi_k with
+             * a_k = alpha_k d (Alg. 2, line 5 with Liao eq. 28); alpha_k = 0
+             * is skipped. */
             for (int64_t k = 0; k < K; k++) {
                 if (!(alpha[k] > 0.0)) {
                     continue;
                 }
                 for (int64_t i = 0; i < n0; i++) {
-                    move[i] = 1.0 - alpha[k] * m->inv_var_d[i];
-                    move[n0 + i] = alpha[k] * m->inv_var_d[i];
-                    move[2 * n0 + i] = sqrt(2.0 * alpha[k]);
+                    const double ai = alpha[k] * d[i];
+                    move[i] = 1.0 - ai * m->inv_var_d[i];
+                    move[n0 + i] = ai * m->inv_var_d[i];
+                    move[2 * n0 + i] = sqrt(2.0 * ai);
                 }
                 ebm__stream noise = ebm__rng_take_stream(rng);
                 affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi);

@@ -125,8 +125,9 @@ static const char *option_name(int option)
     static const char *const names[] = {
         "EBM_SAMPLER_CLAMP_LAYERS", "EBM_SAMPLER_COUPLING",          "EBM_SAMPLER_LANGEVIN_STEPS",
         "EBM_SAMPLER_STEP_SIZE",    "EBM_SAMPLER_COSINE",            "EBM_SAMPLER_ADJUST_AFTER",
-        "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION"};
-    return (option >= 0 && option <= EBM_SAMPLER_ITERATION) ? names[option] : "unknown";
+        "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION",
+        "EBM_SAMPLER_PRECONDITION"};
+    return (option >= 0 && option <= EBM_SAMPLER_PRECONDITION) ? names[option] : "unknown";
 }
 
 int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
@@ -185,6 +186,12 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
         }
         s->iteration = value;
         return EBM_OK;
+    case EBM_SAMPLER_PRECONDITION:
+        if (!flag) {
+            break;
+        }
+        s->precondition = (int)value;
+        return EBM_OK;
     case EBM_SAMPLER_STEP_SIZE:
         return ebm__set_message(s->errmsg,
                              ebm__fail(&msg, EBM_EVALUE,
@@ -196,7 +203,7 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
     }
     static const char *const range[] = {
         "a mask of the model's layers", "EBM_COUPLING_MAXIMAL (0), EBM_COUPLING_CRN (1) or EBM_COUPLING_BLOCKWISE (2)",
-        "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more"};
+        "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more", "0 or 1"};
     return ebm__set_message(s->errmsg,
                          ebm__fail(&msg, EBM_EVALUE,
                                    "option %d (%s): value %lld is out of range; it takes %s%s",

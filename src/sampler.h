@@ -24,6 +24,7 @@ struct ebm_sampler {
     int cosine;
     int64_t adjust_after;
     int scale_by_variance;
+    int precondition;   /* Langevin steps scaled by sigma_i^2 per visible unit */
     int closed_form;
     int64_t iteration;
     /* statistics of the last call (enum ebm_sampler_stat) */

@@ -106,6 +106,7 @@ static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
     ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_CLOSED_FORM, c->closed_form), EBM_OK);
     ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, c->scale_by_variance),
                      EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, c->precondition), EBM_OK);
     return s;
 }
 
@@ -159,16 +160,17 @@ static int64_t stat_rows(int64_t level1, int64_t level2)
  * 20,000 exact draws: the 3 means and 6 covariances stay within the
  * Bonferroni limit for 9 quantities (5.3 sigma). Broken twin: the same run
  * without the adjustment, whose inflated variances give a largest |z| of
- * about 14, must exceed it. Loop: binary, spin hidden units.
+ * about 14, must exceed it. Loop: {binary, spin hidden units} x {plain,
+ * preconditioned by diag(sigma^2): every unit's alpha / sigma^2 is 0.8}.
  */
 START_TEST(mala_keeps_marginal)
 {
     ref_grbm g;
-    ref_grbm_setup(&g, _i == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN);
+    ref_grbm_setup(&g, (_i & 1) == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN);
     int64_t n = stat_rows(20000, 200000);
     float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
     ref_grbm_draws(&g, 1001 + (uint64_t)_i, n, x0, WIDTH);
-    config c = {EBM_SAMPLER_LANGEVIN, 3, 0.8, 0, 0, 1, 0};
+    config c = {EBM_SAMPLER_LANGEVIN, 3, 0.8, 0, 0, 1, 0, _i >> 1};
     ref_zlist zl;
     double chi2, lo;
     int arg;
@@ -246,7 +248,7 @@ static void ula_error(const ref_grbm *g, uint64_t draw_seed, int64_t n, double s
 {
     float *x = t_floats(n * WIDTH);
     ref_grbm_draws(g, draw_seed, n, x, WIDTH);
-    config c = {EBM_SAMPLER_LANGEVIN, 20, step, 0, -1, 1, 0};
+    config c = {EBM_SAMPLER_LANGEVIN, 20, step, 0, -1, 1, 0, 0};
     run(g->m, &c, seed, 1, n, x, WIDTH, NULL);
     second_moment_error(g, n, x, err, se);
     free(x);
@@ -293,17 +295,18 @@ END_TEST
  * limit 36.4, the 1 - 1e-6/16 quantile). Broken twin: the same run
  * unadjusted must exceed them (its largest |z| is about 16 with the cosine
  * schedule, whose last small steps hide much of the bias, and about 55
- * without). Loop: {binary, spin} x {constant, cosine}.
+ * without). Loop: {binary, spin} x {constant, cosine} x {plain,
+ * preconditioned}.
  */
 START_TEST(gibbs_langevin_keeps_joint)
 {
     ref_grbm g;
     ref_grbm_setup(&g, (_i & 1) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY);
-    int cosine = _i >> 1;
+    int cosine = _i >> 1 & 1;
     int64_t n = stat_rows(80000, 800000);
     float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
     ref_grbm_draws(&g, 3003 + (uint64_t)_i, n, x0, WIDTH);
-    config c = {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, cosine, 0, 1, 0};
+    config c = {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, cosine, 0, 1, 0, _i >> 2};
     const double limit = ref_z_limit(FAIL_P / 16), chi_limit = ref_chi2_3_limit(FAIL_P / 16);
     ref_zlist zl;
     double chi2, lo;
@@ -366,12 +369,13 @@ static void column_moments(int64_t n, const float *x, int i, double *mean, doubl
 /*
  * From a fixed (v, h) in every one of 100,000 rows, one unadjusted
  * GIBBS_LANGEVIN step with K = 10, by the closed form and step by step, for
- * constant steps, the cosine schedule, and the cosine schedule with
- * scale_by_variance. Per path and unit, the mean of v' is compared with the
+ * constant steps, the cosine schedule, the cosine schedule with
+ * scale_by_variance, and constant and cosine preconditioned steps. Per path
+ * and unit, the mean of v' is compared with the
  * recursion's mean (standard error sqrt(s/N)) and the variance about it
  * with s (standard error s sqrt(2/N), exact for a Gaussian); the two paths
  * are compared with each other (two-sample z of means and variances). 18
- * comparisons per schedule, 54 in all: z limit 5.6 sigma. Broken twin: the
+ * comparisons per schedule, 90 in all: z limit 5.7 sigma. Broken twin: the
  * variance with beta_k for beta_k^2 must fail for every schedule.
  */
 START_TEST(closed_form_matches_steps)
@@ -386,13 +390,16 @@ START_TEST(closed_form_matches_steps)
     for (int i = 0; i < NV; i++) {
         cm[i] = g.mu[i] + g.w[i][0] * h0[0] + g.w[i][1] * h0[1];
     }
-    const double limit = ref_z_limit(FAIL_P / 54);
-    const config schedules[3] = {
-        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.3, 0, -1, 1, 0},
-        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.5, 1, -1, 1, 0},
-        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.4, 1, -1, 1, 1},
+    enum { SCHEDULES = 5 };
+    const double limit = ref_z_limit(FAIL_P / (18 * SCHEDULES));
+    const config schedules[SCHEDULES] = {
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.3, 0, -1, 1, 0, 0},
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.5, 1, -1, 1, 0, 0},
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.4, 1, -1, 1, 1, 0},
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.3, 0, -1, 1, 0, 1},
+        {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.5, 1, -1, 1, 0, 1},
     };
-    for (int sc = 0; sc < 3; sc++) {
+    for (int sc = 0; sc < SCHEDULES; sc++) {
         ref_zlist zl = {0};
         double twin_max = 0.0;
         float *out[2] = {x, y};
@@ -481,9 +488,9 @@ START_TEST(drift_is_the_energy_gradient)
     ck_assert_int_eq(ebm_model_random_state(m, r, n, x, ld, NULL, 0), EBM_OK);
     ebm_rng_destroy(r);
     const double a1 = 0.5, a2 = 0.125, s1 = sqrt(2 * a1), s2 = sqrt(2 * a2);
-    const config cs[3] = {{EBM_SAMPLER_LANGEVIN, 1, a1, 0, -1, 1, 0},
-                          {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 1, 0},
-                          {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 0, 0}};
+    const config cs[3] = {{EBM_SAMPLER_LANGEVIN, 1, a1, 0, -1, 1, 0, 0},
+                          {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 1, 0, 0},
+                          {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 0, 0, 0}};
     for (int k = 0; k < 3; k++) {
         config c = cs[k];
         memcpy(x1, x, (size_t)(n * ld) * sizeof *x);
@@ -527,13 +534,13 @@ END_TEST
 
 /* Every kernel variant: both kinds, adjusted or not, closed form or steps. */
 static const config VARIANTS[] = {
-    {EBM_SAMPLER_LANGEVIN, 3, 0.5, 1, -1, 1, 0},
-    {EBM_SAMPLER_LANGEVIN, 3, 0.5, 0, 0, 1, 0},
-    {EBM_SAMPLER_LANGEVIN, 4, 0.3, 1, 0, 1, 1},
-    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, -1, 1, 0},
-    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 1, 0},
-    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 0, -1, 0, 0},
-    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 0, 1},
+    {EBM_SAMPLER_LANGEVIN, 3, 0.5, 1, -1, 1, 0, 0},
+    {EBM_SAMPLER_LANGEVIN, 3, 0.5, 0, 0, 1, 0, 0},
+    {EBM_SAMPLER_LANGEVIN, 4, 0.3, 1, 0, 1, 1, 0},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, -1, 1, 0, 0},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 1, 0, 0},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 0, -1, 0, 0, 0},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 0, 1, 0},
 };
 #define N_VARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -612,8 +619,8 @@ START_TEST(adjust_counter)
     const int64_t n = 2000;
     float *x = t_floats(n * WIDTH);
     ref_grbm_draws(&g, 6006, n, x, WIDTH);
-    const config cs[2] = {{EBM_SAMPLER_LANGEVIN, 2, 0.8, 0, 2, 1, 0},
-                          {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 2, 1, 0}};
+    const config cs[2] = {{EBM_SAMPLER_LANGEVIN, 2, 0.8, 0, 2, 1, 0, 0},
+                          {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 2, 1, 0, 0}};
     for (int k = 0; k < 2; k++) {
         ebm_sampler_t *s = new_sampler(g.m, &cs[k]);
         ebm_rng_t *r = t_rng(42, 0);
@@ -654,7 +661,7 @@ START_TEST(zero_step_is_skipped)
     ref_grbm_draws(&g, 7007, n, x0, WIDTH);
     for (int k = 0; k < 2; k++) {
         config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 1, 0.5, 1, 0, 1,
-                    0};
+                    0, 0};
         memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
         run(g.m, &c, 1, 2, n, x, WIDTH, NULL);
         ck_assert(moved_fraction(n, x, x0, WIDTH) == 0.0);
@@ -682,7 +689,7 @@ START_TEST(clamped_layers_hold)
     for (int k = 0; k < 2; k++) {
         for (int clamp = 1; clamp <= 3; clamp++) {
             config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 5, 0.5, 0, 0,
-                        1, 0};
+                        1, 0, 0};
             ebm_sampler_t *s = new_sampler(g.m, &c);
             ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, clamp), EBM_OK);
             ebm_rng_t *r = t_rng(9, 0);
@@ -735,15 +742,67 @@ START_TEST(diverging_steps_are_rejected)
 }
 END_TEST
 
+/* EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE together are
+ * refused by both kernels with EBM_EVALUE naming both, x and the generator
+ * unchanged; either alone runs. */
+START_TEST(one_step_scaling_at_a_time)
+{
+    ref_grbm g;
+    ref_grbm_setup(&g, EBM_UNITS_BINARY);
+    const int64_t n = 20;
+    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
+    ref_grbm_draws(&g, 9100, n, x0, WIDTH);
+    for (int k = 0; k < 2; k++) {
+        config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 3, 0.5, 0, 0, 1, 1,
+                    1};
+        ebm_sampler_t *s = new_sampler(g.m, &c);
+        ebm_rng_t *r = t_rng(5, 0);
+        uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
+        ck_assert_int_eq(ebm_rng_get_state(r, st0), EBM_OK);
+        memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+        ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_EVALUE);
+        ck_assert_int_eq(ebm_rng_get_state(r, st1), EBM_OK);
+        ck_assert(memcmp(st0, st1, sizeof st0) == 0);
+        ck_assert(memcmp(x, x0, (size_t)(n * WIDTH) * sizeof *x) == 0);
+        ck_assert(ebm_sampler_stat(s, EBM_STAT_ITERATION) == 0.0);
+        ck_assert_ptr_nonnull(strstr(ebm_sampler_errmsg(s), "EBM_SAMPLER_PRECONDITION"));
+        ck_assert_ptr_nonnull(strstr(ebm_sampler_errmsg(s), "EBM_SAMPLER_SCALE_BY_VARIANCE"));
+        for (int keep = 0; keep < 2; keep++) {
+            ck_assert_int_eq(ebm_sampler_set_int(s, keep ? EBM_SAMPLER_SCALE_BY_VARIANCE
+                                                         : EBM_SAMPLER_PRECONDITION,
+                                                 0),
+                             EBM_OK);
+            ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
+            ck_assert_int_eq(ebm_sampler_set_int(s, keep ? EBM_SAMPLER_SCALE_BY_VARIANCE
+                                                         : EBM_SAMPLER_PRECONDITION,
+                                                 1),
+                             EBM_OK);
+            ck_assert_int_eq(ebm_sampler_set_int(s, keep ? EBM_SAMPLER_PRECONDITION
+                                                         : EBM_SAMPLER_SCALE_BY_VARIANCE,
+                                                 0),
+                             EBM_OK);
+            ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
+            ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, 1), EBM_OK);
+            ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, 1), EBM_OK);
+        }
+        ebm_rng_destroy(r);
+        ebm_sampler_destroy(s);
+    }
+    free(x0);
+    free(x);
+    ebm_model_destroy(g.m);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 
 Suite *ebm_langevin_suite(void)
 {
     const int stat_timeout = t_level() >= 2 ? 600 : 60;
     const t_test tests[] = {
-        {"stationarity", mala_keeps_marginal, 2, stat_timeout, NULL, NULL},
+        {"stationarity", mala_keeps_marginal, 4, stat_timeout, NULL, NULL},
         {"stationarity", ula_bias_shrinks, 0, stat_timeout, NULL, NULL},
-        {"stationarity", gibbs_langevin_keeps_joint, 4, stat_timeout, NULL, NULL},
+        {"stationarity", gibbs_langevin_keeps_joint, 8, stat_timeout, NULL, NULL},
         {"stationarity", closed_form_matches_steps, 0, stat_timeout, NULL, NULL},
         {"kernel", drift_is_the_energy_gradient, 2, 20, NULL, NULL},
         {"kernel", deterministic_and_row_independent, N_VARIANTS, 20, NULL, NULL},
@@ -751,6 +810,7 @@ Suite *ebm_langevin_suite(void)
         {"kernel", zero_step_is_skipped, 0, 20, NULL, NULL},
         {"kernel", clamped_layers_hold, 0, 20, NULL, NULL},
         {"kernel", diverging_steps_are_rejected, 0, 20, NULL, NULL},
+        {"kernel", one_step_scaling_at_a_time, 0, 20, NULL, NULL},
     };
     return t_suite("langevin", tests, sizeof tests / sizeof tests[0]);
 }

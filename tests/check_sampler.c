@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOPT (EBM_SAMPLER_ITERATION + 1)
+#define NOPT (EBM_SAMPLER_PRECONDITION + 1)
 
 /* Table values of the chi-square upper quantiles check ref_gamma_q. */
 START_TEST(chi_selfcheck)
@@ -709,7 +709,8 @@ START_TEST(bad_options)
     static const char *const names[NOPT] = {
         "EBM_SAMPLER_CLAMP_LAYERS",      "EBM_SAMPLER_COUPLING",    "EBM_SAMPLER_LANGEVIN_STEPS",
         "EBM_SAMPLER_STEP_SIZE",         "EBM_SAMPLER_COSINE",      "EBM_SAMPLER_ADJUST_AFTER",
-        "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION"};
+        "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION",
+        "EBM_SAMPLER_PRECONDITION"};
     for (int o = 0; o < NOPT; o++) {
         if (o == EBM_SAMPLER_STEP_SIZE) {
             REFUSED(EBM_EVALUE, ebm_sampler_set_int(s, o, 1), names[o], "double");
@@ -730,6 +731,7 @@ START_TEST(bad_options)
         {EBM_SAMPLER_COSINE, 2, "2"},         {EBM_SAMPLER_COSINE, -1, "-1"},
         {EBM_SAMPLER_ADJUST_AFTER, -2, "-2"}, {EBM_SAMPLER_SCALE_BY_VARIANCE, 3, "3"},
         {EBM_SAMPLER_CLOSED_FORM, -1, "-1"},  {EBM_SAMPLER_ITERATION, -1, "-1"},
+        {EBM_SAMPLER_PRECONDITION, 2, "2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         REFUSED(EBM_EVALUE, ebm_sampler_set_int(s, bad[i].option, bad[i].value),

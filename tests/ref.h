@@ -303,6 +303,7 @@ typedef struct ref_langevin_config {
     int64_t adjust_after;
     int closed_form;
     int scale_by_variance;
+    int precondition; /* EBM_SAMPLER_PRECONDITION: unit i's step alpha_k sigma_i^2 */
 } ref_langevin_config;
 
 /* The model (hidden units of kind hid) and its exact moments. */

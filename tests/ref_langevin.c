@@ -168,8 +168,9 @@ void ref_langevin_steps(const ref_grbm *g, const ref_langevin_config *c, double 
 /*
  * Mean and variance of v after K Langevin steps with h fixed, by the
  * forward recursion of one step (not by eq. 11's products):
- *   m_k = (1 - alpha_k/sigma^2) m_{k-1} + alpha_k c / sigma^2,
- *   s_k = (1 - alpha_k/sigma^2)^2 s_{k-1} + 2 alpha_k,    m_0 = v, s_0 = 0.
+ *   m_k = (1 - a_k/sigma^2) m_{k-1} + a_k c / sigma^2,
+ *   s_k = (1 - a_k/sigma^2)^2 s_{k-1} + 2 a_k,    m_0 = v, s_0 = 0,
+ * with a_k = alpha_k, or alpha_k sigma^2 when preconditioned.
  * `broken` uses (1 - alpha_k/sigma^2) unsquared in s_k: eq. 11 with beta_k
  * in place of beta_k^2, the twin that must fail.
  */
@@ -181,9 +182,10 @@ void ref_langevin_moments(const ref_grbm *g, const ref_langevin_config *c, const
     for (int i = 0; i < NV; i++) {
         double mk = v[i], sk = 0.0;
         for (int64_t k = 0; k < c->steps; k++) {
-            double f = 1.0 - alpha[k] / g->sig2[i];
-            mk = f * mk + alpha[k] * cm[i] / g->sig2[i];
-            sk = (broken ? f : f * f) * sk + 2.0 * alpha[k];
+            const double a = alpha[k] * (c->precondition ? g->sig2[i] : 1.0);
+            double f = 1.0 - a / g->sig2[i];
+            mk = f * mk + a * cm[i] / g->sig2[i];
+            sk = (broken ? f : f * f) * sk + 2.0 * a;
         }
         mean[i] = mk;
         var[i] = sk;

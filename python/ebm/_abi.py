@@ -154,6 +154,7 @@ class SamplerOption(IntEnum):
     SCALE_BY_VARIANCE = 6
     CLOSED_FORM = 7
     ITERATION = 8
+    PRECONDITION = 9
 
 
 class SamplerStat(IntEnum):
