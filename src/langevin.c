@@ -26,6 +26,8 @@
 
 static const double PI_ = 3.14159265358979323846;
 
+int ebm__langevin_twin_density = 0;
+
 /* alpha[k-1] = alpha_k for k = 1..K: alpha0 (times the mean of sigma^2 with
  * EBM_SAMPLER_SCALE_BY_VARIANCE, Liao section 3.2), annealed by the cosine
  * schedule of Liao eq. 22 when asked. With the schedule alpha_K = 0: that
@@ -152,6 +154,7 @@ typedef struct langevin_work {
     int64_t n, chunk, steps;
     float *xp, *g, *gp;
     double *alpha, *d, *inv_d, *ad, *sd, *f, *fp, *work;
+    double *twin_a, *twin_inv; /* ebm__langevin_twin_density only */
 } langevin_work;
 
 static void langevin_layout(ebm__arena *arena, void *ctx)
@@ -166,6 +169,9 @@ static void langevin_layout(ebm__arena *arena, void *ctx)
     wk->inv_d = ebm__arena_take(arena, n0, sizeof(double));
     wk->ad = ebm__arena_take(arena, n0, sizeof(double));
     wk->sd = ebm__arena_take(arena, n0, sizeof(double));
+    const size_t twin = ebm__langevin_twin_density ? n0 : 0;
+    wk->twin_a = ebm__arena_take(arena, twin, sizeof(double));
+    wk->twin_inv = ebm__arena_take(arena, twin, sizeof(double));
     wk->f = ebm__arena_take(arena, n, sizeof(double));
     wk->fp = ebm__arena_take(arena, n, sizeof(double));
     wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, wk->chunk),
@@ -191,6 +197,7 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
     }
     float *xp = wk.xp, *g = wk.g, *gp = wk.gp;
     double *alpha = wk.alpha, *d = wk.d, *inv_d = wk.inv_d, *ad = wk.ad, *sd = wk.sd;
+    double *twin_a = wk.twin_a, *twin_inv = wk.twin_inv;
     double *f = wk.f, *fp = wk.fp, *work = wk.work;
     step_sizes(s, alpha);
     unit_factors(s, d);
@@ -221,6 +228,10 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
         for (int64_t i = 0; i < n0; i++) {
             ad[i] = a * d[i];
             sd[i] = sqrt(2.0 * ad[i]);
+            if (ebm__langevin_twin_density) { /* the unpreconditioned density's */
+                twin_a[i] = a;
+                twin_inv[i] = 1.0;
+            }
         }
         ebm__stream noise = ebm__rng_take_stream(rng);
         for (int64_t r = 0; r < n; r++) {
@@ -244,9 +255,11 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
             if (adjust) {
                 /* MALA (Liao eqs. 7 and 23):
                  * log A = F(v) - F(v') + log q(v | v') - log q(v' | v). */
+                const double *qa = ebm__langevin_twin_density ? twin_a : ad;
+                const double *qi = ebm__langevin_twin_density ? twin_inv : inv_d;
                 double log_ratio = f[r] - fp[r] +
-                                   langevin_log_q(v, vp, gp + r * n0, n0, a, ad, inv_d) -
-                                   langevin_log_q(vp, v, g + r * n0, n0, a, ad, inv_d);
+                                   langevin_log_q(v, vp, gp + r * n0, n0, a, qa, qi) -
+                                   langevin_log_q(vp, v, g + r * n0, n0, a, qa, qi);
                 float u;
                 ebm__stream_uniform(&accept, ebm__row_id(ids, r), 0, 1, &u);
                 take = all_finite(vp, n0) && metropolis_accept(log_ratio, u);
@@ -457,6 +470,12 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
             }
         }
         ebm__layer_input(m, 0, n, xp, w, cp, n0); /* c' = mu + W h' */
+        if (ebm__langevin_twin_density) {
+            for (int64_t i = 0; i < n0; i++) {
+                d[i] = 1.0;
+            }
+            proposal_coefficients(m, K, alpha, d, beta0, shift, var);
+        }
         for (int64_t r = 0; r < n; r++) {
             const float *v = x + r * ldx, *vp = xp + r * w;
             log_ratio[r] +=

@@ -20,6 +20,7 @@
  */
 #include "tests.h"
 #include "ref.h"
+#include "langevin.h" /* ebm__langevin_twin_density */
 
 #include <math.h>
 #include <stdio.h>
@@ -205,6 +206,21 @@ START_TEST(mala_keeps_marginal)
         printf("mala[%d] twin (unadjusted): max |z| %.2f (%s)\n", _i, zmax, zl.name[arg]);
     }
     ck_assert_msg(zmax > limit, "broken twin passed: max |z| %g", zmax);
+    if (c.precondition) {
+        /* Broken twin of the preconditioned adjustment: the plain
+         * proposal's density in the ratio. */
+        memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+        c.adjust_after = 0;
+        ebm__langevin_twin_density = 1;
+        run(g.m, &c, 77, 4, n, x, WIDTH, NULL);
+        ebm__langevin_twin_density = 0;
+        moment_scores(&g, n, x, WIDTH, 0, &zl, &chi2);
+        zmax = ref_z_max(&zl, &arg);
+        if (t_verbose()) {
+            printf("mala[%d] twin (plain density): max |z| %.2f (%s)\n", _i, zmax, zl.name[arg]);
+        }
+        ck_assert_msg(zmax > limit, "broken twin (plain density) passed: max |z| %g", zmax);
+    }
 
     free(x0);
     free(x);
@@ -340,6 +356,24 @@ START_TEST(gibbs_langevin_keeps_joint)
     }
     ck_assert_msg(zmax > limit || chi2 > chi_limit, "broken twin passed: |z| %g, chi-square %g",
                   zmax, chi2);
+    if (c.precondition && !c.cosine) {
+        /* Broken twin of the preconditioned adjustment: eq. 12 with the
+         * plain closed form's density (|z| about 30; under the cosine
+         * schedule, whose small last steps hide it, only about 5.5). */
+        memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+        c.adjust_after = 0;
+        ebm__langevin_twin_density = 1;
+        run(g.m, &c, 88, 3, n, x, WIDTH, NULL);
+        ebm__langevin_twin_density = 0;
+        moment_scores(&g, n, x, WIDTH, 1, &zl, &chi2);
+        zmax = ref_z_max(&zl, &arg);
+        if (t_verbose()) {
+            printf("gibbs-langevin[%d] twin (plain density): max |z| %.2f (%s), chi2 %.2f\n", _i,
+                   zmax, zl.name[arg], chi2);
+        }
+        ck_assert_msg(zmax > limit || chi2 > chi_limit,
+                      "broken twin (plain density) passed: |z| %g, chi-square %g", zmax, chi2);
+    }
 
     free(x0);
     free(x);
