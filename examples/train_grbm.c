@@ -106,11 +106,13 @@ typedef struct options {
         limit, eval_every, eval_rows, ais_chains, eval_betas, average_from;
     double lr, clip, step_size, minutes, sample_minutes, sd_floor;
     int global; /* one mean and sd for all pixels */
+    int precondition; /* Langevin steps alpha sigma_i^2 per unit (EBM_SAMPLER_PRECONDITION) */
     uint64_t seed;
     const char *out, *data_dir, *resume;
 } options;
 
 static const char *const standardize_names[] = {"pixel", "global"};
+static const char *const off_on[] = {"off", "on"};
 
 /* @return 0, 1 after --help, or -1 after a message */
 static int parse_options(int argc, char **argv, options *o, int *epochs_given)
@@ -156,7 +158,11 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
         CLI_I64("--langevin-steps", "N", &o->langevin_steps, 1, 1 << 20,
                 "Langevin steps in one Gibbs-Langevin step"),
         CLI_DBL("--step-size", "X", &o->step_size, 1e-12, 1e6,
-                "Langevin step size, times the mean variance"),
+                "Langevin step size, times the mean variance (--precondition on: times each "
+                "pixel's variance)"),
+        CLI_ONE_OF("--precondition", &o->precondition, off_on, 0,
+                   "Langevin steps preconditioned by diag(sigma^2): each pixel's step is "
+                   "--step-size times its variance (EBM_SAMPLER_PRECONDITION)"),
         CLI_I64("--adjust", "ETA", &o->adjust, -1, 1 << 30,
                 "Metropolis-adjust the steps after the ETA-th; -1: never"),
         CLI_DBL("--clip", "X", &o->clip, 0.0, 1e30, "gradient-norm clipping; 0: none"),
@@ -417,6 +423,39 @@ static void variance_range(const ebm_model_t *m, const float *theta, double *mea
     *mean = s / (double)cols;
 }
 
+/* After a failed gradient: the pixel of smallest variance, its variance and
+ * the mean/min ratio, and what a scalar step does to it. */
+static void explain_divergence(const options *o, const ebm_model_t *m, float *theta)
+{
+    int64_t off, cols, arg = 0;
+    ebm_model_get_params(m, theta);
+    ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &off, NULL, &cols);
+    double s = 0.0, lo = INFINITY;
+    for (int64_t i = 0; i < cols; i++) {
+        const double v = exp((double)theta[off + i]);
+        s += v;
+        if (v < lo) {
+            lo = v;
+            arg = i;
+        }
+    }
+    const double mean = s / (double)cols;
+    fprintf(stderr,
+            "train_grbm: the smallest variance is pixel %lld's, %.4g; the mean is %.4g (ratio "
+            "%.3g). ",
+            (long long)arg, lo, mean, mean / lo);
+    if (o->precondition) {
+        fprintf(stderr, "The steps are preconditioned: each pixel's is %g times its variance.\n",
+                o->step_size);
+    } else {
+        fprintf(stderr,
+                "A step of %g x the mean variance is %.3g times that pixel's variance: a "
+                "Langevin step diverges above 2. --precondition on scales each pixel's step by "
+                "its own variance.\n",
+                o->step_size, o->step_size * mean / lo);
+    }
+}
+
 /* Mean squared error of v against mu + W E[h | v] over a batch (the
  * published code's "reconstruction loss"), in standardised units. With h
  * summed out, dF/dv = (v - mu - W E[h | v]) / sigma^2 (Liao eq. 21), so the
@@ -534,7 +573,8 @@ int main(int argc, char **argv)
         (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER, EBM_SAMPLER_GIBBS_LANGEVIN)) ||
         (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
         (rc = ebm_estimator_set_double(e, so + EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
-        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, 1)) ||
+        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, !o.precondition)) ||
+        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_PRECONDITION, o.precondition)) ||
         (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
         cli_die(PROG, "estimator options", rc, ebm_estimator_errmsg(e));
     }
@@ -545,7 +585,8 @@ int main(int argc, char **argv)
     }
     if ((rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
         (rc = ebm_sampler_set_double(sp.s, EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
-        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_SCALE_BY_VARIANCE, 1)) ||
+        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_SCALE_BY_VARIANCE, !o.precondition)) ||
+        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_PRECONDITION, o.precondition)) ||
         (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
         cli_die(PROG, "sampler options", rc, ebm_sampler_errmsg(sp.s));
     }
@@ -576,12 +617,12 @@ int main(int argc, char **argv)
     snprintf(config, sizeof config,
              "train_grbm hidden=%lld batch=%lld lr=%g epochs=%lld minutes=%g gibbs_steps=%lld "
              "langevin_steps=%lld step_size=%g adjust=%lld clip=%g standardize=%s sd_floor=%g "
-             "limit=%lld seed=%llu",
+             "limit=%lld seed=%llu%s",
              (long long)o.hidden, (long long)o.batch, o.lr, (long long)o.epochs,
              time_schedule ? o.minutes : 0.0, (long long)o.gibbs_steps,
              (long long)o.langevin_steps, o.step_size, (long long)o.adjust, o.clip,
              o.global ? "global" : "pixel", o.sd_floor, (long long)o.limit,
-             (unsigned long long)o.seed);
+             (unsigned long long)o.seed, o.precondition ? " precondition=on" : "");
 
     /* The CSV: appended to when resuming (its columns must be the same), else
      * written anew; the held-out columns come last. */
@@ -592,7 +633,7 @@ int main(int argc, char **argv)
     }
     snprintf(header, sizeof header,
              "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
-             "sample_accept%s%s%s%s\n", ho.column != NULL ? "," : "",
+             "sample_accept,var_ratio%s%s%s%s\n", ho.column != NULL ? "," : "",
              ho.column != NULL ? ho.column : "",
              ho.column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
     snprintf(path, sizeof path, "%s/train_grbm.csv", o.out);
@@ -689,6 +730,7 @@ int main(int argc, char **argv)
         if (rc != EBM_OK) {
             fprintf(stderr, "train_grbm: step %lld: %s\n", (long long)step,
                     ebm_estimator_errmsg(e));
+            explain_divergence(&o, m, theta);
             stop = 2;
             break;
         }
@@ -755,9 +797,9 @@ int main(int argc, char **argv)
             variance_range(m, theta, &vmean, &vlo, &vhi);
             const double mse = reconstruction_mse(m, o.batch, batch, n0, theta, xrec, rec);
             const double ep = (double)step / (double)batches;
-            fprintf(csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f",
+            fprintf(csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f,%.4f",
                     (long long)step, ep, elapsed, lr, norm_sum / window, vmean, vlo, vhi,
-                    acc_sum / window, mse, sample_acc);
+                    acc_sum / window, mse, sample_acc, vmean / vlo);
             if (ho.column != NULL) {
                 fprintf(csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
             }
