@@ -116,6 +116,7 @@ typedef struct options {
     int64_t epochs, cd_steps, langevin_steps, hidden, batch, data, samples, every, threads;
     double lr, clip, step_size;
     int constant_langevin; /* --langevin-schedule constant: the estimator's fixed step */
+    int precondition;      /* EBM_SAMPLER_PRECONDITION instead of SCALE_BY_VARIANCE */
     uint64_t seed;
     const char *out;
 } options;
@@ -167,6 +168,8 @@ static int parse_list(const char *what, const char *list, const char *const *nam
 }
 
 /* @return 0, 1 after --help, or -1 after a message */
+static const char *const off_on[] = {"off", "on"};
+
 static int parse_options(int argc, char **argv, options *o)
 {
     const char *method_list = DEFAULT_METHODS, *mixture_list = "iso,aniso";
@@ -183,6 +186,7 @@ static int parse_options(int argc, char **argv, options *o)
     o->clip = 10.0;
     o->step_size = 0.1;
     o->constant_langevin = 0;
+    o->precondition = 0;
     o->seed = 1;
     o->out = "examples/out";
     const cli_spec specs[] = {
@@ -201,6 +205,9 @@ static int parse_options(int argc, char **argv, options *o)
         CLI_ONE_OF("--langevin-schedule", &o->constant_langevin, schedule_names, 0,
                    "cosine: langevin and langevin-adj anneal the step size over the chain "
                    "(Liao Alg. 1); constant: a fixed step, through EBM_ESTIMATOR_GRBM_CD"),
+        CLI_ONE_OF("--precondition", &o->precondition, off_on, 0,
+                   "Langevin steps preconditioned by diag(sigma^2): each unit's step is "
+                   "--step-size times its own variance, not the mean variance"),
         CLI_I64("--hidden", "N", &o->hidden, 1, 1 << 20, "hidden units"),
         CLI_I64("--batch", "N", &o->batch, 1, 1 << 24, "mini-batch size"),
         CLI_I64("--data", "N", &o->data, 1, 1 << 24, "training points, and as many held out"),
@@ -296,7 +303,10 @@ static int configure_estimator(ebm_estimator_t *e, const options *o, const metho
     if (rc == EBM_OK && me->sampler != EBM_SAMPLER_GIBBS) {
         rc = ebm_estimator_set_double(e, so + EBM_SAMPLER_STEP_SIZE, o->step_size);
         if (rc == EBM_OK) {
-            rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, 1);
+            rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, !o->precondition);
+        }
+        if (rc == EBM_OK) {
+            rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_PRECONDITION, o->precondition);
         }
         if (rc == EBM_OK && me->sampler == EBM_SAMPLER_GIBBS_LANGEVIN) {
             rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_LANGEVIN_STEPS, o->langevin_steps);
@@ -315,7 +325,10 @@ static int configure_sampler(ebm_sampler_t *s, const options *o, const method *m
     if (me->sampler != EBM_SAMPLER_GIBBS) {
         rc = ebm_sampler_set_double(s, EBM_SAMPLER_STEP_SIZE, o->step_size);
         if (rc == EBM_OK) {
-            rc = ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, 1);
+            rc = ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, !o->precondition);
+        }
+        if (rc == EBM_OK) {
+            rc = ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, o->precondition);
         }
         if (rc == EBM_OK && me->sampler == EBM_SAMPLER_GIBBS_LANGEVIN) {
             rc = ebm_sampler_set_int(s, EBM_SAMPLER_LANGEVIN_STEPS, o->langevin_steps);
