@@ -652,13 +652,18 @@ enum ebm_sampler_option {
     EBM_SAMPLER_ITERATION = 8,
     /** int 0/1: precondition the Langevin steps (LANGEVIN, GIBBS_LANGEVIN)
      * by diag(sigma^2): visible unit i moves by alpha_k sigma_i^2 times its
-     * gradient, with noise of variance 2 alpha_k sigma_i^2, so that the step
-     * is as stable for every unit whatever the spread of the variances. The
-     * Metropolis adjustment uses the preconditioned proposal's density, and
-     * the closed form of Gibbs-Langevin's K steps is that of the
-     * preconditioned steps (docs/samplers.md). It replaces
-     * EBM_SAMPLER_SCALE_BY_VARIANCE: a call with both set fails with
-     * EBM_EVALUE. Default 0. */
+     * gradient, with noise of variance 2 alpha_k sigma_i^2. In
+     * Gibbs-Langevin, where v given h is N(mu + W h, diag(sigma^2)), every
+     * unit then contracts by the same 1 - alpha_k whatever the spread of the
+     * variances; on LANGEVIN's marginal the hidden units lower the
+     * curvature (the marginal is wider than sigma), and alpha0 may need to
+     * be larger than for GIBBS_LANGEVIN. The Metropolis adjustment uses the
+     * preconditioned proposal's density, and the closed form of
+     * Gibbs-Langevin's K steps is that of the preconditioned steps
+     * (docs/samplers.md). An alternative to EBM_SAMPLER_SCALE_BY_VARIANCE,
+     * exclusive with it: a step of a Langevin kind, or a GRBM_CD gradient
+     * that makes such steps, fails with EBM_EVALUE when both are set.
+     * Default 0. */
     EBM_SAMPLER_PRECONDITION = 9
 };
 

@@ -470,6 +470,11 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
                        "be used; the burn-in must be smaller than K",
                        (long long)e->burn_in, (long long)e->k);
     }
+    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_GRBM_CD &&
+        e->sampler_kind != EBM_SAMPLER_GIBBS) {
+        rc = ebm__sampler_check_options(
+            e->sampler_kind == EBM_SAMPLER_LANGEVIN ? e->langevin : e->gibbs_langevin, &msg);
+    }
     if (rc != EBM_OK) {
         return ebm__set_message(e->errmsg, rc, &msg);
     }

@@ -26,8 +26,6 @@
 
 static const double PI_ = 3.14159265358979323846;
 
-int ebm__langevin_twin_density = 0;
-
 /* alpha[k-1] = alpha_k for k = 1..K: alpha0 (times the mean of sigma^2 with
  * EBM_SAMPLER_SCALE_BY_VARIANCE, Liao section 3.2), annealed by the cosine
  * schedule of Liao eq. 22 when asked. With the schedule alpha_K = 0: that
@@ -63,18 +61,6 @@ static void unit_factors(const ebm_sampler_t *s, double *d)
     for (int64_t i = 0; i < s->m->size[0]; i++) {
         d[i] = s->precondition ? 1.0 / s->m->inv_var_d[i] : 1.0;
     }
-}
-
-/* The two ways of scaling the step are exclusive: EBM_EVALUE if both are
- * set (before anything moves). */
-static int check_scaling(const ebm_sampler_t *s, ebm__msg *msg)
-{
-    if (s->precondition && s->scale_by_variance) {
-        return ebm__fail(msg, EBM_EVALUE,
-                         "EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE are both 1: "
-                         "they are two ways of scaling the step by the variances; set one");
-    }
-    return EBM_OK;
 }
 
 /* Metropolis-adjusted iff the step counter t passed EBM_SAMPLER_ADJUST_AFTER. */
@@ -130,31 +116,31 @@ static void marginal_free_energy(const ebm_model_t *m, int64_t n, const float *x
     }
 }
 
-/* sum_i (to_i - from_i + ad_i g_i)^2 / (4 ad_i), ad_i = alpha d_i: minus
- * log q(to | from) of the Langevin proposal N(from - alpha D g_from,
- * 2 alpha D), D = diag(d), up to its constant; inv_d[i] = 1 / d_i. */
+/* log q(to | from) of the Langevin proposal N(from - alpha D g_from,
+ * 2 alpha D), D = diag(d) (d NULL: the identity), up to its constant:
+ * -sum_i (to_i - from_i + alpha d_i g_i)^2 / (4 alpha d_i). */
 static double langevin_log_q(const float *to, const float *from, const float *g_from, int64_t n0,
-                             double alpha, const double *ad, const double *inv_d)
+                             double alpha, const double *d)
 {
     double s = 0.0;
     for (int64_t i = 0; i < n0; i++) {
-        double e = (double)to[i] - (double)from[i] + ad[i] * (double)g_from[i];
-        s += e * e * inv_d[i];
+        const double di = d != NULL ? d[i] : 1.0;
+        double e = (double)to[i] - (double)from[i] + alpha * di * (double)g_from[i];
+        s += e * e / di;
     }
     return -s / (4.0 * alpha);
 }
 
 /* A Langevin step's scratch. Floats: the proposal state xp (n x width; its
  * layer-1 block is work space for E[h | v]), g(v) and g(v') (n x n0 each).
- * Doubles: the step sizes; the units' factors d, their inverses, and a
- * step's alpha_k d and sqrt(2 alpha_k d) (n0 each); F(v) and F(v') (n
- * each); the free-energy scratch. */
+ * Doubles: the step sizes; the units' factors d, and a step's alpha_k d
+ * and sqrt(2 alpha_k d) (n0 each); F(v) and F(v') (n each); the
+ * free-energy scratch. */
 typedef struct langevin_work {
     const ebm_model_t *m;
     int64_t n, chunk, steps;
     float *xp, *g, *gp;
-    double *alpha, *d, *inv_d, *ad, *sd, *f, *fp, *work;
-    double *twin_a, *twin_inv; /* ebm__langevin_twin_density only */
+    double *alpha, *d, *ad, *sd, *f, *fp, *work;
 } langevin_work;
 
 static void langevin_layout(ebm__arena *arena, void *ctx)
@@ -166,12 +152,8 @@ static void langevin_layout(ebm__arena *arena, void *ctx)
     wk->gp = ebm__arena_take(arena, n * n0, sizeof(float));
     wk->alpha = ebm__arena_take(arena, (size_t)wk->steps, sizeof(double));
     wk->d = ebm__arena_take(arena, n0, sizeof(double));
-    wk->inv_d = ebm__arena_take(arena, n0, sizeof(double));
     wk->ad = ebm__arena_take(arena, n0, sizeof(double));
     wk->sd = ebm__arena_take(arena, n0, sizeof(double));
-    const size_t twin = ebm__langevin_twin_density ? n0 : 0;
-    wk->twin_a = ebm__arena_take(arena, twin, sizeof(double));
-    wk->twin_inv = ebm__arena_take(arena, twin, sizeof(double));
     wk->f = ebm__arena_take(arena, n, sizeof(double));
     wk->fp = ebm__arena_take(arena, n, sizeof(double));
     wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, wk->chunk),
@@ -185,7 +167,6 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
     const int64_t K = s->langevin_steps, n0 = m->size[0], w = m->width;
     const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
     const int adjust = is_adjusted(s);
-    EBM__PROPAGATE(check_scaling(s, msg));
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     if (s->clamp_layers & 1u) {
         return EBM_OK; /* the visible layer is held: nothing moves */
@@ -196,14 +177,11 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
                          (long long)n);
     }
     float *xp = wk.xp, *g = wk.g, *gp = wk.gp;
-    double *alpha = wk.alpha, *d = wk.d, *inv_d = wk.inv_d, *ad = wk.ad, *sd = wk.sd;
-    double *twin_a = wk.twin_a, *twin_inv = wk.twin_inv;
+    double *alpha = wk.alpha, *d = wk.d, *ad = wk.ad, *sd = wk.sd;
     double *f = wk.f, *fp = wk.fp, *work = wk.work;
     step_sizes(s, alpha);
     unit_factors(s, d);
-    for (int64_t i = 0; i < n0; i++) {
-        inv_d[i] = 1.0 / d[i];
-    }
+    const double *q_d = s->twin_density ? NULL : d; /* the adjustment's D */
 
     int started = 0;
     int64_t rejected = 0, decisions = 0;
@@ -228,10 +206,6 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
         for (int64_t i = 0; i < n0; i++) {
             ad[i] = a * d[i];
             sd[i] = sqrt(2.0 * ad[i]);
-            if (ebm__langevin_twin_density) { /* the unpreconditioned density's */
-                twin_a[i] = a;
-                twin_inv[i] = 1.0;
-            }
         }
         ebm__stream noise = ebm__rng_take_stream(rng);
         for (int64_t r = 0; r < n; r++) {
@@ -255,11 +229,8 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
             if (adjust) {
                 /* MALA (Liao eqs. 7 and 23):
                  * log A = F(v) - F(v') + log q(v | v') - log q(v' | v). */
-                const double *qa = ebm__langevin_twin_density ? twin_a : ad;
-                const double *qi = ebm__langevin_twin_density ? twin_inv : inv_d;
-                double log_ratio = f[r] - fp[r] +
-                                   langevin_log_q(v, vp, gp + r * n0, n0, a, qa, qi) -
-                                   langevin_log_q(vp, v, g + r * n0, n0, a, qa, qi);
+                double log_ratio = f[r] - fp[r] + langevin_log_q(v, vp, gp + r * n0, n0, a, q_d) -
+                                   langevin_log_q(vp, v, g + r * n0, n0, a, q_d);
                 float u;
                 ebm__stream_uniform(&accept, ebm__row_id(ids, r), 0, 1, &u);
                 take = all_finite(vp, n0) && metropolis_accept(log_ratio, u);
@@ -396,7 +367,6 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     const int move_v = !(s->clamp_layers & 1u), move_h = !(s->clamp_layers >> 1 & 1u);
     /* With v held the step is a Gibbs draw of h, which eq. 12 always accepts. */
     const int adjust = is_adjusted(s) && move_v;
-    EBM__PROPAGATE(check_scaling(s, msg));
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->hidden_input = NULL;
     if (!move_v && !move_h) {
@@ -470,7 +440,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
             }
         }
         ebm__layer_input(m, 0, n, xp, w, cp, n0); /* c' = mu + W h' */
-        if (ebm__langevin_twin_density) {
+        if (s->twin_density) { /* the unpreconditioned proposal's law */
             for (int64_t i = 0; i < n0; i++) {
                 d[i] = 1.0;
             }

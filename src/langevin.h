@@ -14,9 +14,5 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
                        int64_t n, float *x, int64_t ldx);
 int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
                              const int64_t *ids, int64_t n, float *x, int64_t ldx);
-/* Tests only (the broken twin of the preconditioned adjustment): 1 makes
- * the Metropolis adjustment use the unpreconditioned proposal's density
- * while the proposals stay preconditioned. 0 by default. */
-extern int ebm__langevin_twin_density;
 
 #endif /* EBM_LANGEVIN_H */

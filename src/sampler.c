@@ -260,8 +260,20 @@ static int undo_call(ebm_sampler_t *s, const double *saved, ebm_rng_t *rng,
     return ebm__set_message(s->errmsg, rc, msg);
 }
 
+int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg)
+{
+    const int langevin = s->kind == EBM_SAMPLER_LANGEVIN || s->kind == EBM_SAMPLER_GIBBS_LANGEVIN;
+    if (langevin && s->precondition && s->scale_by_variance) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE are both 1: "
+                         "they are two ways of scaling the step by the variances; set one");
+    }
+    return EBM_OK;
+}
+
 int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
 {
+    EBM__PROPAGATE(ebm__sampler_check_options(s, msg));
     s->iteration++;
     s->hidden_input = NULL; /* set again by the kernels that leave it */
     if (in->n == 0) {
@@ -307,6 +319,11 @@ const float *ebm__sampler_hidden_input(const ebm_sampler_t *s)
 void ebm__sampler_set_plain(ebm_sampler_t *s, int plain)
 {
     s->plain_energies = plain;
+}
+
+void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin)
+{
+    s->twin_density = twin;
 }
 
 /* Checks shared by the single and coupled steps for one state matrix. */

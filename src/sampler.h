@@ -33,6 +33,8 @@ struct ebm_sampler {
      * path off; energy_rechecks counts the decisions it left to double. */
     int plain_energies;
     int64_t energy_rechecks;
+    /* Langevin adjustments with the unpreconditioned density (tests only) */
+    int twin_density;
     /* After a Gibbs step that drew layer 1 last (models of two or three
      * layers), or a Gibbs-Langevin step in which every row took its
      * proposal: the input of layer 1 at each row's new state (n x n_1,
@@ -85,6 +87,15 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
 const float *ebm__sampler_hidden_input(const ebm_sampler_t *s);
 /* Tests only: 1 makes MH compute every energy in double (plain path). */
 void ebm__sampler_set_plain(ebm_sampler_t *s, int plain);
+/* Tests only (the broken twin of the preconditioned adjustment): 1 makes
+ * the Metropolis adjustment of the Langevin kernels use the
+ * unpreconditioned proposal's density while the proposals stay
+ * preconditioned. */
+void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin);
+/* The options' consistency for s's kind, checked before a step moves
+ * anything: EBM_EVALUE if a Langevin kind has both
+ * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set. */
+int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg);
 
 /* The kernels (gibbs.c, mh.c, coupling.c, langevin.c) work on validated
  * rows, in place. Row r draws from stream row ids[r] (ids NULL: row r), so

@@ -20,7 +20,7 @@
  */
 #include "tests.h"
 #include "ref.h"
-#include "langevin.h" /* ebm__langevin_twin_density */
+#include "sampler.h" /* ebm__sampler_set_twin_density */
 
 #include <math.h>
 #include <stdio.h>
@@ -96,6 +96,11 @@ static void moment_scores(const ref_grbm *g, int64_t n, const float *x, int64_t 
 /* Running the kernels                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* 1 while a test runs the broken twin of the preconditioned adjustment:
+ * the samplers made by new_sampler then use the plain proposal's density
+ * in their Metropolis ratios (ebm__sampler_set_twin_density). */
+static int twin_density;
+
 static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
 {
     ebm_sampler_t *s = NULL;
@@ -108,6 +113,7 @@ static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
     ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, c->scale_by_variance),
                      EBM_OK);
     ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, c->precondition), EBM_OK);
+    ebm__sampler_set_twin_density(s, twin_density);
     return s;
 }
 
@@ -211,9 +217,9 @@ START_TEST(mala_keeps_marginal)
          * proposal's density in the ratio. */
         memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
         c.adjust_after = 0;
-        ebm__langevin_twin_density = 1;
+        twin_density = 1;
         run(g.m, &c, 77, 4, n, x, WIDTH, NULL);
-        ebm__langevin_twin_density = 0;
+        twin_density = 0;
         moment_scores(&g, n, x, WIDTH, 0, &zl, &chi2);
         zmax = ref_z_max(&zl, &arg);
         if (t_verbose()) {
@@ -362,9 +368,9 @@ START_TEST(gibbs_langevin_keeps_joint)
          * schedule, whose small last steps hide it, only about 5.5). */
         memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
         c.adjust_after = 0;
-        ebm__langevin_twin_density = 1;
+        twin_density = 1;
         run(g.m, &c, 88, 3, n, x, WIDTH, NULL);
-        ebm__langevin_twin_density = 0;
+        twin_density = 0;
         moment_scores(&g, n, x, WIDTH, 1, &zl, &chi2);
         zmax = ref_z_max(&zl, &arg);
         if (t_verbose()) {
@@ -508,7 +514,9 @@ END_TEST
  * GIBBS_LANGEVIN's (closed form or not) dE/dv at the current h
  * (ebm_model_energy_grad_input with sum_out {1} and {}), on a 7x5 GRBM with
  * random parameters and a padded stride, so the GEMM layout is exercised.
- * Loop: binary, spin hidden units.
+ * Preconditioned (EBM_SAMPLER_PRECONDITION), unit i moves by alpha sigma_i^2
+ * g_i with noise sqrt(2 alpha sigma_i^2) xi_i, and the same formula gives
+ * sigma_i^2 g_i. Loop: binary, spin hidden units.
  */
 START_TEST(drift_is_the_energy_gradient)
 {
@@ -521,12 +529,17 @@ START_TEST(drift_is_the_energy_gradient)
     ebm_rng_t *r = t_rng(11, 0);
     ck_assert_int_eq(ebm_model_random_state(m, r, n, x, ld, NULL, 0), EBM_OK);
     ebm_rng_destroy(r);
+    int64_t off;
+    float *theta = t_floats(ebm_model_param_count(m));
+    ebm_model_get_params(m, theta);
+    ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &off, NULL, NULL), EBM_OK);
     const double a1 = 0.5, a2 = 0.125, s1 = sqrt(2 * a1), s2 = sqrt(2 * a2);
     const config cs[3] = {{EBM_SAMPLER_LANGEVIN, 1, a1, 0, -1, 1, 0, 0},
                           {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 1, 0, 0},
                           {EBM_SAMPLER_GIBBS_LANGEVIN, 1, a1, 0, -1, 0, 0, 0}};
-    for (int k = 0; k < 3; k++) {
-        config c = cs[k];
+    for (int k = 0; k < 6; k++) {
+        config c = cs[k % 3];
+        c.precondition = k >= 3;
         memcpy(x1, x, (size_t)(n * ld) * sizeof *x);
         memcpy(x2, x, (size_t)(n * ld) * sizeof *x);
         run(m, &c, 12, 1, n, x1, ld, NULL);
@@ -540,7 +553,8 @@ START_TEST(drift_is_the_energy_gradient)
                 double d1 = x[row * ld + i] - x1[row * ld + i];
                 double d2 = x[row * ld + i] - x2[row * ld + i];
                 double g = (s2 * d1 - s1 * d2) / (a1 * s2 - a2 * s1);
-                double err = fabs(g - grad[row * n0 + i]) / (1.0 + fabs(grad[row * n0 + i]));
+                double want = grad[row * n0 + i] * (c.precondition ? exp(theta[off + i]) : 1.0);
+                double err = fabs(g - want) / (1.0 + fabs(want));
                 worst = err > worst ? err : worst;
             }
         }
@@ -554,6 +568,7 @@ START_TEST(drift_is_the_energy_gradient)
             }
         }
     }
+    free(theta);
     free(x);
     free(x1);
     free(x2);
@@ -566,7 +581,8 @@ END_TEST
 /* 5. Determinism and row independence                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Every kernel variant: both kinds, adjusted or not, closed form or steps. */
+/* Every kernel variant: both kinds, adjusted or not, closed form or steps,
+ * preconditioned or not. */
 static const config VARIANTS[] = {
     {EBM_SAMPLER_LANGEVIN, 3, 0.5, 1, -1, 1, 0, 0},
     {EBM_SAMPLER_LANGEVIN, 3, 0.5, 0, 0, 1, 0, 0},
@@ -575,6 +591,9 @@ static const config VARIANTS[] = {
     {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 1, 0, 0},
     {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 0, -1, 0, 0, 0},
     {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 0, 1, 0},
+    {EBM_SAMPLER_LANGEVIN, 3, 0.5, 0, 0, 1, 0, 1},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 1, 0, 1},
+    {EBM_SAMPLER_GIBBS_LANGEVIN, 10, 0.9, 1, 0, 0, 0, 1},
 };
 #define N_VARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -776,52 +795,86 @@ START_TEST(diverging_steps_are_rejected)
 }
 END_TEST
 
+/* The sampler's statistics, EBM_STAT_ACCEPT_RATE .. EBM_STAT_ITERATION. */
+static void sampler_stats(const ebm_sampler_t *s, double *out)
+{
+    for (int k = 1; k < EBM_STAT_COUNT; k++) {
+        out[k - 1] = ebm_sampler_stat(s, k);
+    }
+}
+
 /* EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE together are
- * refused by both kernels with EBM_EVALUE naming both, x and the generator
- * unchanged; either alone runs. */
+ * refused with EBM_EVALUE naming both, before anything moves: by both
+ * kernels' steps (x, the generator and the statistics unchanged; also for
+ * n = 0) and by a GRBM_CD gradient that would use them (grad and the
+ * generator unchanged); either option alone runs. */
 START_TEST(one_step_scaling_at_a_time)
 {
     ref_grbm g;
     ref_grbm_setup(&g, EBM_UNITS_BINARY);
-    const int64_t n = 20;
-    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH);
+    const int64_t n = 20, np = ebm_model_param_count(g.m);
+    float *x0 = t_floats(n * WIDTH), *x = t_floats(n * WIDTH), *grad = t_floats(np);
     ref_grbm_draws(&g, 9100, n, x0, WIDTH);
+    const int kinds[2] = {EBM_SAMPLER_LANGEVIN, EBM_SAMPLER_GIBBS_LANGEVIN};
     for (int k = 0; k < 2; k++) {
-        config c = {k == 0 ? EBM_SAMPLER_LANGEVIN : EBM_SAMPLER_GIBBS_LANGEVIN, 3, 0.5, 0, 0, 1, 1,
-                    1};
+        /* preconditioned alone first, so that the statistics are not the defaults */
+        config c = {kinds[k], 3, 0.5, 0, 0, 1, 0, 1};
         ebm_sampler_t *s = new_sampler(g.m, &c);
         ebm_rng_t *r = t_rng(5, 0);
-        uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
-        ck_assert_int_eq(ebm_rng_get_state(r, st0), EBM_OK);
         memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
-        ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_EVALUE);
+        ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
+        ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, 1), EBM_OK);
+        uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
+        double stat0[EBM_STAT_COUNT - 1], stat1[EBM_STAT_COUNT - 1];
+        ck_assert_int_eq(ebm_rng_get_state(r, st0), EBM_OK);
+        sampler_stats(s, stat0);
+        memcpy(x0, x, (size_t)(n * WIDTH) * sizeof *x);
+        for (int64_t rows = n; rows >= 0; rows -= n) {
+            ck_assert_int_eq(ebm_sampler_step(s, r, rows, x, WIDTH), EBM_EVALUE);
+            ck_assert_ptr_nonnull(strstr(ebm_sampler_errmsg(s), "EBM_SAMPLER_PRECONDITION"));
+            ck_assert_ptr_nonnull(strstr(ebm_sampler_errmsg(s), "EBM_SAMPLER_SCALE_BY_VARIANCE"));
+            ck_assert_int_eq(ebm_rng_get_state(r, st1), EBM_OK);
+            ck_assert(memcmp(st0, st1, sizeof st0) == 0);
+            ck_assert(memcmp(x, x0, (size_t)(n * WIDTH) * sizeof *x) == 0);
+            sampler_stats(s, stat1);
+            ck_assert(memcmp(stat0, stat1, sizeof stat0) == 0);
+        }
+        ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, 0), EBM_OK);
+        ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK); /* scaled alone */
+
+        ebm_estimator_t *e = NULL;
+        const int so = EBM_ESTIMATOR_SAMPLER_OPTION;
+        ck_assert_int_eq(ebm_estimator_create(&e, g.m, EBM_ESTIMATOR_GRBM_CD), EBM_OK);
+        ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER, kinds[k]), EBM_OK);
+        ck_assert_int_eq(ebm_estimator_set_int(e, so + EBM_SAMPLER_PRECONDITION, 1), EBM_OK);
+        ck_assert_int_eq(ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, 1),
+                         EBM_OK);
+        for (int64_t i = 0; i < np; i++) {
+            grad[i] = 7.0f;
+        }
+        ck_assert_int_eq(ebm_rng_get_state(r, st0), EBM_OK);
+        ck_assert_int_eq(ebm_estimator_gradient(e, r, n, x0, WIDTH, grad), EBM_EVALUE);
+        ck_assert_ptr_nonnull(strstr(ebm_estimator_errmsg(e), "EBM_SAMPLER_PRECONDITION"));
         ck_assert_int_eq(ebm_rng_get_state(r, st1), EBM_OK);
         ck_assert(memcmp(st0, st1, sizeof st0) == 0);
-        ck_assert(memcmp(x, x0, (size_t)(n * WIDTH) * sizeof *x) == 0);
-        ck_assert(ebm_sampler_stat(s, EBM_STAT_ITERATION) == 0.0);
-        ck_assert_ptr_nonnull(strstr(ebm_sampler_errmsg(s), "EBM_SAMPLER_PRECONDITION"));
-        ck_assert_ptr_nonnull(strstr(ebm_sampler_errmsg(s), "EBM_SAMPLER_SCALE_BY_VARIANCE"));
-        for (int keep = 0; keep < 2; keep++) {
-            ck_assert_int_eq(ebm_sampler_set_int(s, keep ? EBM_SAMPLER_SCALE_BY_VARIANCE
-                                                         : EBM_SAMPLER_PRECONDITION,
-                                                 0),
-                             EBM_OK);
-            ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
-            ck_assert_int_eq(ebm_sampler_set_int(s, keep ? EBM_SAMPLER_SCALE_BY_VARIANCE
-                                                         : EBM_SAMPLER_PRECONDITION,
-                                                 1),
-                             EBM_OK);
-            ck_assert_int_eq(ebm_sampler_set_int(s, keep ? EBM_SAMPLER_PRECONDITION
-                                                         : EBM_SAMPLER_SCALE_BY_VARIANCE,
-                                                 0),
-                             EBM_OK);
-            ck_assert_int_eq(ebm_sampler_step(s, r, n, x, WIDTH), EBM_OK);
-            ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, 1), EBM_OK);
-            ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, 1), EBM_OK);
+        for (int64_t i = 0; i < np; i++) {
+            ck_assert(grad[i] == 7.0f);
         }
+        ck_assert_int_eq(ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, 0),
+                         EBM_OK);
+        ck_assert_int_eq(ebm_estimator_gradient(e, r, n, x0, WIDTH, grad), EBM_OK);
+        /* a GRBM_CD of Gibbs steps does not use them: both set is no error */
+        ck_assert_int_eq(ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, 1),
+                         EBM_OK);
+        ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER, EBM_SAMPLER_GIBBS),
+                         EBM_OK);
+        ck_assert_int_eq(ebm_estimator_gradient(e, r, n, x0, WIDTH, grad), EBM_OK);
+        ebm_estimator_destroy(e);
         ebm_rng_destroy(r);
         ebm_sampler_destroy(s);
+        ref_grbm_draws(&g, 9100, n, x0, WIDTH);
     }
+    free(grad);
     free(x0);
     free(x);
     ebm_model_destroy(g.m);

@@ -171,7 +171,7 @@ void ref_langevin_steps(const ref_grbm *g, const ref_langevin_config *c, double 
  *   m_k = (1 - a_k/sigma^2) m_{k-1} + a_k c / sigma^2,
  *   s_k = (1 - a_k/sigma^2)^2 s_{k-1} + 2 a_k,    m_0 = v, s_0 = 0,
  * with a_k = alpha_k, or alpha_k sigma^2 when preconditioned.
- * `broken` uses (1 - alpha_k/sigma^2) unsquared in s_k: eq. 11 with beta_k
+ * `broken` uses (1 - a_k/sigma^2) unsquared in s_k: eq. 11 with beta_k
  * in place of beta_k^2, the twin that must fail.
  */
 void ref_langevin_moments(const ref_grbm *g, const ref_langevin_config *c, const double *v,

@@ -1100,6 +1100,9 @@ static void sampler_options(const ctx *c, ebm_sampler_t *s, int kind, reader *rd
               C(EBM_EVALUE), -1);
         rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, pick(rd, 2)),
               C(EBM_EVALUE), -1);
+        /* both scalings at once: the step must refuse, changing nothing */
+        rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, pick(rd, 2)),
+              C(EBM_EVALUE), -1);
         rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_CLOSED_FORM, pick(rd, 2)),
               C(EBM_EVALUE), -1);
     }
