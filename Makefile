@@ -16,7 +16,7 @@
 #   make check-python  make python, then python/tests under pytest in the venv
 #   make demo       train a DBM on Fashion-MNIST by UCD-LMI, then by PCD, ~12 min
 #                   (DEMO_MINUTES=5 per method; docs/demo.md)
-#   make results    the long runs of docs/results.md (about 90 min; RESULTS=names)
+#   make results    the long runs of docs/results.md (about 2 hours; RESULTS=names)
 #                   (these two and their data sets, make fashion-mnist and make
 #                   mnist-data, are in examples/examples.mk)
 #   make deps       install the Debian packages (build, tests, Python, examples,

@@ -167,9 +167,9 @@ static int parse_list(const char *what, const char *list, const char *const *nam
     return 0;
 }
 
-/* @return 0, 1 after --help, or -1 after a message */
 static const char *const off_on[] = {"off", "on"};
 
+/* @return 0, 1 after --help, or -1 after a message */
 static int parse_options(int argc, char **argv, options *o)
 {
     const char *method_list = DEFAULT_METHODS, *mixture_list = "iso,aniso";

@@ -50,4 +50,14 @@ want rbm500_pcd && run rbm500_pcd $BIN/train_pcd --data mnist --layers 784,500 -
     --ais-chains 100 --ais-betas 10000 --sample-every 20000 --seed 1
 want grbm_fmnist && run grbm_fmnist $BIN/train_grbm --hidden 1024 --batch 64 --gibbs-steps 20 \
     --lr 0.05 --minutes "$GRBM_MINUTES" --sample-every 5 --seed 1
+# The same run with one step size for all pixels, scaled by the mean
+# variance (--precondition off): it diverges (docs/results.md section 4).
+want grbm_fmnist_scalar && run grbm_fmnist_scalar $BIN/train_grbm --precondition off \
+    --hidden 1024 --batch 64 --gibbs-steps 20 --lr 0.05 --minutes "$GRBM_MINUTES" \
+    --sample-every 5 --seed 1
+# The same budget by the paper's protocol (--preset paper: global
+# standardisation, the published code's step, no preconditioner) and its
+# lr 0.01 (the trainer's default).
+want grbm_fmnist_paper && run grbm_fmnist_paper $BIN/train_grbm --preset paper --hidden 1024 \
+    --batch 64 --gibbs-steps 20 --minutes "$GRBM_MINUTES" --sample-every 5 --seed 1
 exit 0

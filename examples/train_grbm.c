@@ -17,9 +17,13 @@
  * EBM_SAMPLER_GIBBS_LANGEVIN: the negative chains start from N(0, I) at
  * every step and make --gibbs-steps Gibbs-Langevin steps of
  * --langevin-steps Langevin steps each (the cosine step-size schedule inside
- * a step); the Langevin step size is --step-size times the mean variance
- * (EBM_SAMPLER_SCALE_BY_VARIANCE); every step's state enters the estimate
- * (burn-in 0). --adjust ETA Metropolis-adjusts the Gibbs-Langevin steps after
+ * a step); pixel i's Langevin step is --step-size times its own variance
+ * (--precondition on, EBM_SAMPLER_PRECONDITION: every pixel contracts alike
+ * given h) or times the mean variance (off, EBM_SAMPLER_SCALE_BY_VARIANCE:
+ * unstable once a pixel's variance is below about a quarter of the mean);
+ * --preset paper sets the published code's protocol (global standardisation,
+ * steps of 20/512 times the mean variance). Every step's state enters the
+ * estimate (burn-in 0). --adjust ETA Metropolis-adjusts the Gibbs-Langevin steps after
  * the ETA-th (Liao eq. 12; -1, the default, never). Plain SGD with the
  * gradient norm clipped at --clip and the learning rate decayed from --lr to
  * 0 by the cosine schedule over --epochs (or, with --minutes and no
@@ -30,7 +34,8 @@
  *   train_grbm.csv       one line per --log-every steps: step, epoch, seconds,
  *                        lr, grad norm, mean / min / max variance,
  *                        acceptance, reconstruction MSE (standardised units),
- *                        sample acceptance; with --eval-every N three more
+ *                        sample acceptance, var_ratio (mean / min
+ *                        variance); with --eval-every N three more
  *                        columns, filled every N steps ("nan" elsewhere):
  *                        heldout_loglik_exact (up to 20 hidden units: log Z
  *                        by enumerating the hidden states) or
@@ -107,12 +112,24 @@ typedef struct options {
     double lr, clip, step_size, minutes, sample_minutes, sd_floor;
     int global; /* one mean and sd for all pixels */
     int precondition; /* Langevin steps alpha sigma_i^2 per unit (EBM_SAMPLER_PRECONDITION) */
+    int paper;        /* --preset paper */
     uint64_t seed;
     const char *out, *data_dir, *resume;
 } options;
 
 static const char *const standardize_names[] = {"pixel", "global"};
 static const char *const off_on[] = {"off", "on"};
+static const char *const preset_names[] = {"libebm", "paper"};
+
+/* What --preset sets, unless the option itself is given. */
+typedef struct preset {
+    int global, precondition;
+    double step_size;
+} preset;
+static const preset presets[2] = {
+    {0, 1, 1.0},             /* libebm: per pixel, preconditioned steps of 1 x sigma_i^2 */
+    {1, 0, 20.0 / 512.0},    /* paper: global, the published code's drift 20/512 x mean var */
+};
 
 /* @return 0, 1 after --help, or -1 after a message */
 static int parse_options(int argc, char **argv, options *o, int *epochs_given)
@@ -133,17 +150,23 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     o->average_from = -1;
     o->lr = 0.01;
     o->clip = 10.0;
-    o->step_size = 1.0;
+    o->step_size = presets[0].step_size;
     o->minutes = 0.0;
     o->sample_minutes = 2.0;
     o->sd_floor = 0.05;
-    o->global = 0;
+    o->global = presets[0].global;
+    o->precondition = presets[0].precondition;
     o->seed = 1;
     o->out = "examples/out/grbm";
     o->data_dir = NULL;
     o->resume = NULL;
+    o->paper = 0;
     *epochs_given = 0;
+    int seen_standardize = 0, seen_step = 0, seen_precondition = 0;
     const cli_spec specs[] = {
+        CLI_ONE_OF("--preset", &o->paper, preset_names, 0,
+                   "the defaults of --standardize, --step-size and --precondition: libebm's "
+                   "(pixel, 1, on) or the paper's (global, 20/512, off; docs/grbm.md)"),
         CLI_I64("--hidden", "N", &o->hidden, 1, 1 << 24, "hidden units; the paper's 10000"),
         CLI_I64("--batch", "N", &o->batch, 1, 1 << 20, "mini-batch size"),
         CLI_DBL("--lr", "X", &o->lr, 1e-12, 1e6, "initial learning rate, cosine-decayed to 0"),
@@ -157,12 +180,14 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
                 "Gibbs-Langevin steps per gradient and per sample"),
         CLI_I64("--langevin-steps", "N", &o->langevin_steps, 1, 1 << 20,
                 "Langevin steps in one Gibbs-Langevin step"),
-        CLI_DBL("--step-size", "X", &o->step_size, 1e-12, 1e6,
-                "Langevin step size, times the mean variance (--precondition on: times each "
-                "pixel's variance)"),
-        CLI_ONE_OF("--precondition", &o->precondition, off_on, 0,
-                   "Langevin steps preconditioned by diag(sigma^2): each pixel's step is "
-                   "--step-size times its variance (EBM_SAMPLER_PRECONDITION)"),
+        {.type = CLI_DOUBLE, .name = "--step-size", .meta = "X", .field = &o->step_size,
+         .dlo = 1e-12, .dhi = 1e6, .seen = &seen_step, .dflt = "by --preset",
+         .help = "Langevin step size, times the mean variance (--precondition on: times each "
+                 "pixel's variance)"},
+        {.type = CLI_CHOICE, .name = "--precondition", .field = &o->precondition,
+         .choices = off_on, .n_choices = 2, .seen = &seen_precondition, .dflt = "by --preset",
+         .help = "Langevin steps preconditioned by diag(sigma^2): each pixel's step is "
+                 "--step-size times its variance (EBM_SAMPLER_PRECONDITION)"},
         CLI_I64("--adjust", "ETA", &o->adjust, -1, 1 << 30,
                 "Metropolis-adjust the steps after the ETA-th; -1: never"),
         CLI_DBL("--clip", "X", &o->clip, 0.0, 1e30, "gradient-norm clipping; 0: none"),
@@ -171,8 +196,10 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
          .help = "show (pictures, --eval-every) and save as model.ebm the average of the "
                  "iterates after step N (Polyak-Ruppert); training goes on from the last "
                  "iterate, saved as model_raw.ebm"},
-        CLI_ONE_OF("--standardize", &o->global, standardize_names, 0,
-                   "per pixel (the paper's text) or one mean and sd (the published config)"),
+        {.type = CLI_CHOICE, .name = "--standardize", .field = &o->global,
+         .choices = standardize_names, .n_choices = 2, .seen = &seen_standardize,
+         .dflt = "by --preset",
+         .help = "per pixel (the paper's text) or one mean and sd (the published config)"},
         CLI_DBL("--sd-floor", "X", &o->sd_floor, 1e-6, 1.0, "smallest per-pixel sd, grey units"),
         {.type = CLI_INT64, .name = "--limit", .meta = "N", .field = &o->limit, .ilo = 1,
          .ihi = INT64_C(1) << 40, .dflt = "all",
@@ -202,13 +229,19 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     const cli_program p = {
         PROG, "[options]",
         "  Liao et al. (2022): a GRBM on Fashion-MNIST by modified CD with Gibbs-Langevin\n"
-        "  sampling. Defaults are the paper's (appendix B), except --step-size (see\n"
-        "  docs/grbm.md). Each option: what it sets (the values it accepts, its default).\n",
+        "  sampling. Defaults are the paper's (appendix B), except the three that\n"
+        "  --preset sets (docs/grbm.md). Each option: what it sets (the values it\n"
+        "  accepts, its default).\n",
         specs, (int)(sizeof specs / sizeof specs[0]),
         "SIGINT or SIGTERM: the step in progress ends, the checkpoint and model.ebm\n"
         "are written, and the exit status is 130 or 143 (man ebm-train-grbm).\n",
         NULL, NULL};
-    return cli_parse(&p, argc, argv);
+    const int rc = cli_parse(&p, argc, argv);
+    const preset *ps = &presets[o->paper];
+    o->global = seen_standardize ? o->global : ps->global;
+    o->step_size = seen_step ? o->step_size : ps->step_size;
+    o->precondition = seen_precondition ? o->precondition : ps->precondition;
+    return rc;
 }
 
 /* ---- data -------------------------------------------------------------- */
@@ -407,9 +440,9 @@ static int heldout_score(const options *o, const heldout *h, const ebm_model_t *
 /* ---- statistics -------------------------------------------------------- */
 
 static void variance_range(const ebm_model_t *m, const float *theta, double *mean, double *lo,
-                           double *hi)
+                           double *hi, int64_t *arg_lo)
 {
-    int64_t off, cols;
+    int64_t off, cols, arg = 0;
     ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &off, NULL, &cols);
     double s = 0.0;
     *lo = INFINITY;
@@ -417,29 +450,26 @@ static void variance_range(const ebm_model_t *m, const float *theta, double *mea
     for (int64_t i = 0; i < cols; i++) {
         const double v = exp((double)theta[off + i]);
         s += v;
-        *lo = v < *lo ? v : *lo;
+        if (v < *lo) {
+            *lo = v;
+            arg = i;
+        }
         *hi = v > *hi ? v : *hi;
     }
     *mean = s / (double)cols;
+    if (arg_lo != NULL) {
+        *arg_lo = arg;
+    }
 }
 
-/* After a failed gradient: the pixel of smallest variance, its variance and
- * the mean/min ratio, and what a scalar step does to it. */
+/* After a non-finite gradient: the pixel of smallest variance, its variance
+ * and the mean/min ratio, and what the step does to it. */
 static void explain_divergence(const options *o, const ebm_model_t *m, float *theta)
 {
-    int64_t off, cols, arg = 0;
+    int64_t arg;
+    double mean, lo, hi;
     ebm_model_get_params(m, theta);
-    ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &off, NULL, &cols);
-    double s = 0.0, lo = INFINITY;
-    for (int64_t i = 0; i < cols; i++) {
-        const double v = exp((double)theta[off + i]);
-        s += v;
-        if (v < lo) {
-            lo = v;
-            arg = i;
-        }
-    }
-    const double mean = s / (double)cols;
+    variance_range(m, theta, &mean, &lo, &hi, &arg);
     fprintf(stderr,
             "train_grbm: the smallest variance is pixel %lld's, %.4g; the mean is %.4g (ratio "
             "%.3g). ",
@@ -449,9 +479,10 @@ static void explain_divergence(const options *o, const ebm_model_t *m, float *th
                 o->step_size);
     } else {
         fprintf(stderr,
-                "A step of %g x the mean variance is %.3g times that pixel's variance: a "
-                "Langevin step diverges above 2. --precondition on scales each pixel's step by "
-                "its own variance.\n",
+                "A step of %g x the mean variance is %.3g times that pixel's variance: unadjusted "
+                "steps diverge above about 2 (a constant step) to 4 (the cosine schedule of a "
+                "Gibbs-Langevin step) times a pixel's variance. --precondition on scales each "
+                "pixel's step by its own variance.\n",
                 o->step_size, o->step_size * mean / lo);
     }
 }
@@ -617,12 +648,12 @@ int main(int argc, char **argv)
     snprintf(config, sizeof config,
              "train_grbm hidden=%lld batch=%lld lr=%g epochs=%lld minutes=%g gibbs_steps=%lld "
              "langevin_steps=%lld step_size=%g adjust=%lld clip=%g standardize=%s sd_floor=%g "
-             "limit=%lld seed=%llu%s",
+             "limit=%lld seed=%llu precondition=%s",
              (long long)o.hidden, (long long)o.batch, o.lr, (long long)o.epochs,
              time_schedule ? o.minutes : 0.0, (long long)o.gibbs_steps,
              (long long)o.langevin_steps, o.step_size, (long long)o.adjust, o.clip,
              o.global ? "global" : "pixel", o.sd_floor, (long long)o.limit,
-             (unsigned long long)o.seed, o.precondition ? " precondition=on" : "");
+             (unsigned long long)o.seed, off_on[o.precondition]);
 
     /* The CSV: appended to when resuming (its columns must be the same), else
      * written anew; the held-out columns come last. */
@@ -643,9 +674,8 @@ int main(int argc, char **argv)
         fclose(probe);
     }
     if (has_header && strcmp(old, header) != 0) {
-        fprintf(stderr, "train_grbm: %s has other columns than this run writes (another "
-                        "--eval-every or --average-from?):\n  it has: %s  now:    %s", path, old,
-                header);
+        fprintf(stderr, "train_grbm: %s has other columns than this run writes:\n  it has: %s  "
+                        "now:    %s", path, old, header);
         return 2;
     }
     FILE *csv = fopen(path, has_header ? "a" : "w");
@@ -658,11 +688,12 @@ int main(int argc, char **argv)
     }
     write_grid(&o, &train, "data.png", train.x, o.samples < train.n ? o.samples : train.n);
     fprintf(stderr,
-            "train_grbm: %lld images, %lld x %lld GRBM, batch %lld, %lld x %lld Gibbs-Langevin "
-            "steps (step size %g x mean variance, adjust %lld), lr %g, %s\n",
-            (long long)train.n, (long long)n0, (long long)o.hidden, (long long)o.batch,
-            (long long)o.gibbs_steps, (long long)o.langevin_steps, o.step_size,
-            (long long)o.adjust, o.lr,
+            "train_grbm: %lld images (standardised %s), %lld x %lld GRBM, batch %lld, %lld x %lld "
+            "Gibbs-Langevin steps (step size %g x %s, adjust %lld), lr %g, %s\n",
+            (long long)train.n, o.global ? "globally" : "per pixel", (long long)n0,
+            (long long)o.hidden, (long long)o.batch, (long long)o.gibbs_steps,
+            (long long)o.langevin_steps, o.step_size,
+            o.precondition ? "each pixel's variance" : "mean variance", (long long)o.adjust, o.lr,
             time_schedule ? "cosine over the time budget" : "cosine over the epochs");
 
     /* Resume: the model, the training generator and the optimiser's step. */
@@ -730,7 +761,9 @@ int main(int argc, char **argv)
         if (rc != EBM_OK) {
             fprintf(stderr, "train_grbm: step %lld: %s\n", (long long)step,
                     ebm_estimator_errmsg(e));
-            explain_divergence(&o, m, theta);
+            if (rc == EBM_EVALUE) { /* a non-finite gradient: how far the variances spread */
+                explain_divergence(&o, m, theta);
+            }
             stop = 2;
             break;
         }
@@ -794,7 +827,7 @@ int main(int argc, char **argv)
         if (step % o.log_every == 0 || last || eval_now) {
             double vmean, vlo, vhi;
             ebm_model_get_params(m, theta);
-            variance_range(m, theta, &vmean, &vlo, &vhi);
+            variance_range(m, theta, &vmean, &vlo, &vhi, NULL);
             const double mse = reconstruction_mse(m, o.batch, batch, n0, theta, xrec, rec);
             const double ep = (double)step / (double)batches;
             fprintf(csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f,%.4f",

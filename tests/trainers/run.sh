@@ -278,7 +278,41 @@ if [ -f "$FASHION" ]; then
         -a -n "$(grep -F 'the average of the 10 iterates after step 10' "$err")"
     check "train_grbm.csv ends with the average's held-out columns" \
         test -n "$(head -1 "$T/grbm-avg/train_grbm.csv" | grep -F ",heldout_seconds,$AVG_COLUMNS")"
+    GRBM_TINY=(--hidden 8 --batch 16 --gibbs-steps 1 --langevin-steps 2 --limit 64 --epochs 1
+               --samples 4)
+    run train_grbm "${GRBM_TINY[@]}" --out "$T/grbm-default"
+    check "train_grbm by default: exit 0, per-pixel standardisation" \
+        test "$rc" = 0 -a -n "$(grep -F '(standardised per pixel)' "$err")"
+    check "train_grbm by default: the step is preconditioned" \
+        has "(step size 1 x each pixel's variance," "$err"
+    # var_ratio, the last column, is var_mean / var_min (columns 6 and 7).
+    ratio_column() {
+        head -1 "$1" | grep -q ',var_ratio$' &&
+            awk -F, 'NR > 1 { if ($7 <= 0 || ($6 / $7 - $12) ^ 2 > 1e-6) bad = 1 } END { exit bad }' "$1"
+    }
+    check "train_grbm.csv: var_ratio is var_mean / var_min" ratio_column "$T/grbm-default/train_grbm.csv"
+    run train_grbm "${GRBM_TINY[@]}" --preset paper --out "$T/grbm-paper"
+    check "train_grbm --preset paper: global standardisation, 20/512 x the mean variance" \
+        test "$rc" = 0 -a -n "$(grep -F '(standardised globally)' "$err" |
+            grep -F '(step size 0.0390625 x mean variance,')"
+    run train_grbm --step-size 0.5 --precondition on "${GRBM_TINY[@]}" --preset paper \
+        --out "$T/grbm-paper2"
+    check "train_grbm: options given before --preset paper override it" \
+        test "$rc" = 0 -a -n "$(grep -F "(step size 0.5 x each pixel's variance," "$err")"
+    run train_grbm "${GRBM_TINY[@]}" --preset paper --standardize pixel --out "$T/grbm-paper3"
+    check "train_grbm: an option given after --preset paper overrides it" \
+        test "$rc" = 0 -a -n "$(grep -F '(standardised per pixel)' "$err" |
+            grep -F '(step size 0.0390625 x mean variance,')"
+    # Steps of 50 x the mean variance diverge within 30 Gibbs-Langevin steps.
+    run train_grbm "${GRBM_TINY[@]}" --gibbs-steps 30 --precondition off --step-size 50 \
+        --out "$T/grbm-diverge"
+    check "train_grbm diverging: exit 1, names the smallest variance's pixel, the ratio, the cure" \
+        test "$rc" = 1 -a -n "$(grep -F 'the smallest variance is pixel' "$err" | grep -F '(ratio' |
+            grep -F -- '--precondition on')"
 fi
+run train_grbm --preset nosuch
+check "train_grbm --preset nosuch: exit 2, the choices" \
+    test "$rc" = 2 -a -n "$(grep -F 'expected one of libebm, paper' "$err")"
 run bas_ucd --methods ucd-cap --iters 40 --every 10 --chains 100 --average-from 20 \
     --coupling crn --out "$T/bas" --save "$T/bas"
 check "bas_ucd --average-from 20: exit 0, an averaged row, bas_ucd_cap_avg.ebm" \
