@@ -96,11 +96,6 @@ static void moment_scores(const ref_grbm *g, int64_t n, const float *x, int64_t 
 /* Running the kernels                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* 1 while a test runs the broken twin of the preconditioned adjustment:
- * the samplers made by new_sampler then use the plain proposal's density
- * in their Metropolis ratios (ebm__sampler_set_twin_density). */
-static int twin_density;
-
 static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
 {
     ebm_sampler_t *s = NULL;
@@ -113,16 +108,17 @@ static ebm_sampler_t *new_sampler(const ebm_model_t *m, const config *c)
     ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_SCALE_BY_VARIANCE, c->scale_by_variance),
                      EBM_OK);
     ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_PRECONDITION, c->precondition), EBM_OK);
-    ebm__sampler_set_twin_density(s, twin_density);
     return s;
 }
 
-/* `calls` steps of a fresh sampler on x; returns the mean accept rate and
- * the smallest in *min_rate (may be NULL). */
-static double run(const ebm_model_t *m, const config *c, uint64_t seed, int calls, int64_t n,
-                  float *x, int64_t ldx, double *min_rate)
+/* `calls` steps of a fresh sampler on x (twin: with the broken twin's
+ * Metropolis ratios, ebm__sampler_set_twin_density); returns the mean
+ * accept rate and the smallest in *min_rate (may be NULL). */
+static double run_sampler(const ebm_model_t *m, const config *c, int twin, uint64_t seed,
+                          int calls, int64_t n, float *x, int64_t ldx, double *min_rate)
 {
     ebm_sampler_t *s = new_sampler(m, c);
+    ebm__sampler_set_twin_density(s, twin);
     ebm_rng_t *r = t_rng(seed, 0);
     double sum = 0.0, lo = 1.0;
     for (int t = 0; t < calls; t++) {
@@ -140,6 +136,32 @@ static double run(const ebm_model_t *m, const config *c, uint64_t seed, int call
         *min_rate = lo;
     }
     return sum / calls;
+}
+
+/* run_sampler with the library's own Metropolis ratios. */
+static double run(const ebm_model_t *m, const config *c, uint64_t seed, int calls, int64_t n,
+                  float *x, int64_t ldx, double *min_rate)
+{
+    return run_sampler(m, c, 0, seed, calls, n, x, ldx, min_rate);
+}
+
+/* The broken twin of the preconditioned adjustment: c adjusted at every
+ * step, with the plain proposal's density in its Metropolis ratios
+ * (ebm__sampler_set_twin_density), `calls` calls from x0 into x; returns
+ * the largest |z| of the moments (joint: of p(v, h)) and the chi-square. */
+static double plain_density_twin(const ref_grbm *g, config c, uint64_t seed, int calls,
+                                 int64_t n, const float *x0, float *x, int joint, double *chi2,
+                                 const char **worst)
+{
+    ref_zlist zl;
+    int arg;
+    memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
+    c.adjust_after = 0;
+    run_sampler(g->m, &c, 1, seed, calls, n, x, WIDTH, NULL);
+    moment_scores(g, n, x, WIDTH, joint, &zl, chi2);
+    const double zmax = ref_z_max(&zl, &arg);
+    *worst = zl.name[arg];
+    return zmax;
 }
 
 /* Fraction of rows whose visible layer differs between a and b. */
@@ -215,15 +237,10 @@ START_TEST(mala_keeps_marginal)
     if (c.precondition) {
         /* Broken twin of the preconditioned adjustment: the plain
          * proposal's density in the ratio. */
-        memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
-        c.adjust_after = 0;
-        twin_density = 1;
-        run(g.m, &c, 77, 4, n, x, WIDTH, NULL);
-        twin_density = 0;
-        moment_scores(&g, n, x, WIDTH, 0, &zl, &chi2);
-        zmax = ref_z_max(&zl, &arg);
+        const char *worst;
+        zmax = plain_density_twin(&g, c, 77, 4, n, x0, x, 0, &chi2, &worst);
         if (t_verbose()) {
-            printf("mala[%d] twin (plain density): max |z| %.2f (%s)\n", _i, zmax, zl.name[arg]);
+            printf("mala[%d] twin (plain density): max |z| %.2f (%s)\n", _i, zmax, worst);
         }
         ck_assert_msg(zmax > limit, "broken twin (plain density) passed: max |z| %g", zmax);
     }
@@ -366,16 +383,11 @@ START_TEST(gibbs_langevin_keeps_joint)
         /* Broken twin of the preconditioned adjustment: eq. 12 with the
          * plain closed form's density (|z| about 30; under the cosine
          * schedule, whose small last steps hide it, only about 5.5). */
-        memcpy(x, x0, (size_t)(n * WIDTH) * sizeof *x);
-        c.adjust_after = 0;
-        twin_density = 1;
-        run(g.m, &c, 88, 3, n, x, WIDTH, NULL);
-        twin_density = 0;
-        moment_scores(&g, n, x, WIDTH, 1, &zl, &chi2);
-        zmax = ref_z_max(&zl, &arg);
+        const char *worst;
+        zmax = plain_density_twin(&g, c, 88, 3, n, x0, x, 1, &chi2, &worst);
         if (t_verbose()) {
             printf("gibbs-langevin[%d] twin (plain density): max |z| %.2f (%s), chi2 %.2f\n", _i,
-                   zmax, zl.name[arg], chi2);
+                   zmax, worst, chi2);
         }
         ck_assert_msg(zmax > limit || chi2 > chi_limit,
                       "broken twin (plain density) passed: |z| %g, chi-square %g", zmax, chi2);
