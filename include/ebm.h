@@ -664,7 +664,14 @@ enum ebm_sampler_option {
      * exclusive with it: a step of a Langevin kind, or a GRBM_CD gradient
      * that makes such steps, fails with EBM_EVALUE when both are set.
      * Default 0. */
-    EBM_SAMPLER_PRECONDITION = 9
+    EBM_SAMPLER_PRECONDITION = 9,
+    /** int o, 0 to 2^32 - 1: row r of a step or coupled step draws from
+     * stream row o + r instead of r, so that a process holding rows
+     * [o, o + n) of a larger batch draws exactly what those rows would
+     * draw in one call on the whole batch (data-parallel training: each
+     * rank sets its slice's first global row; docs/distributed.md). A call
+     * with o + n > 2^32 fails with EBM_ESHAPE. Default 0. */
+    EBM_SAMPLER_ROW_OFFSET = 10
 };
 
 /** Statistics of the last call (ebm_sampler_stat). */
@@ -871,10 +878,29 @@ enum ebm_estimator_option {
      * cycle apart forever. Default 1000000. Unlike MAX_STEPS it never
      * truncates an estimate: a call either is unbiased or fails. */
     EBM_ESTIMATOR_STEP_LIMIT = 10,
+    /** int o, 0 to 2^32 - 1: the global number of the first data row: row
+     * r of a gradient call, and everything drawn for it (its chains in
+     * both phases under CD, UCD and UCD_LMI), draws from stream row o + r
+     * instead of r. A process holding rows [o, o + n) of a global batch
+     * (and, for PCD and GRBM_CD, chains [c, c + m) of the global chains,
+     * EBM_ESTIMATOR_CHAIN_OFFSET c) then makes exactly the sampling
+     * decisions those rows make in one call on the whole batch with the
+     * same generator: the same chains, the same meeting times; its
+     * gradient times n, summed over the processes and divided by the
+     * global batch size, is the whole batch's gradient up to the order of
+     * floating-point summation (docs/distributed.md). A call with o + n >
+     * 2^32 fails with EBM_ESHAPE. Default 0. */
+    EBM_ESTIMATOR_ROW_OFFSET = 11,
+    /** int c, 0 to 2^32 - 1: the global number of the estimator's first
+     * own chain: PCD's persistent chain j and GRBM_CD's chain j draw from
+     * stream row c + j instead of j (see EBM_ESTIMATOR_ROW_OFFSET). A call
+     * with c + chains > 2^32 fails with EBM_ESHAPE. Default 0. */
+    EBM_ESTIMATOR_CHAIN_OFFSET = 12,
     /** EBM_ESTIMATOR_SAMPLER_OPTION + o sets sampler option o (enum
      * ebm_sampler_option, e.g. Langevin steps, step size, coupling) on the
-     * estimator's samplers. EBM_SAMPLER_CLAMP_LAYERS is managed by the
-     * estimator and cannot be set. */
+     * estimator's samplers. EBM_SAMPLER_CLAMP_LAYERS and
+     * EBM_SAMPLER_ROW_OFFSET are managed by the estimator (the latter is
+     * EBM_ESTIMATOR_ROW_OFFSET) and cannot be set. */
     EBM_ESTIMATOR_SAMPLER_OPTION = 1000
 };
 

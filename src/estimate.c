@@ -202,8 +202,8 @@ static int posterior_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, in
         memcpy(x + r * w, data + r * ldd, (size_t)m->size[0] * sizeof *x);
     }
     ebm__stream s = ebm__rng_take_stream(rng);
-    ebm__random_units(m, &s, NULL, n, x, w, ebm__all_layers(m) & ~1u, NULL, 0, draw);
-    return step(e, msg, e->gibbs_post, rng, NULL, n, x, w);
+    ebm__random_units(m, &s, e->row_ids, n, x, w, ebm__all_layers(m) & ~1u, NULL, 0, draw);
+    return step(e, msg, e->gibbs_post, rng, e->row_ids, n, x, w);
 }
 
 /*
@@ -241,7 +241,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const telescope_spec *sp
     int64_t *tau = ids + n;
     int rc = EBM_OK;
     for (int64_t r = 0; r < n; r++) {
-        ids[r] = r;
+        ids[r] = e->row_ids != NULL ? e->row_ids[r] : r;
         tau[r] = 0;
     }
     if (e->k == 0 && add_f_after_step(e, start, clamped, n, x, coef, y) != EBM_OK) {
@@ -344,7 +344,7 @@ static int local_mode_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, i
     const ebm_model_t *m = e->m;
     const int64_t w = m->width;
     ebm__stream s = ebm__rng_take_stream(rng);
-    ebm__random_units(m, &s, NULL, n, x, w, ebm__all_layers(m) & ~(clamp_visible ? 1u : 0u),
+    ebm__random_units(m, &s, e->row_ids, n, x, w, ebm__all_layers(m) & ~(clamp_visible ? 1u : 0u),
                       NULL, 0, draw);
     uint8_t *clamp = NULL;
     int64_t *sweeps = malloc((size_t)(n > 0 ? n : 1) * sizeof *sweeps);
@@ -359,7 +359,8 @@ static int local_mode_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, i
         free(clamp);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for the local search");
     }
-    int capped = ebm__local_search(m, msg, rng, n, x, w, clamp, 0, e->search_sweeps, sweeps);
+    int capped = ebm__local_search(m, msg, rng, e->row_ids, n, x, w, clamp, 0, e->search_sweeps,
+                                   sweeps);
     free(clamp);
     if (capped < 0) {
         free(sweeps);
@@ -373,7 +374,7 @@ static int local_mode_start(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, i
     e->stat[EBM_ESTIMATOR_STAT_SWEEPS_MEAN] += (double)total;
     e->searches += (double)n;
     e->stat[EBM_ESTIMATOR_STAT_SEARCH_CAPPED] += capped;
-    return step(e, msg, clamp_visible ? e->gibbs_post : e->gibbs, rng, NULL, n, x, w);
+    return step(e, msg, clamp_visible ? e->gibbs_post : e->gibbs, rng, e->row_ids, n, x, w);
 }
 
 /* ---- the phases ------------------------------------------------------- */
@@ -481,7 +482,7 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
     case EBM_ESTIMATOR_CD:
         rc = posterior_start(e, msg, rng, n, data, ldd, x, draw);
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
-            rc = step(e, msg, e->gibbs, rng, NULL, n, x, w);
+            rc = step(e, msg, e->gibbs, rng, e->row_ids, n, x, w);
         }
         if (rc == EBM_OK &&
             (rc = add_f_after_step(e, e->gibbs, 0, n, x, 1.0 / (double)n, y)) != EBM_OK) {
@@ -490,7 +491,7 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         return rc;
     case EBM_ESTIMATOR_PCD:
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
-            rc = step(e, msg, e->gibbs, rng, NULL, n_chains, next_chains, w);
+            rc = step(e, msg, e->gibbs, rng, e->chain_ids, n_chains, next_chains, w);
         }
         if (rc == EBM_OK && (rc = add_f_after_step(e, e->gibbs, 0, n_chains, next_chains,
                                               1.0 / (double)n_chains, x)) != EBM_OK) {
@@ -504,17 +505,17 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
                            : e->sampler_kind == EBM_SAMPLER_GIBBS_LANGEVIN ? e->gibbs_langevin
                                                                            : e->gibbs;
         ebm__stream st = ebm__rng_take_stream(rng);
-        ebm__random_units(m, &st, NULL, n_chains, next_chains, w, 1u, NULL, 0, draw);
+        ebm__random_units(m, &st, e->chain_ids, n_chains, next_chains, w, 1u, NULL, 0, draw);
         /* adjust-after-eta counts from the chains' start */
         ebm_sampler_set_int(s, EBM_SAMPLER_ITERATION, 0);
-        rc = step(e, msg, e->gibbs_post, rng, NULL, n_chains, next_chains, w);
+        rc = step(e, msg, e->gibbs_post, rng, e->chain_ids, n_chains, next_chains, w);
         int64_t used = e->k - e->burn_in;
         double c = used > 0 ? 1.0 / ((double)n_chains * (double)used) : 0.0;
         for (int64_t t = 1; t <= e->k && rc == EBM_OK; t++) {
-            rc = step(e, msg, s, rng, NULL, n_chains, next_chains, w);
+            rc = step(e, msg, s, rng, e->chain_ids, n_chains, next_chains, w);
             if (rc == EBM_OK && s == e->langevin) {
                 /* Langevin moves v only: draw h | v for f. */
-                rc = step(e, msg, e->gibbs_post, rng, NULL, n_chains, next_chains, w);
+                rc = step(e, msg, e->gibbs_post, rng, e->chain_ids, n_chains, next_chains, w);
             }
             if (rc == EBM_OK && t > e->burn_in &&
                 (rc = add_f_after_step(e, s, 0, n_chains, next_chains, c, x)) != EBM_OK) {

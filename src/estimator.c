@@ -171,11 +171,15 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
                               double dv)
 {
     ebm__msg msg;
-    if (option == EBM_SAMPLER_CLAMP_LAYERS) {
+    if (option == EBM_SAMPLER_CLAMP_LAYERS || option == EBM_SAMPLER_ROW_OFFSET) {
         return ebm__set_message(e->errmsg,
                     ebm__fail(&msg, EBM_EVALUE,
-                              "EBM_SAMPLER_CLAMP_LAYERS is managed by the estimator and cannot "
-                              "be set"),
+                              "%s is managed by the estimator and cannot be set%s",
+                              option == EBM_SAMPLER_CLAMP_LAYERS ? "EBM_SAMPLER_CLAMP_LAYERS"
+                                                                 : "EBM_SAMPLER_ROW_OFFSET",
+                              option == EBM_SAMPLER_ROW_OFFSET
+                                  ? " (set EBM_ESTIMATOR_ROW_OFFSET)"
+                                  : ""),
                     &msg);
     }
     ebm_sampler_t *list[6];
@@ -207,7 +211,8 @@ static int out_of_range(ebm_estimator_t *e, int option, int64_t value, int64_t l
         "EBM_ESTIMATOR_POSITIVE (enum ebm_positive_phase)", "EBM_ESTIMATOR_SAMPLER",
         "EBM_ESTIMATOR_BURN_IN",     "EBM_ESTIMATOR_SEARCH_SWEEPS",
         "EBM_ESTIMATOR_MEAN_FIELD_ITERS", "EBM_ESTIMATOR_MEAN_FIELD_TOL",
-        "EBM_ESTIMATOR_STEP_LIMIT"};
+        "EBM_ESTIMATOR_STEP_LIMIT",  "EBM_ESTIMATOR_ROW_OFFSET",
+        "EBM_ESTIMATOR_CHAIN_OFFSET"};
     ebm__msg msg;
     return ebm__set_message(e->errmsg,
                 ebm__fail(&msg, EBM_EVALUE, "%s is %lld; it takes %lld to %lld", names[option],
@@ -243,6 +248,13 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
             return out_of_range(e, option, value, 1, INT64_MAX);
         }
         e->step_limit = value;
+        return EBM_OK;
+    case EBM_ESTIMATOR_ROW_OFFSET:
+    case EBM_ESTIMATOR_CHAIN_OFFSET:
+        if (value < 0 || value > (int64_t)UINT32_MAX) {
+            return out_of_range(e, option, value, 0, (int64_t)UINT32_MAX);
+        }
+        *(option == EBM_ESTIMATOR_ROW_OFFSET ? &e->row_offset : &e->chain_offset) = value;
         return EBM_OK;
     case EBM_ESTIMATOR_MAX_STEPS:
     case EBM_ESTIMATOR_CHAINS:
@@ -427,11 +439,13 @@ void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
 /* ---- the gradient ----------------------------------------------------- */
 
 /* A gradient call's scratch: the chains x and y of the phases, the next
- * persistent chains (rows = max(n, chains) each, of the state width), and
- * one row of draws. */
+ * persistent chains (rows = max(n, chains) each, of the state width), one
+ * row of draws, and with offsets the stream rows of the n data rows and
+ * of the chains. */
 typedef struct gradient_work {
-    int64_t rows, width;
+    int64_t rows, width, n, chains, row_offset, chain_offset;
     float *x, *y, *next, *draw;
+    int64_t *row_ids, *chain_ids;
 } gradient_work;
 
 static void gradient_layout(ebm__arena *arena, void *ctx)
@@ -442,6 +456,19 @@ static void gradient_layout(ebm__arena *arena, void *ctx)
     wk->y = ebm__arena_take(arena, block, sizeof(float));
     wk->next = ebm__arena_take(arena, block, sizeof(float));
     wk->draw = ebm__arena_take(arena, (size_t)wk->width, sizeof(float));
+    wk->row_ids = ebm__arena_take(arena, wk->row_offset != 0 ? (size_t)wk->n : 0,
+                                  sizeof(int64_t));
+    wk->chain_ids = ebm__arena_take(arena, wk->chain_offset != 0 ? (size_t)wk->chains : 0,
+                                    sizeof(int64_t));
+}
+
+/* ids[r] = offset + r for r < n, if ids is not NULL. */
+static const int64_t *number_rows(int64_t *ids, int64_t offset, int64_t n)
+{
+    for (int64_t r = 0; ids != NULL && r < n; r++) {
+        ids[r] = offset + r;
+    }
+    return ids;
 }
 
 int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const float *data,
@@ -485,13 +512,29 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (e->kind == EBM_ESTIMATOR_PCD && e->n_chains > 0) {
         n_chains = e->n_chains;
     }
-    gradient_work wk = {.rows = n > n_chains ? n : n_chains, .width = w};
+    gradient_work wk = {.rows = n > n_chains ? n : n_chains, .width = w, .n = n,
+                        .chains = n_chains, .row_offset = e->row_offset,
+                        .chain_offset = e->chain_offset};
+    if (n > (int64_t)UINT32_MAX + 1 - e->row_offset ||
+        n_chains > (int64_t)UINT32_MAX + 1 - e->chain_offset) {
+        const int rows = n > (int64_t)UINT32_MAX + 1 - e->row_offset;
+        return ebm__set_message(
+            e->errmsg,
+            ebm__fail(&msg, EBM_ESHAPE,
+                      "%lld %s from %s %lld would reach past stream row 2^32 - 1",
+                      (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
+                      rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
+                      (long long)(rows ? e->row_offset : e->chain_offset)),
+            &msg);
+    }
     if (ebm__arena_layout(&e->scratch, gradient_layout, &wk) != 0) {
         return ebm__set_message(
             e->errmsg,
             ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)wk.rows), &msg);
     }
     float *x = wk.x, *y = wk.y, *next = wk.next, *draw = wk.draw;
+    e->row_ids = number_rows(wk.row_ids, e->row_offset, n);
+    e->chain_ids = number_rows(wk.chain_ids, e->chain_offset, n_chains);
     /* Each phase draws from a child generator of its own, so that row r's
      * draws depend only on rng and r, never on how long other rows' chains
      * ran in an earlier phase; the caller's generator moves by one sequence. */
@@ -511,7 +554,8 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
             memcpy(next, e->chains, (size_t)(n_chains * w) * sizeof *next);
         } else {
             ebm__stream st = ebm__rng_take_stream(&neg_rng);
-            ebm__random_units(m, &st, NULL, n_chains, next, w, ebm__all_layers(m), NULL, 0, draw);
+            ebm__random_units(m, &st, e->chain_ids, n_chains, next, w, ebm__all_layers(m), NULL,
+                              0, draw);
         }
     }
     memset(e->g, 0, (size_t)m->n_params * sizeof *e->g);
@@ -530,6 +574,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (rc == EBM_OK) {
         rc = ebm__add_weighted_rows(e, 0, &e->neg);
     }
+    e->row_ids = e->chain_ids = NULL;
     if (rc == EBM_ENOMEM && msg.text[0] == '\0') {
         ebm__fail(&msg, rc, "out of memory");
     }

@@ -31,6 +31,7 @@ struct ebm_estimator {
     int kind;
     /* options */
     int64_t k, max_steps, step_limit, chains_opt, burn_in, search_sweeps, mf_iters;
+    int64_t row_offset, chain_offset; /* EBM_ESTIMATOR_ROW_OFFSET, _CHAIN_OFFSET */
     int marginalize, positive, sampler_kind;
     double mf_tol;
     /* samplers: joint and with the visible layer clamped */
@@ -42,6 +43,10 @@ struct ebm_estimator {
     float *g;
     ebm__weighted_rows pos, neg;
     ebm__arena scratch; /* a gradient call's chains (gradient_layout) */
+    /* During a gradient call: the stream row of data row r, row_offset +
+     * r, and of own chain j, chain_offset + j (NULL for an offset of 0:
+     * row r, chain j). */
+    const int64_t *row_ids, *chain_ids;
     int64_t *ibuf;
     size_t icap;
     float *gwork; /* ebm__energy_grad_rows' scratch, and its coefficients */

@@ -101,6 +101,7 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
         return;
     }
     ebm__arena_free(&s->scratch);
+    free(s->row_ids);
     free(s);
 }
 
@@ -126,8 +127,8 @@ static const char *option_name(int option)
         "EBM_SAMPLER_CLAMP_LAYERS", "EBM_SAMPLER_COUPLING",          "EBM_SAMPLER_LANGEVIN_STEPS",
         "EBM_SAMPLER_STEP_SIZE",    "EBM_SAMPLER_COSINE",            "EBM_SAMPLER_ADJUST_AFTER",
         "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION",
-        "EBM_SAMPLER_PRECONDITION"};
-    return (option >= 0 && option <= EBM_SAMPLER_PRECONDITION) ? names[option] : "unknown";
+        "EBM_SAMPLER_PRECONDITION", "EBM_SAMPLER_ROW_OFFSET"};
+    return (option >= 0 && option <= EBM_SAMPLER_ROW_OFFSET) ? names[option] : "unknown";
 }
 
 int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
@@ -192,6 +193,12 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
         }
         s->precondition = (int)value;
         return EBM_OK;
+    case EBM_SAMPLER_ROW_OFFSET:
+        if (value < 0 || value > (int64_t)UINT32_MAX) {
+            break;
+        }
+        s->row_offset = value;
+        return EBM_OK;
     case EBM_SAMPLER_STEP_SIZE:
         return ebm__set_message(s->errmsg,
                              ebm__fail(&msg, EBM_EVALUE,
@@ -203,7 +210,8 @@ int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
     }
     static const char *const range[] = {
         "a mask of the model's layers", "EBM_COUPLING_MAXIMAL (0), EBM_COUPLING_CRN (1) or EBM_COUPLING_BLOCKWISE (2)",
-        "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more", "0 or 1"};
+        "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more", "0 or 1",
+        "0 to 4294967295"};
     return ebm__set_message(s->errmsg,
                          ebm__fail(&msg, EBM_EVALUE,
                                    "option %d (%s): value %lld is out of range; it takes %s%s",
@@ -346,6 +354,33 @@ static int check_chain(const ebm_sampler_t *s, ebm__msg *msg, const char *name, 
     return rc;
 }
 
+/* The stream rows of a public call's n rows: NULL (row r) without
+ * EBM_SAMPLER_ROW_OFFSET, else row_offset + r in s->row_ids; EBM_ESHAPE
+ * past stream row 2^32 - 1, EBM_ENOMEM (nothing changed). */
+static int public_rows(ebm_sampler_t *s, ebm__msg *msg, int64_t n, const int64_t **ids)
+{
+    *ids = NULL;
+    if (s->row_offset == 0) {
+        return EBM_OK;
+    }
+    if (n > (int64_t)UINT32_MAX + 1 - s->row_offset) {
+        return ebm__fail(msg, EBM_ESHAPE,
+                         "n is %lld and EBM_SAMPLER_ROW_OFFSET is %lld: the rows would reach "
+                         "past stream row 2^32 - 1",
+                         (long long)n, (long long)s->row_offset);
+    }
+    int64_t *rows = ebm__grow((void **)&s->row_ids, &s->row_ids_cap, (size_t)(n > 0 ? n : 1),
+                              sizeof *rows);
+    if (rows == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld row numbers", (long long)n);
+    }
+    for (int64_t r = 0; r < n; r++) {
+        rows[r] = s->row_offset + r;
+    }
+    *ids = rows;
+    return EBM_OK;
+}
+
 int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx)
 {
     if (s == NULL) {
@@ -356,13 +391,17 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     if (rc == EBM_OK) {
         rc = check_chain(s, &msg, "x", n, x, ldx);
     }
+    const int64_t *ids = NULL;
+    if (rc == EBM_OK) {
+        rc = public_rows(s, &msg, n, &ids);
+    }
     if (rc != EBM_OK) {
         return ebm__set_message(s->errmsg, rc, &msg);
     }
     double saved[EBM__N_SAMPLER_STATS];
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     begin_call(s, n, NAN, saved);
-    const ebm__step_in in = {.n = n, .x = x, .ldx = ldx, .keep = 1};
+    const ebm__step_in in = {.ids = ids, .n = n, .x = x, .ldx = ldx, .keep = 1};
     rc = ebm__sampler_run(s, &msg, rng, &in);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }
@@ -387,13 +426,18 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
     if (rc == EBM_OK) {
         rc = check_chain(s, &msg, "y", n, y, ldy);
     }
+    const int64_t *ids = NULL;
+    if (rc == EBM_OK) {
+        rc = public_rows(s, &msg, n, &ids);
+    }
     if (rc != EBM_OK) {
         return ebm__set_message(s->errmsg, rc, &msg);
     }
     double saved[EBM__N_SAMPLER_STATS];
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     begin_call(s, n, 1.0, saved);
-    const ebm__step_in in = {.n = n, .x = x, .ldx = ldx, .y = y, .ldy = ldy, .met = met, .keep = 1};
+    const ebm__step_in in = {.ids = ids, .n = n, .x = x, .ldx = ldx, .y = y, .ldy = ldy,
+                             .met = met, .keep = 1};
     rc = ebm__sampler_run(s, &msg, rng, &in);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }

@@ -27,6 +27,9 @@ struct ebm_sampler {
     int precondition;   /* Langevin steps scaled by sigma_i^2 per visible unit */
     int closed_form;
     int64_t iteration;
+    int64_t row_offset; /* stream row of row r: row_offset + r */
+    int64_t *row_ids;   /* row_offset + r, for the public calls (grown on demand) */
+    size_t row_ids_cap;
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
     /* MH energies: plain_energies (set only by tests) turns the float-GEMM

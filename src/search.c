@@ -317,9 +317,9 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     return EBM_OK;
 }
 
-int ebm__local_search(const ebm_model_t *m, ebm__msg *msg, ebm_rng_t *rng, int64_t n, float *x,
-                      int64_t ldx, const uint8_t *clamp, int64_t ldc, int64_t max_sweeps,
-                      int64_t *sweeps)
+int ebm__local_search(const ebm_model_t *m, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                      int64_t n, float *x, int64_t ldx, const uint8_t *clamp, int64_t ldc,
+                      int64_t max_sweeps, int64_t *sweeps)
 {
     relax rx;
     EBM__PROPAGATE(relax_setup(&rx, m, msg, RELAX_ARGMIN, n, clamp, ldc));
@@ -333,7 +333,7 @@ int ebm__local_search(const ebm_model_t *m, ebm__msg *msg, ebm_rng_t *rng, int64
         int64_t *order = rx.order, n_even = 0, n_odd = 0;
         for (int64_t r = 0; r < n; r++) {
             float u;
-            ebm__stream_uniform(&s, (uint32_t)r, 0, 1, &u);
+            ebm__stream_uniform(&s, ebm__row_id(ids, r), 0, 1, &u);
             if (u < 0.5f) {
                 order[n_even++] = r;
             } else {
@@ -375,7 +375,7 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         rc = ebm__check_states(m, &msg, "x", ebm__all_layers(m), n, x, ldx);
     }
     if (rc == EBM_OK) {
-        rc = ebm__local_search(m, &msg, rng, n, x, ldx, clamp, ldc, max_sweeps, sweeps);
+        rc = ebm__local_search(m, &msg, rng, NULL, n, x, ldx, clamp, ldc, max_sweeps, sweeps);
     }
     return rc < 0 ? ebm__model_set_error(m, rc, &msg) : rc;
 }

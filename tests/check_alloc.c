@@ -1073,6 +1073,13 @@ static const acase cases[] = {
      MSG_SAMPLER, MH, 0, 0, 0, 0, 300, {{0}}},
     GRADIENT("ebm_estimator_gradient PCD, 300 rows, first call", M_DBM, PCD, 0, 300, {0}),
     GRADIENT("ebm_estimator_gradient UCD, 300 rows, first call", M_RBM, UCD, 0, 300, {0}),
+    SAMPLER("ebm_sampler_step GIBBS, row offset", M_DBM, GIBBS, 0, O(EBM_SAMPLER_ROW_OFFSET, 7)),
+    COUPLED("ebm_sampler_coupled_step GIBBS CRN, row offset", M_RBM, GIBBS, 0,
+            O(EBM_SAMPLER_COUPLING, EBM_COUPLING_CRN), O(EBM_SAMPLER_ROW_OFFSET, 7)),
+    GRADIENT("ebm_estimator_gradient UCD_LMI, row offset", M_DBM, LMI, 0, 0,
+             O(EBM_ESTIMATOR_ROW_OFFSET, 7)),
+    GRADIENT("ebm_estimator_gradient PCD, row and chain offsets", M_RBM, PCD, 0, 0,
+             O(EBM_ESTIMATOR_ROW_OFFSET, 7), O(EBM_ESTIMATOR_CHAIN_OFFSET, 5)),
 };
 static const int n_cases = (int)(sizeof cases / sizeof cases[0]);
 

@@ -837,6 +837,128 @@ START_TEST(test_determinism)
 }
 END_TEST
 
+/*
+ * EBM_ESTIMATOR_ROW_OFFSET and _CHAIN_OFFSET split a batch exactly
+ * (data-parallel training). A batch of 12 rows (4 distinct, so rows
+ * differ) in one call (PCD and GRBM_CD: 12 chains), against its slices
+ * [0, 5), [5, 9), [9, 12) in three estimators with offsets 0, 5, 9 (both)
+ * and the same generator state: every slice's generator ends where the
+ * whole batch's does; the meeting times are the same rows' (sum of n_k
+ * times the slices' mean tau = n times the batch's, in both phases; the
+ * largest tau is the largest of the slices'); sum_k n_k g_k / n equals the
+ * batch's g up to float summation (2e-5 relative); for PCD, a second call
+ * leaves the slices' chains equal, bit for bit, to the batch's rows. Twin:
+ * the same slices without offsets (each numbers its rows from 0) must
+ * differ from the batch in the gradient (by 100 times the tolerance) or in
+ * the meeting times. Loop: the DCFG configurations.
+ */
+START_TEST(test_row_offset_splits_batch)
+{
+    const dcfg *c = &DCFG[_i];
+    ebm_model_t *m = t_model(c->nl, c->sizes, c->vis, c->hid);
+    t_random_params(m, 520 + (uint64_t)_i, 1.0);
+    enum { N = 12, SLICES = 3 };
+    const int64_t first[SLICES + 1] = {0, 5, 9, N};
+    const int64_t n0 = c->sizes[0], np = ebm_model_param_count(m), w = ebm_model_state_width(m);
+    const int calls = c->kind == EBM_ESTIMATOR_PCD ? 2 : 1;
+    float rows[4 * MAXW];
+    make_rows(m, 521, 4, rows);
+    float *data = make_batch(n0, 4, rows, N);
+    float *g_all = malloc((size_t)np * sizeof *g_all), *g = malloc((size_t)np * sizeof *g);
+    float *chains_all = malloc((size_t)(N * w) * sizeof *chains_all);
+    float *chains = malloc((size_t)(N * w) * sizeof *chains);
+    double *sum = malloc((size_t)np * sizeof *sum);
+    ebm_estimator_t *e_all = make_est(m, c->kind, -1, c->kind == EBM_ESTIMATOR_GRBM_CD ? 6 : -1,
+                                      -1, -1);
+    if (c->sampler >= 0) {
+        set_int_ok(e_all, EBM_ESTIMATOR_SAMPLER, c->sampler);
+    }
+    ebm_rng_t *r_all = t_rng(522, 0);
+    for (int call = 0; call < calls; call++) {
+        ck_assert_int_eq(ebm_estimator_gradient(e_all, r_all, N, data, n0, g_all), EBM_OK);
+    }
+    uint64_t st_all[EBM_RNG_STATE_WORDS], st[EBM_RNG_STATE_WORDS];
+    ebm_rng_get_state(r_all, st_all);
+    double gmax = 0.0;
+    for (int64_t i = 0; i < np; i++) {
+        gmax = fabs(g_all[i]) > gmax ? fabs(g_all[i]) : gmax;
+    }
+    const double tol = 2e-5 * (1.0 + gmax);
+    if (c->kind == EBM_ESTIMATOR_PCD) {
+        ck_assert_int_eq(ebm_estimator_get_chains(e_all, chains_all, w), EBM_OK);
+    }
+    double worst[2] = {0.0, 0.0}; /* with offsets, and the twin */
+    int taus_differ[2] = {0, 0};
+    for (int twin = 0; twin < 2; twin++) {
+        double tau_sum[2] = {0.0, 0.0}, tau_max[2] = {0.0, 0.0};
+        memset(sum, 0, (size_t)np * sizeof *sum);
+        for (int k = 0; k < SLICES; k++) {
+            const int64_t nk = first[k + 1] - first[k];
+            ebm_estimator_t *e = make_est(m, c->kind, -1,
+                                          c->kind == EBM_ESTIMATOR_GRBM_CD ? 6 : -1, -1, -1);
+            if (c->sampler >= 0) {
+                set_int_ok(e, EBM_ESTIMATOR_SAMPLER, c->sampler);
+            }
+            set_int_ok(e, EBM_ESTIMATOR_ROW_OFFSET, twin ? 0 : first[k]);
+            set_int_ok(e, EBM_ESTIMATOR_CHAIN_OFFSET, twin ? 0 : first[k]); /* chains = rows */
+            ebm_rng_t *r = t_rng(522, 0);
+            for (int call = 0; call < calls; call++) {
+                ck_assert_int_eq(
+                    ebm_estimator_gradient(e, r, nk, data + first[k] * n0, n0, g), EBM_OK);
+            }
+            ebm_rng_get_state(r, st);
+            ck_assert_msg(memcmp(st, st_all, sizeof st) == 0, "slice %d: another rng state", k);
+            for (int64_t i = 0; i < np; i++) {
+                sum[i] += (double)nk * g[i];
+            }
+            for (int ph = 0; ph < 2; ph++) {
+                const int mean = ph == 0 ? EBM_ESTIMATOR_STAT_TAU_MEAN
+                                         : EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN;
+                tau_sum[ph] += (double)nk * ebm_estimator_stat(e, mean);
+                const double mx = ebm_estimator_stat(e, mean + 1);
+                tau_max[ph] = mx > tau_max[ph] ? mx : tau_max[ph];
+            }
+            if (c->kind == EBM_ESTIMATOR_PCD) {
+                ck_assert_int_eq(ebm_estimator_get_chains(e, chains + first[k] * w, w), EBM_OK);
+            }
+            ebm_estimator_destroy(e);
+            ebm_rng_destroy(r);
+        }
+        for (int64_t i = 0; i < np; i++) {
+            const double d = fabs(sum[i] / N - g_all[i]);
+            worst[twin] = d > worst[twin] ? d : worst[twin];
+        }
+        for (int ph = 0; ph < 2; ph++) {
+            const int mean = ph == 0 ? EBM_ESTIMATOR_STAT_TAU_MEAN
+                                     : EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN;
+            taus_differ[twin] |= fabs(tau_sum[ph] - N * ebm_estimator_stat(e_all, mean)) > 1e-9 ||
+                                 tau_max[ph] != ebm_estimator_stat(e_all, mean + 1);
+        }
+        if (c->kind == EBM_ESTIMATOR_PCD) {
+            taus_differ[twin] |= memcmp(chains, chains_all, (size_t)(N * w) * sizeof *chains) != 0;
+        }
+    }
+    if (t_verbose()) {
+        printf("row offset[%d]: gradient off by %.3g (tolerance %.3g), twin by %.3g; taus/chains "
+               "differ: %d, twin %d\n",
+               _i, worst[0], tol, worst[1], taus_differ[0], taus_differ[1]);
+    }
+    ck_assert_msg(worst[0] <= tol, "slices' gradient off by %g (tolerance %g)", worst[0], tol);
+    ck_assert_msg(!taus_differ[0], "the slices' meeting times or chains differ from the batch's");
+    ck_assert_msg(worst[1] > 100 * tol || taus_differ[1],
+                  "twin (no offsets) matched the batch: gradient off by only %g", worst[1]);
+    ebm_estimator_destroy(e_all);
+    ebm_rng_destroy(r_all);
+    free(sum);
+    free(chains);
+    free(chains_all);
+    free(g);
+    free(g_all);
+    free(data);
+    ebm_model_destroy(m);
+}
+END_TEST
+
 /* Rows are independent draws from stream rows 0..n-1 of the call. On a
  * 2-layer model (exact positive phase) the phases take the same sequences
  * whatever the other rows do, so row r's estimate est_r(v) depends only on
@@ -1317,6 +1439,10 @@ START_TEST(test_bad_options)
     BAD_INT(EBM_ESTIMATOR_MARGINALIZE, 4, EBM_EVALUE, "EBM_ESTIMATOR_MARGINALIZE", "4");
     BAD_INT(EBM_ESTIMATOR_MARGINALIZE, -1, EBM_EVALUE, "EBM_ESTIMATOR_MARGINALIZE", "-1");
     BAD_INT(EBM_ESTIMATOR_STEP_LIMIT, 0, EBM_EVALUE, "EBM_ESTIMATOR_STEP_LIMIT", "0");
+    BAD_INT(EBM_ESTIMATOR_ROW_OFFSET, -1, EBM_EVALUE, "EBM_ESTIMATOR_ROW_OFFSET", "-1");
+    BAD_INT(EBM_ESTIMATOR_ROW_OFFSET, INT64_C(1) << 32, EBM_EVALUE, "EBM_ESTIMATOR_ROW_OFFSET",
+            "4294967296");
+    BAD_INT(EBM_ESTIMATOR_CHAIN_OFFSET, -2, EBM_EVALUE, "EBM_ESTIMATOR_CHAIN_OFFSET", "-2");
     BAD_INT(EBM_ESTIMATOR_POSITIVE, 5, EBM_EVALUE, "EBM_ESTIMATOR_POSITIVE", "5");
     BAD_INT(EBM_ESTIMATOR_POSITIVE, EBM_POSITIVE_EXACT, EBM_EUNSUPPORTED, "EXACT", "3 layers");
     BAD_INT(EBM_ESTIMATOR_SAMPLER, EBM_SAMPLER_MH_UNIFORM, EBM_EVALUE, "EBM_ESTIMATOR_SAMPLER", "1");
@@ -1332,6 +1458,8 @@ START_TEST(test_bad_options)
     /* The sampler-option passthrough. */
     BAD_INT(SO + EBM_SAMPLER_CLAMP_LAYERS, 1, EBM_EVALUE, "CLAMP_LAYERS", "cannot");
     BAD_INT(SO + EBM_SAMPLER_CLAMP_LAYERS, 0, EBM_EVALUE, "CLAMP_LAYERS", "cannot");
+    BAD_INT(SO + EBM_SAMPLER_ROW_OFFSET, 3, EBM_EVALUE, "EBM_SAMPLER_ROW_OFFSET",
+            "EBM_ESTIMATOR_ROW_OFFSET");
     BAD_DBL(SO + EBM_SAMPLER_CLAMP_LAYERS, 1.0, EBM_EVALUE, "CLAMP_LAYERS", "");
     BAD_INT(SO + EBM_SAMPLER_COUPLING, 3, EBM_EVALUE, "COUPLING", "3");
     BAD_INT(SO + EBM_SAMPLER_LANGEVIN_STEPS, 0, EBM_EVALUE, "LANGEVIN_STEPS", "0");
@@ -1476,6 +1604,17 @@ START_TEST(test_bad_gradient)
         }
         /* A stride larger than the row skips the padding: garbage there is fine. */
         float padded[8] = {data[0], data[1], data[2], NAN, data[3], data[4], data[5], NAN};
+        /* Rows past stream row 2^32 - 1. */
+        ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_ROW_OFFSET, UINT32_MAX), EBM_OK);
+        BAD_GRAD(e, good_rng, 2, data, 3, EBM_ESHAPE, "EBM_ESTIMATOR_ROW_OFFSET", "4294967295");
+        ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_ROW_OFFSET, 0), EBM_OK);
+        if (models[t].kind == EBM_ESTIMATOR_PCD || models[t].kind == EBM_ESTIMATOR_GRBM_CD) {
+            ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_CHAIN_OFFSET, UINT32_MAX),
+                             EBM_OK);
+            BAD_GRAD(e, good_rng, 2, data, 3, EBM_ESHAPE, "EBM_ESTIMATOR_CHAIN_OFFSET",
+                     "4294967295");
+            ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_CHAIN_OFFSET, 0), EBM_OK);
+        }
         ck_assert_int_eq(ebm_estimator_num_chains(e), 0); /* failures made no PCD chains */
         grad_with(m, models[t].kind, NULL, e, padded, 2, 4, gbuf);
         {
@@ -1673,6 +1812,8 @@ Suite *ebm_estimator_suite(void)
         {"stats", test_stats, 0, 300, NULL, NULL},
         {"determinism", test_determinism, (int)(sizeof DCFG / sizeof DCFG[0]), 300, NULL, NULL},
         {"determinism", test_row_independence, 0, 300, NULL, NULL},
+        {"determinism", test_row_offset_splits_batch, (int)(sizeof DCFG / sizeof DCFG[0]), 300,
+         NULL, NULL},
         {"chains", test_pcd_chains, 0, 300, NULL, NULL},
         {"fast paths", test_fast_paths_equal_plain, 0, 300, NULL, NULL},
         {"bad input", test_bad_create, 0, 300, NULL, NULL},

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOPT (EBM_SAMPLER_PRECONDITION + 1)
+#define NOPT (EBM_SAMPLER_ROW_OFFSET + 1)
 
 /* Table values of the chi-square upper quantiles check ref_gamma_q. */
 START_TEST(chi_selfcheck)
@@ -432,6 +432,24 @@ START_TEST(determinism_and_rows)
         }
         free(xp);
         free(yp);
+        /* Rows [o, n) alone with EBM_SAMPLER_ROW_OFFSET o are the same rows
+         * of the whole batch; numbered from 0 instead (the twin), they are
+         * not. */
+        const int64_t o = 137;
+        for (int offset = 1; offset >= 0; offset--) {
+            memcpy(xa, x0 + o * w, (size_t)((n - o) * w) * sizeof *x);
+            memcpy(ya, y0 + o * w, (size_t)((n - o) * w) * sizeof *y);
+            T_ASSERT(ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET, offset ? o : 0) == EBM_OK);
+            run_steps(s, coupled, 9, n - o, xa, w, ya, meta);
+            const int same =
+                memcmp(xa, x + o * w, (size_t)((n - o) * w) * sizeof *x) == 0 &&
+                (!coupled || (memcmp(ya, y + o * w, (size_t)((n - o) * w) * sizeof *y) == 0 &&
+                              memcmp(meta, met + o, (size_t)(n - o)) == 0));
+            T_ASSERT_MSG(same == offset, "%s: rows %lld.. %s", su->name, (long long)o,
+                         offset ? "with EBM_SAMPLER_ROW_OFFSET differ from the batch's"
+                                : "numbered from 0 match the batch's: the twin cannot fail");
+        }
+        T_ASSERT(ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET, 0) == EBM_OK);
     }
     free(x0);
     free(y0);
@@ -710,7 +728,7 @@ START_TEST(bad_options)
         "EBM_SAMPLER_CLAMP_LAYERS",      "EBM_SAMPLER_COUPLING",    "EBM_SAMPLER_LANGEVIN_STEPS",
         "EBM_SAMPLER_STEP_SIZE",         "EBM_SAMPLER_COSINE",      "EBM_SAMPLER_ADJUST_AFTER",
         "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION",
-        "EBM_SAMPLER_PRECONDITION"};
+        "EBM_SAMPLER_PRECONDITION",      "EBM_SAMPLER_ROW_OFFSET"};
     for (int o = 0; o < NOPT; o++) {
         if (o == EBM_SAMPLER_STEP_SIZE) {
             REFUSED(EBM_EVALUE, ebm_sampler_set_int(s, o, 1), names[o], "double");
@@ -731,7 +749,8 @@ START_TEST(bad_options)
         {EBM_SAMPLER_COSINE, 2, "2"},         {EBM_SAMPLER_COSINE, -1, "-1"},
         {EBM_SAMPLER_ADJUST_AFTER, -2, "-2"}, {EBM_SAMPLER_SCALE_BY_VARIANCE, 3, "3"},
         {EBM_SAMPLER_CLOSED_FORM, -1, "-1"},  {EBM_SAMPLER_ITERATION, -1, "-1"},
-        {EBM_SAMPLER_PRECONDITION, 2, "2"},
+        {EBM_SAMPLER_PRECONDITION, 2, "2"},   {EBM_SAMPLER_ROW_OFFSET, -1, "-1"},
+        {EBM_SAMPLER_ROW_OFFSET, INT64_C(1) << 32, "4294967296"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         REFUSED(EBM_EVALUE, ebm_sampler_set_int(s, bad[i].option, bad[i].value),
@@ -814,6 +833,14 @@ START_TEST(bad_steps)
         REFUSED(EBM_ESHAPE, ebm_sampler_coupled_step(s, rng, -3, x, w, y, w, met), "n", "-3");
         REFUSED(EBM_ESHAPE, ebm_sampler_coupled_step(s, rng, N, x, w - 1, y, w, met), "x", "5");
         REFUSED(EBM_ESHAPE, ebm_sampler_coupled_step(s, rng, N, x, w, y, w - 2, met), "y", "4");
+        /* rows past stream row 2^32 - 1 */
+        ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET, UINT32_MAX - 3), EBM_OK);
+        REFUSED(EBM_ESHAPE, ebm_sampler_step(s, rng, N, x, w), "EBM_SAMPLER_ROW_OFFSET",
+                "4294967292");
+        REFUSED(EBM_ESHAPE, ebm_sampler_coupled_step(s, rng, N, x, w, y, w, met),
+                "EBM_SAMPLER_ROW_OFFSET", "4294967292");
+        ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_OK); /* up to row 2^32 - 1 */
+        ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET, 0), EBM_OK);
         /* invalid states: 0.5 in a binary layer, NaN, -1 in a binary layer,
          * in x and in y, in the first, a middle and the last row */
         static const struct {

@@ -155,6 +155,7 @@ class SamplerOption(IntEnum):
     CLOSED_FORM = 7
     ITERATION = 8
     PRECONDITION = 9
+    ROW_OFFSET = 10
 
 
 class SamplerStat(IntEnum):
@@ -212,6 +213,8 @@ class EstimatorOption(IntEnum):
     MEAN_FIELD_ITERS = 8
     MEAN_FIELD_TOL = 9
     STEP_LIMIT = 10
+    ROW_OFFSET = 11
+    CHAIN_OFFSET = 12
     SAMPLER_OPTION = 1000
 
 

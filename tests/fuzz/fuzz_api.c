@@ -1084,6 +1084,15 @@ static void sampler_options(const ctx *c, ebm_sampler_t *s, int kind, reader *rd
     snprintf(call, sizeof call, "ebm_sampler_set_int/double (%s)", SAMPLER_NAME[kind]);
     const unsigned cl = u8(rd);
     *clamp_layers = 0;
+    /* a row offset, sometimes so large that the rows pass stream row
+     * 2^32 - 1 (the steps must refuse with EBM_ESHAPE, changing nothing) */
+    const unsigned ro = u8(rd);
+    if (ro & 1u) {
+        rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET,
+                                        ro & 2u ? (int64_t)UINT32_MAX - (ro >> 2 & 7u)
+                                                : (int64_t)(ro >> 2)),
+              C(EBM_EVALUE), -1);
+    }
     if (cl & 0x80u) {
         int rc = ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, (int64_t)(cl & c->all));
         if (rc_ok(call, rc, C(EBM_EVALUE), -1)) {
@@ -1145,7 +1154,7 @@ static void op_sampler(const ctx *c, reader *rd, int kind)
         float *before = copy_of(x, nx);
         rng_snap rs = rng_take(c->rng);
         rc = ebm_sampler_step(s, c->rng, c->n, x, c->ldx);
-        if (rc_ok(call, rc, C(EBM_EVALUE) | C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
+        if (rc_ok(call, rc, C(EBM_EVALUE) | C(EBM_ESHAPE) | C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
             check_states(call, c, x, c->n, c->ldx, c->all, 0);
             check_layers_kept(call, c, x, before, cl);
         } else {
@@ -1188,7 +1197,8 @@ static void op_sampler(const ctx *c, reader *rd, int kind)
             memset(met, 0xa5, (size_t)c->n);
             rng_snap rs = rng_take(c->rng);
             rc = ebm_sampler_coupled_step(s, c->rng, c->n, cx, c->ldx, cy, c->ldx, met);
-            if (rc_ok(ccall, rc, C(EBM_EVALUE) | C(EBM_EUNSUPPORTED) | C(EBM_ELIMIT) | C_MEM,
+            if (rc_ok(ccall, rc,
+                      C(EBM_EVALUE) | C(EBM_ESHAPE) | C(EBM_EUNSUPPORTED) | C(EBM_ELIMIT) | C_MEM,
                       -1)) {
                 if (kind >= EBM_SAMPLER_LANGEVIN) {
                     violation(ccall, "returned EBM_OK for a Langevin kind (documented: "
