@@ -7,6 +7,9 @@
 #                   make fuzz-ci: 60 s each, as CI runs them
 #   make examples   build the example programs into build/examples/
 #   make check-trainers  the trainers' tests (tests/trainers/run.sh, ~1 min)
+#   make examples-mpi  the data-parallel trainer build/examples/train_mpi (mpicc:
+#                   OpenMPI, apt-get install openmpi-bin libopenmpi-dev)
+#   make check-mpi  its tests on 1, 2 and 3 ranks (tests/mpi/run.sh, ~1 min)
 #   make bench      build and run the benchmarks (figures, not tests)
 #   make fingerprint  hashes of fixed-seed results (bench/fingerprint.sh): the
 #                   same output before and after a refactoring shows the same bits
@@ -96,7 +99,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-valgrind check-trainers examples bench bench-programs fingerprint install uninstall clean symbols deps \
+.PHONY: FORCE all check check-valgrind check-trainers examples examples-mpi check-mpi bench bench-programs fingerprint install uninstall clean symbols deps \
   python check-python
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -124,6 +127,17 @@ build/examples/check_common: tests/trainers/check_common.c $(EXAMPLE_COMMON) inc
 check-trainers: examples
 	bash tests/trainers/run.sh build/examples
 
+# The data-parallel trainer (docs/distributed.md): the trainers' common code
+# and the static library, linked by MPI's compiler; libebm never links MPI.
+MPICC ?= mpicc
+examples-mpi: build/examples/train_mpi
+build/examples/train_mpi: examples/mpi/train_mpi.c $(EXAMPLE_COMMON) include/ebm.h $(STATIC)
+	@mkdir -p build/examples
+	$(MPICC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) $(LDFLAGS) -o $@ $< $(EXAMPLE_COMMON) \
+	  $(STATIC) $(EXAMPLE_LIBS) $(LIB_LIBS)
+check-mpi: build/examples/train_mpi
+	bash tests/mpi/run.sh build/examples
+
 # The demo, the long runs of docs/results.md and their data sets (demo,
 # results, fashion-mnist, mnist-data; DEMO_*, RESULTS, FASHION_*).
 include examples/examples.mk
@@ -133,7 +147,7 @@ include examples/examples.mk
 # and check-tsan. apt-get runs directly as root, else through sudo.
 DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev \
        python3-numpy python3-venv python3-wheel python3-sklearn python3-pytest python3-cffi \
-       valgrind clang libclang-rt-dev libomp-dev \
+       valgrind clang libclang-rt-dev libomp-dev openmpi-bin libopenmpi-dev \
        $(FASHION_APT)
 deps:
 	@if [ "$$(id -u)" = 0 ]; then sudo=; \

@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "cli.h"
 #include "data.h"
+#include "dist.h"
 #include "optim.h"
 #include "png.h"
 
@@ -32,8 +33,10 @@ typedef struct run {
     data_encoding enc;
     int64_t dim;       /* units of an encoded image: the visible layer */
     ebm_model_t *m;
-    ebm_estimator_t *e;
+    ebm_estimator_t *e; /* distributed: holds the global chains for checkpoints only */
     ebm_rng_t *rng;    /* the training stream */
+    dist_shards dist;  /* distributed (c->comm): this rank's shards */
+    int root;          /* this process writes the outputs (rank 0, or the only one) */
     optim opt;
     optim_average avg; /* --average-from (inactive when off) */
     ebm_model_t *m_avg; /* the average as a model, brought up to date by shown_model */
@@ -54,7 +57,11 @@ typedef struct run {
     const char *heldout_column;
     double heldout_seconds; /* spent on it in this process (not training time) */
     int stopped_by;         /* the signal that stopped training, or 0 */
+    int output_failed;      /* distributed: rank 0 could not write an output */
 } run;
+
+/* The last message of complain, for the other ranks of a distributed run. */
+static char last_complaint[ERR_SIZE];
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -62,12 +69,32 @@ __attribute__((format(printf, 2, 3)))
 static int complain(const trainer_config *c, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", c->prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(last_complaint, sizeof last_complaint, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    if (c->comm != NULL) {
+        fprintf(stderr, "%s: rank %d: %s\n", c->prog, c->comm->rank, last_complaint);
+    } else {
+        fprintf(stderr, "%s: %s\n", c->prog, last_complaint);
+    }
     return 1;
+}
+
+/* Distributed: whether any rank failed (each says so by `failed`, after
+ * complain); the others then say which rank and why. Alone: `failed`. */
+static int any_failed(const trainer_config *c, int failed)
+{
+    if (c->comm == NULL) {
+        return failed;
+    }
+    char msg[ERR_SIZE];
+    snprintf(msg, sizeof msg, "%s", failed ? last_complaint : "");
+    const int who = dist_agree(c->comm, failed, msg, sizeof msg);
+    if (who >= 0 && !failed) {
+        fprintf(stderr, "%s: rank %d: stopping: rank %d failed: %s\n", c->prog, c->comm->rank,
+                who, msg);
+    }
+    return who >= 0;
 }
 
 static const char *method_flag(int method)
@@ -248,6 +275,11 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
                     "local-search sweep cap"));
     }
     ADD(CLI_HEAD("run:"));
+    if (c->comm != NULL) {
+        ADD(CLI_I64("--shards", "N", &c->shards, 1, INT64_C(1) << 24,
+                    "shards of the global batch, at least the ranks: the results depend on N "
+                    "and not on the number of ranks"));
+    }
     ADD(CLI_I64("--steps", "N", &c->steps, 0, INT64_C(1) << 50,
                 "total steps, counting those before a resume; 0: no limit (give --minutes)"));
     ADD(CLI_DBL("--minutes", "X", &c->minutes, 0.0, 1e9,
@@ -296,9 +328,12 @@ static int parse_options(trainer_config *c, int argc, char **argv)
     char text[4][256];
     char about[512];
     snprintf(about, sizeof about,
-             "  Train an RBM or DBM by %s on binarised images (docs/demo.md).\n"
+             "  Train an RBM or DBM by %s on binarised images (docs/demo.md).\n%s"
              "  Each option: what it sets (the values it accepts, its default).\n",
-             c->title);
+             c->title,
+             c->comm != NULL ? "  On MPI ranks (docs/distributed.md); --estimator ucd|ucd-lmi|pcd|cd\n"
+                               "  (default ucd) picks the estimator; --batch is the global batch.\n"
+                             : "");
     const cli_program p = {c->prog, "[options]", about, specs, option_specs(c, specs, text),
                            "--eval-every: exact where log Z enumerates at most 2^20 states,\n"
                            "else AIS, about --ais-chains x --eval-betas Gibbs sweeps per\n"
@@ -342,18 +377,24 @@ static void config_text(const run *r, char *buf, size_t size)
     for (int l = 0; l < c->n_layers && at > 0 && (size_t)at < size; l++) {
         at += snprintf(buf + at, size - (size_t)at, "%s%lld", l ? "," : "", (long long)c->layers[l]);
     }
+    /* A distributed run's shards fix its results: a setting it must keep. */
+    char shards[48] = "";
+    if (c->comm != NULL) {
+        snprintf(shards, sizeof shards, " shards=%lld", (long long)c->shards);
+    }
     if (at > 0 && (size_t)at < size) {
         snprintf(buf + at, size - (size_t)at,
-                 " optimizer=%s momentum=%s batch=%lld chains=%lld seed=%llu%s | lr=%.17g "
+                 " optimizer=%s momentum=%s batch=%lld chains=%lld seed=%llu%s%s | lr=%.17g "
                  "schedule=%s gamma=%.17g clip=%.17g k=%lld cap=%lld marginalize=%d "
                  "positive=%d search_sweeps=%lld",
                  optimizer_names[c->optimizer], c->momentum > 0 ? "on" : "off",
                  (long long)c->batch, (long long)c->chains, (unsigned long long)c->seed,
-                 c->schedule == OPTIM_COSINE ? " cosine" : "", c->lr, schedule_names[c->schedule],
+                 c->schedule == OPTIM_COSINE ? " cosine" : "", shards, c->lr, schedule_names[c->schedule],
                  c->gamma, c->clip, (long long)c->k, (long long)c->cap, c->marginalize,
                  c->positive, (long long)c->search_sweeps);
     }
 }
+
 
 /* Length of the part before " | " (the whole text if there is none). */
 static size_t fixed_part(const char *text)
@@ -449,11 +490,60 @@ static int build_model(run *r)
     return 0;
 }
 
-static int set_option(run *r, int option, int64_t value, const char *name)
+static int set_option(run *r, ebm_estimator_t *e, int option, int64_t value, const char *name)
 {
-    const int rc = ebm_estimator_set_int(r->e, option, value);
+    const int rc = ebm_estimator_set_int(e, option, value);
     if (rc != EBM_OK) {
-        return complain(r->c, "%s: %s", name, ebm_estimator_errmsg(r->e));
+        return complain(r->c, "%s: %s", name, ebm_estimator_errmsg(e));
+    }
+    return 0;
+}
+
+/* A new estimator with the run's options, or NULL after a message. */
+static ebm_estimator_t *new_estimator(run *r)
+{
+    trainer_config *c = r->c;
+    ebm_estimator_t *e = NULL;
+    int rc = ebm_estimator_create(&e, r->m, c->method);
+    if (rc != EBM_OK) {
+        complain(c, "ebm_estimator_create: %s", ebm_model_errmsg(r->m));
+        return NULL;
+    }
+    if ((c->k >= 0 && set_option(r, e, EBM_ESTIMATOR_K, c->k, "--k")) ||
+        (c->cap > 0 && set_option(r, e, EBM_ESTIMATOR_MAX_STEPS, c->cap, "--cap")) ||
+        (c->marginalize >= 0 &&
+         set_option(r, e, EBM_ESTIMATOR_MARGINALIZE, c->marginalize, "--marginalize")) ||
+        set_option(r, e, EBM_ESTIMATOR_POSITIVE, c->positive, "--positive") ||
+        (c->method == EBM_ESTIMATOR_UCD_LMI &&
+         set_option(r, e, EBM_ESTIMATOR_SEARCH_SWEEPS, c->search_sweeps, "--search-sweeps")) ||
+        (c->method == EBM_ESTIMATOR_PCD &&
+         set_option(r, e, EBM_ESTIMATOR_CHAINS, c->chains > 0 ? c->chains : c->batch,
+                    "--chains"))) {
+        ebm_estimator_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* Distributed: this rank's shards (dist.h), each an estimator of its own. */
+static int build_shards(run *r)
+{
+    trainer_config *c = r->c;
+    char err[ERR_SIZE];
+    const int64_t chains =
+        c->method == EBM_ESTIMATOR_PCD ? (c->chains > 0 ? c->chains : c->batch) : 0;
+    if (dist_init(&r->dist, c->comm, c->shards, c->batch, chains, r->n_params, r->width, err,
+                  sizeof err) != 0) {
+        return complain(c, "%s", err);
+    }
+    for (int64_t i = 0; i < r->dist.hi - r->dist.lo; i++) {
+        if ((r->dist.e[i] = new_estimator(r)) == NULL) {
+            return 1;
+        }
+        if (dist_configure(&r->dist, i, r->dist.e[i]) != EBM_OK) {
+            return complain(c, "shard %lld: %s", (long long)(r->dist.lo + i),
+                            ebm_estimator_errmsg(r->dist.e[i]));
+        }
     }
     return 0;
 }
@@ -461,19 +551,7 @@ static int set_option(run *r, int option, int64_t value, const char *name)
 static int build_estimator(run *r)
 {
     trainer_config *c = r->c;
-    int rc = ebm_estimator_create(&r->e, r->m, c->method);
-    if (rc != EBM_OK) {
-        return complain(c, "ebm_estimator_create: %s", ebm_model_errmsg(r->m));
-    }
-    if ((c->k >= 0 && set_option(r, EBM_ESTIMATOR_K, c->k, "--k")) ||
-        (c->cap > 0 && set_option(r, EBM_ESTIMATOR_MAX_STEPS, c->cap, "--cap")) ||
-        (c->marginalize >= 0 &&
-         set_option(r, EBM_ESTIMATOR_MARGINALIZE, c->marginalize, "--marginalize")) ||
-        set_option(r, EBM_ESTIMATOR_POSITIVE, c->positive, "--positive") ||
-        (c->method == EBM_ESTIMATOR_UCD_LMI &&
-         set_option(r, EBM_ESTIMATOR_SEARCH_SWEEPS, c->search_sweeps, "--search-sweeps")) ||
-        (c->method == EBM_ESTIMATOR_PCD &&
-         set_option(r, EBM_ESTIMATOR_CHAINS, c->chains > 0 ? c->chains : c->batch, "--chains"))) {
+    if ((r->e = new_estimator(r)) == NULL || (c->comm != NULL && build_shards(r))) {
         return 1;
     }
     optim_settings s = optim_settings_default(c->lr);
@@ -524,11 +602,17 @@ static int resume(run *r)
                 c->prog, ck.config + fixed + 3, r->config_text + fixed + 3);
     }
     rc = checkpoint_restore(&ck, r->m, r->rng, &r->opt, &r->avg, r->e, err, sizeof err);
+    if (rc == CHECKPOINT_OK && c->comm != NULL &&
+        dist_scatter_chains(&r->dist, r->e, err, sizeof err) != 0) {
+        rc = CHECKPOINT_EFORMAT;
+    }
     if (rc == CHECKPOINT_OK) {
         r->step = ck.iteration;
         r->seconds_before = ck.seconds;
-        fprintf(stderr, "%s: resumed from %s at step %lld (%.1f s of training)\n", c->prog,
-                c->resume, (long long)r->step, r->seconds_before);
+        if (r->root) {
+            fprintf(stderr, "%s: resumed from %s at step %lld (%.1f s of training)\n", c->prog,
+                    c->resume, (long long)r->step, r->seconds_before);
+        }
     }
     checkpoint_free(&ck);
     return rc == CHECKPOINT_OK ? 0 : complain(c, "--resume: %s", err);
@@ -725,9 +809,17 @@ static int save_models(run *r)
     return 0;
 }
 
-static int save_checkpoint(const run *r, double seconds)
+/* Distributed, every rank calls it: the shards' chains are gathered into
+ * r->e first, and rank 0 writes. */
+static int save_checkpoint(run *r, double seconds)
 {
     char path[4200], err[ERR_SIZE] = "";
+    if (r->c->comm != NULL && dist_gather_chains(&r->dist, r->e, err, sizeof err) != 0) {
+        return complain(r->c, "checkpoint: %s", err);
+    }
+    if (!r->root) {
+        return 0;
+    }
     snprintf(path, sizeof path, "%s/checkpoint.ckpt", r->c->out);
     const int rc = checkpoint_save(path, r->m, r->rng, &r->opt, &r->avg, r->e, r->step, seconds,
                                    r->config_text, err, sizeof err);
@@ -781,7 +873,7 @@ typedef struct window {
 
 static double stat(const run *r, int s)
 {
-    return ebm_estimator_stat(r->e, s);
+    return r->c->comm != NULL ? r->dist.stat[s] : ebm_estimator_stat(r->e, s);
 }
 
 static void progress(const run *r, const window *w, double seconds, int64_t steps_here,
@@ -820,6 +912,19 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
 static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll,
                             double *log_z);
 
+/* After an output of training failed (the message is out): alone, 1: stop;
+ * distributed, 0: carry on to the next step's agreement, which stops every
+ * rank (a failed gathering in save_checkpoint is agreed already, so every
+ * rank gets here). */
+static int output_failed(run *r)
+{
+    if (r->c->comm == NULL) {
+        return 1;
+    }
+    r->output_failed = 1;
+    return 0;
+}
+
 static int train(run *r, double *seconds_out)
 {
     trainer_config *c = r->c;
@@ -831,13 +936,28 @@ static int train(run *r, double *seconds_out)
     memset(&w, 0, sizeof w);
     for (;;) {
         seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
-        if ((c->steps > 0 && r->step >= c->steps) ||
-            (c->minutes > 0 && seconds >= c->minutes * 60.0)) {
-            break;
-        }
+        int done = (c->steps > 0 && r->step >= c->steps) ||
+                   (c->minutes > 0 && seconds >= c->minutes * 60.0);
         /* SIGINT or SIGTERM (cli_catch_stop_signals): stop between steps; the
          * caller writes the checkpoint and the model. */
-        if ((r->stopped_by = cli_stop_signal()) != 0) {
+        int signal = cli_stop_signal();
+        if (c->comm != NULL) {
+            /* Rank 0's clock decides; any rank's signal stops all, and so
+             * does rank 0's failure to write its outputs. */
+            double v[3] = {r->root ? done : 0, signal, r->output_failed};
+            if (c->comm->max_f64(c->comm->ctx, v, 3) != 0) {
+                return complain(c, "step %lld: the transport failed", (long long)r->step + 1);
+            }
+            if (v[2] != 0.0) {
+                return r->root ? 1 : complain(c, "stopping: rank 0 could not write its outputs");
+            }
+            done = v[0] != 0.0;
+            signal = (int)v[1];
+        }
+        if (done) {
+            break;
+        }
+        if ((r->stopped_by = signal) != 0) {
             break;
         }
         int rc = data_draw_rows(r->rows, c->batch, r->train.n, r->rng);
@@ -848,8 +968,13 @@ static int train(run *r, double *seconds_out)
         if (rc != DATA_OK) {
             return complain(c, "batch: %s %s", data_strerror(rc), err);
         }
-        rc = ebm_estimator_gradient(r->e, r->rng, c->batch, r->batch, r->dim, r->grad);
-        if (rc != EBM_OK) {
+        if (c->comm != NULL) {
+            /* Every rank fails together, with the failing rank's message. */
+            if (dist_gradient(&r->dist, r->rng, r->batch, r->dim, r->grad, err, sizeof err) != 0) {
+                return r->root ? complain(c, "step %lld: %s", (long long)r->step + 1, err) : 1;
+            }
+        } else if ((rc = ebm_estimator_gradient(r->e, r->rng, c->batch, r->batch, r->dim,
+                                                r->grad)) != EBM_OK) {
             return complain(c, "step %lld: ebm_estimator_gradient: %s", (long long)r->step + 1,
                             ebm_estimator_errmsg(r->e));
         }
@@ -879,25 +1004,30 @@ static int train(run *r, double *seconds_out)
         r->ptau_max = fmax(r->ptau_max, stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX));
         r->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
         seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
-        const int eval_now = c->eval_every > 0 && r->step % c->eval_every == 0;
+        /* The outputs are rank 0's; a failure there stops every rank at
+         * the next step (output_failed). */
+        const int eval_now = r->root && c->eval_every > 0 && r->step % c->eval_every == 0;
         double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
         double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN; /* the average's, once it has one */
         if (eval_now) {
             const double te = cli_now();
-            if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z)) {
+            if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z) &&
+                output_failed(r)) {
                 return 1;
             }
             heldout_s = cli_now() - te;
             if (r->avg.count > 0) {
                 const ebm_model_t *m_avg = shown_model(r);
-                if (m_avg == NULL || heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z)) {
+                if ((m_avg == NULL ||
+                     heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z)) &&
+                    output_failed(r)) {
                     return 1;
                 }
                 avg_s = cli_now() - te - heldout_s;
             }
             r->heldout_seconds += cli_now() - te;
         }
-        if ((c->log_every > 0 && r->step % c->log_every == 0) || eval_now) {
+        if (r->root && ((c->log_every > 0 && r->step % c->log_every == 0) || eval_now)) {
             fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f",
                     (long long)r->step, seconds, lr, r->opt.last_norm,
                     stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN), stat(r, EBM_ESTIMATOR_STAT_TAU_MAX),
@@ -927,21 +1057,22 @@ static int train(run *r, double *seconds_out)
                     method_flag(c->method), (long long)r->step, r->heldout_column, heldout_ll,
                     (long long)r->heldout_n, heldout_s, averaged);
         }
-        if (now - last_print >= 5.0 || r->step - step0 <= 3) {
+        if (r->root && (now - last_print >= 5.0 || r->step - step0 <= 3)) {
             progress(r, &w, seconds, r->step - step0, now - t0 - r->heldout_seconds);
             memset(&w, 0, sizeof w);
             last_print = now;
         }
-        if (c->sample_every > 0 && r->step % c->sample_every == 0) {
+        if (r->root && c->sample_every > 0 && r->step % c->sample_every == 0) {
             double acc, sw;
             const ebm_model_t *shown = shown_model(r);
             snprintf(path, sizeof path, "%s/samples.png", c->out);
-            if (shown == NULL || write_samples(r, shown, path, r->step, &acc, &sw)) {
+            if ((shown == NULL || write_samples(r, shown, path, r->step, &acc, &sw)) &&
+                output_failed(r)) {
                 return 1;
             }
         }
         if (c->checkpoint_every > 0 && r->step % c->checkpoint_every == 0 &&
-            save_checkpoint(r, seconds)) {
+            save_checkpoint(r, seconds) && output_failed(r)) {
             return 1;
         }
     }
@@ -1197,6 +1328,15 @@ static void report(const run *r, const result *res, double train_s, double pictu
                     (long long)r->avg.from, (long long)r->avg.count,
                     r->avg.count > 0 ? "averaged" : "last_iterate");
         }
+        const dist_shards *d = &r->dist;
+        if (c->comm != NULL && d->steps > 0) {
+            /* Stragglers (docs/distributed.md): per step, means over the steps. */
+            fprintf(f, "ranks=%d\nshards=%lld\nslowest_rank_ms=%.3f\nfastest_rank_ms=%.3f\n"
+                       "busiest_rank_taus=%.2f\nmean_rank_taus=%.2f\n",
+                    c->comm->size, (long long)d->n_shards, 1e3 * d->slowest_s / d->steps,
+                    1e3 * d->fastest_s / d->steps, d->busiest_taus / d->steps,
+                    d->all_taus / d->steps / c->comm->size);
+        }
         fprintf(f, "config=%s\n", r->config_text);
         fclose(f);
     }
@@ -1226,6 +1366,7 @@ static void free_run(run *r)
         fclose(r->csv);
     }
     ebm_estimator_destroy(r->e);
+    dist_free(&r->dist);
     ebm_model_destroy(r->m);
     ebm_model_destroy(r->m_avg);
     ebm_rng_destroy(r->rng);
@@ -1259,13 +1400,17 @@ int trainer_main(trainer_config *c, int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.c = c;
-    rc = load_data(&r) || build_model(&r) || build_estimator(&r) || prepare_heldout(&r);
+    r.root = c->comm == NULL || c->comm->rank == 0;
+    /* Distributed, every rank sets up alike (its own data, model, shards),
+     * and all stop if one fails (a missing data file on one machine). */
+    rc = any_failed(c, load_data(&r) || build_model(&r) || build_estimator(&r) ||
+                           prepare_heldout(&r));
     if (rc == 0) {
         config_text(&r, r.config_text, sizeof r.config_text);
-        rc = (c->resume != NULL && resume(&r)) || open_csv(&r);
+        rc = any_failed(c, (c->resume != NULL && resume(&r)) || (r.root && open_csv(&r)));
     }
     double train_s = 0.0;
-    if (rc == 0) {
+    if (rc == 0 && r.root) {
         fprintf(stderr, "%s: %s, layers", c->prog, c->title);
         for (int l = 0; l < c->n_layers; l++) {
             fprintf(stderr, "%s%lld", l ? "-" : " ", (long long)c->layers[l]);
@@ -1283,6 +1428,8 @@ int trainer_main(trainer_config *c, int argc, char **argv)
                     "model_raw.ebm\n", c->prog, (long long)c->average_from,
                     (long long)c->average_from);
         }
+    }
+    if (rc == 0) {
         if (cli_catch_stop_signals() != 0) {
             fprintf(stderr, "%s: warning: cannot catch SIGINT and SIGTERM: %s\n", c->prog,
                     strerror(errno));
@@ -1291,6 +1438,18 @@ int trainer_main(trainer_config *c, int argc, char **argv)
     }
     if (rc == 0) {
         rc = save_checkpoint(&r, train_s);
+    }
+    if (r.root && c->comm != NULL && r.dist.steps > 0) {
+        const dist_shards *d = &r.dist;
+        fprintf(stderr, "%s: %d ranks, %lld shards: per step the slowest rank computed %.1f ms, "
+                "the fastest %.1f ms; the busiest rank's rows made %.1f coupled steps, the "
+                "mean rank's %.1f\n", c->prog, c->comm->size, (long long)d->n_shards,
+                1e3 * d->slowest_s / d->steps, 1e3 * d->fastest_s / d->steps,
+                d->busiest_taus / d->steps, d->all_taus / d->steps / c->comm->size);
+    }
+    if (!r.root) { /* the rest is rank 0's: the model, the pictures, the evaluation */
+        free_run(&r);
+        return rc != 0 ? 1 : r.stopped_by != 0 ? 128 + r.stopped_by : 0;
     }
     rc = rc || save_models(&r);
     char path[4200], raw[4300] = "";

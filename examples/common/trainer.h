@@ -52,6 +52,8 @@
 #include <ebm.h>
 #include <stdint.h>
 
+#include "dist.h"
+
 typedef struct trainer_config {
     const char *prog;   /* program name, for messages */
     const char *title;  /* the method's name in tables: "UCD-LMI" */
@@ -104,6 +106,13 @@ typedef struct trainer_config {
     int64_t eval_every;     /* held-out log-likelihood every N steps (0: never) */
     int64_t eval_rows;      /* ... on this prefix of the test rows (0: all) */
     int64_t eval_betas;     /* ... with this many AIS betas where AIS is needed */
+
+    /* data-parallel (examples/train_mpi.c): the ranks, or NULL for one
+     * process, and --shards (dist.h). Rank 0 alone writes the outputs,
+     * evaluates and prints; every rank reads the data (and --resume's
+     * checkpoint) itself. */
+    const dist_comm *comm;
+    int64_t shards;
 } trainer_config;
 
 /* --data digits is scikit-learn's 8x8 digits (data_load_digits_csv: 1,797

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# make check-mpi: the data-parallel trainer (examples/mpi/train_mpi.c) gives
+# the same results on 1, 2 and 3 ranks: with the same seed, --shards and
+# global batch, the runs' model.ebm are the same bytes and their train.csv
+# the same lines but for the training time (so the same meeting times and
+# statistics at every step), for UCD, UCD-LMI and PCD on bars-and-stripes
+# with an RBM and with a small DBM; a checkpoint written on 2 ranks resumes
+# on 3 to the 1-rank run's bytes; the first step's meeting times are the
+# one-process trainers'; a rank that cannot set up (its data
+# missing) stops every rank with its message; bad --shards is refused.
+# Ranks are oversubscribed on a small machine (mpirun --oversubscribe).
+# Usage: tests/mpi/run.sh [BUILD_DIR] (default build/examples)
+set -uo pipefail
+B=${1:-build/examples}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export OPENBLAS_NUM_THREADS=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPIRUN=(timeout 300 mpirun --allow-run-as-root --oversubscribe)
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() {
+    local what=$1
+    shift
+    if "$@"; then ok "$what"; else bad "$what"; fi
+}
+# run NP DIR ARGS...: train_mpi on NP ranks into DIR; sets rc.
+run() {
+    local np=$1 dir=$2
+    shift 2
+    rc=0
+    "${MPIRUN[@]}" -np "$np" "$B/train_mpi" "$@" --out "$dir" >"$dir.out" 2>"$dir.err" || rc=$?
+}
+# train.csv without its seconds column
+steps_of() { cut -d, -f1,3- "$1/train.csv"; }
+same_run() {
+    cmp -s "$1/model.ebm" "$2/model.ebm" && [ "$(steps_of "$1")" = "$(steps_of "$2")" ]
+}
+
+BASE=(--data bas --batch 24 --seed 3 --sample-every 0 --log-every 1 --checkpoint-every 10
+      --samples 4 --completions 4)
+COMMON=("${BASE[@]}" --shards 6)
+for layers in 16,16 16,12,8; do
+    for est in ucd ucd-lmi pcd; do
+        name="$est-${layers//,/-}"
+        args=(--estimator "$est" --layers "$layers" --steps 30 "${COMMON[@]}")
+        for np in 1 2 3; do
+            run "$np" "$T/$name-np$np" "${args[@]}"
+            check "$name on $np rank(s): exit 0, model.ebm, 30 steps in train.csv" \
+                test "$rc" = 0 -a -s "$T/$name-np$np/model.ebm" \
+                -a "$(tail -1 "$T/$name-np$np/train.csv" | cut -d, -f1)" = 30
+        done
+        for np in 2 3; do
+            check "$name: $np ranks give the 1-rank run's model.ebm bytes and train.csv steps" \
+                same_run "$T/$name-np1" "$T/$name-np$np"
+        done
+    done
+done
+# The meeting times are really compared: UCD's tau_mean varies over the steps.
+check "ucd: the compared train.csv holds varying meeting times" \
+    test "$(cut -d, -f5 "$T/ucd-16-16-np1/train.csv" | sed 1d | sort -u | wc -l)" -gt 3
+# ... and the comparison can fail: other shards, other results.
+run 2 "$T/shards4" --estimator ucd --layers 16,16 --steps 30 "${COMMON[@]}" --shards 4
+check "ucd: --shards 4 gives other results than --shards 6 (the comparison can fail)" \
+    test "$rc" = 0 -a -n "$(cmp "$T/shards4/model.ebm" "$T/ucd-16-16-np1/model.ebm" 2>&1)"
+# The shards draw what their rows draw in one call on the whole batch: the
+# first step's meeting times (both phases) are the one-process trainer's.
+for est in ucd ucd-lmi; do
+    rc=0
+    "$B/train_${est//-/_}" --layers 16,12,8 --steps 1 "${BASE[@]}" \
+        --out "$T/one-$est" >/dev/null 2>&1 || rc=$?
+    check "$est: step 1's meeting times on 3 ranks (6 shards) are train_${est//-/_}'s" \
+        test "$rc" = 0 -a "$(sed -n 2p "$T/one-$est/train.csv" | cut -d, -f5-8)" = \
+        "$(sed -n 2p "$T/$est-16-12-8-np3/train.csv" | cut -d, -f5-8)"
+done
+
+# A checkpoint of 2 ranks resumed on 3 ends as the uninterrupted 1-rank run.
+args=(--estimator pcd --layers 16,12,8 "${COMMON[@]}")
+run 2 "$T/half" "${args[@]}" --steps 15
+run 3 "$T/half" "${args[@]}" --steps 30 --resume "$T/half/checkpoint.ckpt"
+check "pcd: 15 steps on 2 ranks, resumed on 3 to step 30: the 1-rank run's model.ebm" \
+    cmp -s "$T/half/model.ebm" "$T/pcd-16-12-8-np1/model.ebm"
+
+# A rank whose data is missing stops every rank with its rank and message.
+if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+    rc=0
+    "${MPIRUN[@]}" -np 1 "$B/train_mpi" --data fashion --steps 2 --batch 12 --out "$T/miss" : \
+        -np 1 "$B/train_mpi" --data fashion --data-dir "$T/nowhere" --steps 2 --batch 12 \
+        --out "$T/miss" >"$T/miss.out" 2>"$T/miss.err" || rc=$?
+    check "rank 1 without its data: every rank stops (exit 1), naming rank 1 and the path" \
+        test "$rc" != 0 -a -n "$(grep -F 'rank 0: stopping: rank 1 failed' "$T/miss.err" |
+            grep -F "$T/nowhere")"
+else
+    echo "skip the missing-data test: Fashion-MNIST is not installed"
+fi
+run 3 "$T/few" --data bas --steps 2 --batch 24 --shards 2
+check "--shards 2 on 3 ranks: exit != 0, says the shards must be at least the ranks" \
+    test "$rc" != 0 -a -n "$(grep -F -- '--shards 2 must be at least the number of ranks (3)' \
+        "$T/few.err")"
+run 2 "$T/est" --estimator nosuch --data bas --steps 2
+check "--estimator nosuch: exit 2, the choices" \
+    test "$rc" != 0 -a -n "$(grep -F 'expected one of ucd, ucd-lmi, pcd, cd' "$T/est.err")"
+
+echo "mpi: $passed passed, $failed failed"
+[ "$failed" = 0 ]
