@@ -888,8 +888,10 @@ enum ebm_estimator_option {
      * same generator: the same chains, the same meeting times; its
      * gradient times n, summed over the processes and divided by the
      * global batch size, is the whole batch's gradient up to the order of
-     * floating-point summation (docs/distributed.md). A call with o + n >
-     * 2^32 fails with EBM_ESHAPE. Default 0. */
+     * floating-point summation (for PCD and GRBM_CD, whose negative phase
+     * averages over the chains, when every process holds the same share
+     * of the chains as of the rows; docs/distributed.md). A call with
+     * o + n > 2^32 fails with EBM_ESHAPE. Default 0. */
     EBM_ESTIMATOR_ROW_OFFSET = 11,
     /** int c, 0 to 2^32 - 1: the global number of the estimator's first
      * own chain: PCD's persistent chain j and GRBM_CD's chain j draw from

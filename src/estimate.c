@@ -241,7 +241,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const telescope_spec *sp
     int64_t *tau = ids + n;
     int rc = EBM_OK;
     for (int64_t r = 0; r < n; r++) {
-        ids[r] = e->row_ids != NULL ? e->row_ids[r] : r;
+        ids[r] = ebm__row_id(e->row_ids, r);
         tau[r] = 0;
     }
     if (e->k == 0 && add_f_after_step(e, start, clamped, n, x, coef, y) != EBM_OK) {

@@ -456,10 +456,13 @@ static void gradient_layout(ebm__arena *arena, void *ctx)
     wk->y = ebm__arena_take(arena, block, sizeof(float));
     wk->next = ebm__arena_take(arena, block, sizeof(float));
     wk->draw = ebm__arena_take(arena, (size_t)wk->width, sizeof(float));
-    wk->row_ids = ebm__arena_take(arena, wk->row_offset != 0 ? (size_t)wk->n : 0,
-                                  sizeof(int64_t));
-    wk->chain_ids = ebm__arena_take(arena, wk->chain_offset != 0 ? (size_t)wk->chains : 0,
-                                    sizeof(int64_t));
+    /* Without an offset, no numbers: NULL (ebm__arena_take gives a piece
+     * even for 0 elements). */
+    wk->row_ids = wk->row_offset != 0 ? ebm__arena_take(arena, (size_t)wk->n, sizeof(int64_t))
+                                      : NULL;
+    wk->chain_ids = wk->chain_offset != 0
+                        ? ebm__arena_take(arena, (size_t)wk->chains, sizeof(int64_t))
+                        : NULL;
 }
 
 /* ids[r] = offset + r for r < n, if ids is not NULL. */

@@ -959,6 +959,40 @@ START_TEST(test_row_offset_splits_batch)
 }
 END_TEST
 
+/* Batches of changing sizes reuse and grow the estimator's scratch, with
+ * offsets 0 (no row numbers) and with offsets: every call succeeds, and the
+ * sanitizer and valgrind builds of the suite find no access outside it. */
+START_TEST(test_growing_batches)
+{
+    const int64_t sizes[2] = {4, 4}, counts[5] = {100, 149, 7, 300, 149};
+    ebm_model_t *m = t_model(2, sizes, B_, B_);
+    t_random_params(m, 530, 1.0);
+    float rows[4 * MAXW];
+    make_rows(m, 531, 4, rows);
+    float *data = make_batch(4, 4, rows, 300);
+    float *g = malloc((size_t)ebm_model_param_count(m) * sizeof *g);
+    const int kinds[3] = {EBM_ESTIMATOR_CD, UCD_, EBM_ESTIMATOR_PCD};
+    for (int k = 0; k < 3; k++) {
+        for (int offset = 0; offset < 2; offset++) {
+            ebm_estimator_t *e = make_est(m, kinds[k], -1, -1, -1, -1);
+            set_int_ok(e, EBM_ESTIMATOR_ROW_OFFSET, offset ? 1000 : 0);
+            set_int_ok(e, EBM_ESTIMATOR_CHAIN_OFFSET, offset ? 77 : 0);
+            ebm_rng_t *r = t_rng(532, 0);
+            for (int c = 0; c < 5; c++) {
+                ck_assert_msg(ebm_estimator_gradient(e, r, counts[c], data, 4, g) == EBM_OK,
+                              "kind %d, %lld rows: %s", kinds[k], (long long)counts[c],
+                              ebm_estimator_errmsg(e));
+            }
+            ebm_rng_destroy(r);
+            ebm_estimator_destroy(e);
+        }
+    }
+    free(g);
+    free(data);
+    ebm_model_destroy(m);
+}
+END_TEST
+
 /* Rows are independent draws from stream rows 0..n-1 of the call. On a
  * 2-layer model (exact positive phase) the phases take the same sequences
  * whatever the other rows do, so row r's estimate est_r(v) depends only on
@@ -1814,6 +1848,7 @@ Suite *ebm_estimator_suite(void)
         {"determinism", test_row_independence, 0, 300, NULL, NULL},
         {"determinism", test_row_offset_splits_batch, (int)(sizeof DCFG / sizeof DCFG[0]), 300,
          NULL, NULL},
+        {"determinism", test_growing_batches, 0, 300, NULL, NULL},
         {"chains", test_pcd_chains, 0, 300, NULL, NULL},
         {"fast paths", test_fast_paths_equal_plain, 0, 300, NULL, NULL},
         {"bad input", test_bad_create, 0, 300, NULL, NULL},

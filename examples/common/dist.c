@@ -23,12 +23,30 @@ int dist_init(dist_shards *d, const dist_comm *comm, int64_t n_shards, int64_t b
 {
     memset(d, 0, sizeof *d);
     if (n_shards < comm->size || n_shards > batch || (chains > 0 && n_shards > chains)) {
+        char also[64] = "";
+        if (chains > 0) {
+            snprintf(also, sizeof also, " and the chains (%lld)", (long long)chains);
+        }
         snprintf(err, errsize,
                  "--shards %lld must be at least the number of ranks (%d) and at most the "
                  "batch (%lld)%s",
-                 (long long)n_shards, comm->size, (long long)batch,
-                 chains > 0 ? " and the chains" : "");
+                 (long long)n_shards, comm->size, (long long)batch, also);
         return -1;
+    }
+    /* A PCD shard averages its negative phase over its own chains: the
+     * shards' weights n_s / B give the whole batch's gradient only if each
+     * holds the same share of the chains as of the rows. */
+    for (int64_t s = 0; chains > 0 && s < n_shards; s++) {
+        if (dist_count(chains, n_shards, s) * batch != dist_count(batch, n_shards, s) * chains) {
+            snprintf(err, errsize,
+                     "--chains %lld and --batch %lld do not split alike into %lld shards (shard "
+                     "%lld: %lld chains for %lld rows): give as many chains as rows, or make both "
+                     "multiples of --shards",
+                     (long long)chains, (long long)batch, (long long)n_shards, (long long)s,
+                     (long long)dist_count(chains, n_shards, s),
+                     (long long)dist_count(batch, n_shards, s));
+            return -1;
+        }
     }
     d->comm = comm;
     d->n_shards = n_shards;
@@ -110,7 +128,7 @@ static const int MAXED[] = {EBM_ESTIMATOR_STAT_TAU_MAX, EBM_ESTIMATOR_STAT_POSIT
 enum { N_MEANS = 2, N_COUNTS = 3, N_WEIGHTED = 2, N_MAXED = 2 };
 
 int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd, float *grad,
-                  char *err, size_t errsize)
+                  int failed, char *err, size_t errsize)
 {
     const dist_comm *cm = d->comm;
     const int64_t np = d->n_params, B = d->batch, S = d->n_shards;
@@ -118,8 +136,9 @@ int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd
     ebm_rng_get_state(rng, start);
     /* Pass 1: each shard's gradient, and the largest term. */
     double top[1 + N_MAXED] = {0.0};
-    int failed = 0;
-    err[0] = '\0';
+    if (!failed) {
+        err[0] = '\0';
+    }
     memset(d->q, 0, (size_t)(np + DIST_STATS) * sizeof *d->q);
     const int64_t mine = d->hi - d->lo;
     int64_t *tail = d->q + np;

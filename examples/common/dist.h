@@ -1,5 +1,5 @@
 /* Data-parallel gradients whose results do not depend on the number of
- * processes (examples/train_mpi.c, docs/distributed.md).
+ * processes (examples/mpi/train_mpi.c, docs/distributed.md).
  *
  * The global batch of B rows is cut into S shards, fixed by --shards and
  * not by the number of ranks: shard s holds rows [s B / S, (s + 1) B / S)
@@ -80,11 +80,13 @@ void dist_free(dist_shards *d);
 /* One step: every shard of this rank from the same generator state (rng
  * ends where one gradient call leaves it), the sum over all shards into
  * grad (n_params floats, the same bits on every rank), the statistics into
- * d->stat. data: the global batch (batch rows, stride ldd). Returns 0, or
- * -1 on every rank when a shard failed on any rank (err: the first failing
- * rank's message, with its rank and shard) or the transport failed. */
+ * d->stat. data: the global batch (batch rows, stride ldd). failed: this
+ * rank failed before the step (its message in err): it computes nothing,
+ * and every rank returns -1. Returns 0, or -1 on every rank when a rank
+ * failed or a shard failed on any rank (err: the first failing rank's
+ * message, with its rank and shard) or the transport failed. */
 int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd, float *grad,
-                  char *err, size_t errsize);
+                  int failed, char *err, size_t errsize);
 
 /* Agree on a failure: each rank says whether it failed (with its message
  * in err); returns -1 if none did, else the lowest failing rank, whose

@@ -57,7 +57,7 @@ typedef struct run {
     const char *heldout_column;
     double heldout_seconds; /* spent on it in this process (not training time) */
     int stopped_by;         /* the signal that stopped training, or 0 */
-    int output_failed;      /* distributed: rank 0 could not write an output */
+    int failed;             /* distributed: this rank failed in the last step (rank_failed) */
 } run;
 
 /* The last message of complain, for the other ranks of a distributed run. */
@@ -68,15 +68,19 @@ __attribute__((format(printf, 2, 3)))
 #endif
 static int complain(const trainer_config *c, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, copy;
     va_start(ap, fmt);
-    vsnprintf(last_complaint, sizeof last_complaint, fmt, ap);
-    va_end(ap);
+    va_copy(copy, ap);
+    vsnprintf(last_complaint, sizeof last_complaint, fmt, copy);
+    va_end(copy);
     if (c->comm != NULL) {
-        fprintf(stderr, "%s: rank %d: %s\n", c->prog, c->comm->rank, last_complaint);
+        fprintf(stderr, "%s: rank %d: ", c->prog, c->comm->rank);
     } else {
-        fprintf(stderr, "%s: %s\n", c->prog, last_complaint);
+        fprintf(stderr, "%s: ", c->prog);
     }
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     return 1;
 }
 
@@ -97,9 +101,52 @@ static int any_failed(const trainer_config *c, int failed)
     return who >= 0;
 }
 
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+/* Distributed: every rank must start from rank 0's training data, model,
+ * generator and step (each reads its own files: a stale copy on one machine
+ * would train on another batch, silently). 0, or 1 after a message. */
+static int same_start_as_root(run *r)
+{
+    const dist_comm *cm = r->c->comm;
+    float *theta = malloc((size_t)r->n_params * sizeof *theta);
+    if (theta == NULL) {
+        return complain(r->c, "out of memory");
+    }
+    uint64_t state[EBM_RNG_STATE_WORDS];
+    ebm_model_get_params(r->m, theta);
+    ebm_rng_get_state(r->rng, state);
+    uint64_t h = fnv1a(UINT64_C(0xcbf29ce484222325), r->train.x,
+                       (size_t)(r->train.n * r->train.dim) * sizeof *r->train.x);
+    h = fnv1a(h, theta, (size_t)r->n_params * sizeof *theta);
+    h = fnv1a(h, state, sizeof state);
+    h = fnv1a(h, &r->step, sizeof r->step);
+    free(theta);
+    uint64_t root = h;
+    if (cm->bcast(cm->ctx, &root, sizeof root, 0) != 0) {
+        return complain(r->c, "the transport failed");
+    }
+    if (root != h) {
+        return complain(r->c, "its training data, model, generator or step differ from rank "
+                              "0's: give every rank the same data and --resume checkpoint");
+    }
+    return 0;
+}
+
 static const char *method_flag(int method)
 {
-    return method == EBM_ESTIMATOR_UCD_LMI ? "ucd-lmi" : method == EBM_ESTIMATOR_UCD ? "ucd" : "pcd";
+    return method == EBM_ESTIMATOR_UCD_LMI ? "ucd-lmi"
+           : method == EBM_ESTIMATOR_UCD   ? "ucd"
+           : method == EBM_ESTIMATOR_CD    ? "cd"
+                                           : "pcd";
 }
 
 /* ------------------------------------------------------------------------ */
@@ -395,7 +442,6 @@ static void config_text(const run *r, char *buf, size_t size)
     }
 }
 
-
 /* Length of the part before " | " (the whole text if there is none). */
 static size_t fixed_part(const char *text)
 {
@@ -598,8 +644,11 @@ static int resume(run *r)
         return 1;
     }
     if (strcmp(ck.config, r->config_text) != 0) {
-        fprintf(stderr, "%s: note: resuming with other tunable settings\n  it had:  %s\n  now:     %s\n",
-                c->prog, ck.config + fixed + 3, r->config_text + fixed + 3);
+        if (r->root) {
+            fprintf(stderr,
+                    "%s: note: resuming with other tunable settings\n  it had:  %s\n  now:     %s\n",
+                    c->prog, ck.config + fixed + 3, r->config_text + fixed + 3);
+        }
     }
     rc = checkpoint_restore(&ck, r->m, r->rng, &r->opt, &r->avg, r->e, err, sizeof err);
     if (rc == CHECKPOINT_OK && c->comm != NULL &&
@@ -912,16 +961,15 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
 static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll,
                             double *log_z);
 
-/* After an output of training failed (the message is out): alone, 1: stop;
+/* After a failure in training (the message is out): alone, 1: stop;
  * distributed, 0: carry on to the next step's agreement, which stops every
- * rank (a failed gathering in save_checkpoint is agreed already, so every
- * rank gets here). */
-static int output_failed(run *r)
+ * rank with this one's message. */
+static int rank_failed(run *r)
 {
     if (r->c->comm == NULL) {
         return 1;
     }
-    r->output_failed = 1;
+    r->failed = 1;
     return 0;
 }
 
@@ -940,24 +988,24 @@ static int train(run *r, double *seconds_out)
                    (c->minutes > 0 && seconds >= c->minutes * 60.0);
         /* SIGINT or SIGTERM (cli_catch_stop_signals): stop between steps; the
          * caller writes the checkpoint and the model. */
-        int signal = cli_stop_signal();
+        int sig = cli_stop_signal();
         if (c->comm != NULL) {
-            /* Rank 0's clock decides; any rank's signal stops all, and so
-             * does rank 0's failure to write its outputs. */
-            double v[3] = {r->root ? done : 0, signal, r->output_failed};
-            if (c->comm->max_f64(c->comm->ctx, v, 3) != 0) {
+            /* A rank that failed in the last step stops all; then rank 0's
+             * clock decides, and any rank's signal stops all. */
+            if (any_failed(c, r->failed)) {
+                return 1;
+            }
+            double v[2] = {r->root ? done : 0, sig};
+            if (c->comm->max_f64(c->comm->ctx, v, 2) != 0) {
                 return complain(c, "step %lld: the transport failed", (long long)r->step + 1);
             }
-            if (v[2] != 0.0) {
-                return r->root ? 1 : complain(c, "stopping: rank 0 could not write its outputs");
-            }
             done = v[0] != 0.0;
-            signal = (int)v[1];
+            sig = (int)v[1];
         }
         if (done) {
             break;
         }
-        if ((r->stopped_by = signal) != 0) {
+        if ((r->stopped_by = sig) != 0) {
             break;
         }
         int rc = data_draw_rows(r->rows, c->batch, r->train.n, r->rng);
@@ -966,12 +1014,18 @@ static int train(run *r, double *seconds_out)
                             sizeof err);
         }
         if (rc != DATA_OK) {
-            return complain(c, "batch: %s %s", data_strerror(rc), err);
+            complain(c, "batch: %s %s", data_strerror(rc), err);
+            if (c->comm == NULL) {
+                return 1;
+            }
         }
         if (c->comm != NULL) {
             /* Every rank fails together, with the failing rank's message. */
-            if (dist_gradient(&r->dist, r->rng, r->batch, r->dim, r->grad, err, sizeof err) != 0) {
-                return r->root ? complain(c, "step %lld: %s", (long long)r->step + 1, err) : 1;
+            if (dist_gradient(&r->dist, r->rng, r->batch, r->dim, r->grad, rc != DATA_OK, err,
+                              sizeof err) != 0) {
+                return r->root && rc == DATA_OK
+                           ? complain(c, "step %lld: %s", (long long)r->step + 1, err)
+                           : 1;
             }
         } else if ((rc = ebm_estimator_gradient(r->e, r->rng, c->batch, r->batch, r->dim,
                                                 r->grad)) != EBM_OK) {
@@ -981,12 +1035,19 @@ static int train(run *r, double *seconds_out)
         const double lr = optim_rate(&r->opt);
         rc = optim_step(&r->opt, r->m, r->grad);
         if (rc != EBM_OK) {
-            return complain(c, "step %lld: update: %s", (long long)r->step + 1,
-                            ebm_model_errmsg(r->m));
+            complain(c, "step %lld: update: %s", (long long)r->step + 1, ebm_model_errmsg(r->m));
+            if (rank_failed(r)) {
+                return 1;
+            }
+            continue; /* the next step's agreement stops every rank */
         }
         if ((rc = optim_average_update(&r->avg, r->m, r->opt.step)) != EBM_OK) {
-            return complain(c, "step %lld: --average-from: %s", (long long)r->step + 1,
-                            ebm_error_name(rc));
+            complain(c, "step %lld: --average-from: %s", (long long)r->step + 1,
+                     ebm_error_name(rc));
+            if (rank_failed(r)) {
+                return 1;
+            }
+            continue;
         }
         r->step++;
         w.steps++;
@@ -1005,14 +1066,14 @@ static int train(run *r, double *seconds_out)
         r->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
         seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
         /* The outputs are rank 0's; a failure there stops every rank at
-         * the next step (output_failed). */
+         * the next step (rank_failed). */
         const int eval_now = r->root && c->eval_every > 0 && r->step % c->eval_every == 0;
         double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
         double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN; /* the average's, once it has one */
         if (eval_now) {
             const double te = cli_now();
             if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z) &&
-                output_failed(r)) {
+                rank_failed(r)) {
                 return 1;
             }
             heldout_s = cli_now() - te;
@@ -1020,7 +1081,7 @@ static int train(run *r, double *seconds_out)
                 const ebm_model_t *m_avg = shown_model(r);
                 if ((m_avg == NULL ||
                      heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z)) &&
-                    output_failed(r)) {
+                    rank_failed(r)) {
                     return 1;
                 }
                 avg_s = cli_now() - te - heldout_s;
@@ -1067,12 +1128,12 @@ static int train(run *r, double *seconds_out)
             const ebm_model_t *shown = shown_model(r);
             snprintf(path, sizeof path, "%s/samples.png", c->out);
             if ((shown == NULL || write_samples(r, shown, path, r->step, &acc, &sw)) &&
-                output_failed(r)) {
+                rank_failed(r)) {
                 return 1;
             }
         }
         if (c->checkpoint_every > 0 && r->step % c->checkpoint_every == 0 &&
-            save_checkpoint(r, seconds) && output_failed(r)) {
+            save_checkpoint(r, seconds) && rank_failed(r)) {
             return 1;
         }
     }
@@ -1262,6 +1323,22 @@ done:
     return rc != 0;
 }
 
+/* A distributed run's stragglers (docs/distributed.md), means per step:
+ * the slowest and the fastest rank's compute ms, the busiest rank's and
+ * the mean rank's coupled steps; 0 if there is nothing to say. */
+static int stragglers(const run *r, double out[4])
+{
+    const dist_shards *d = &r->dist;
+    if (r->c->comm == NULL || d->steps == 0) {
+        return 0;
+    }
+    out[0] = 1e3 * d->slowest_s / (double)d->steps;
+    out[1] = 1e3 * d->fastest_s / (double)d->steps;
+    out[2] = d->busiest_taus / (double)d->steps;
+    out[3] = d->all_taus / (double)d->steps / r->c->comm->size;
+    return 1;
+}
+
 static void report(const run *r, const result *res, double train_s, double pictures_s,
                    double sample_accept, double sample_sweeps)
 {
@@ -1328,14 +1405,11 @@ static void report(const run *r, const result *res, double train_s, double pictu
                     (long long)r->avg.from, (long long)r->avg.count,
                     r->avg.count > 0 ? "averaged" : "last_iterate");
         }
-        const dist_shards *d = &r->dist;
-        if (c->comm != NULL && d->steps > 0) {
-            /* Stragglers (docs/distributed.md): per step, means over the steps. */
+        double st[4];
+        if (stragglers(r, st)) {
             fprintf(f, "ranks=%d\nshards=%lld\nslowest_rank_ms=%.3f\nfastest_rank_ms=%.3f\n"
                        "busiest_rank_taus=%.2f\nmean_rank_taus=%.2f\n",
-                    c->comm->size, (long long)d->n_shards, 1e3 * d->slowest_s / d->steps,
-                    1e3 * d->fastest_s / d->steps, d->busiest_taus / d->steps,
-                    d->all_taus / d->steps / c->comm->size);
+                    c->comm->size, (long long)r->dist.n_shards, st[0], st[1], st[2], st[3]);
         }
         fprintf(f, "config=%s\n", r->config_text);
         fclose(f);
@@ -1383,6 +1457,14 @@ static void free_run(run *r)
 int trainer_main(trainer_config *c, int argc, char **argv)
 {
     int rc = parse_options(c, argc, argv);
+    if (c->comm != NULL) {
+        /* Every rank parses; if one asked for --help or failed, all stop. */
+        double worst = rc;
+        if (c->comm->max_f64(c->comm->ctx, &worst, 1) != 0) {
+            return complain(c, "the transport failed");
+        }
+        rc = (int)worst;
+    }
     if (rc == 1) {
         return 0;
     }
@@ -1394,20 +1476,24 @@ int trainer_main(trainer_config *c, int argc, char **argv)
         snprintf(out_default, sizeof out_default, "examples/out/%s", method_flag(c->method));
         c->out = out_default;
     }
-    if (cli_make_dirs(c->out) != 0) {
-        return complain(c, "cannot create %s: %s", c->out, strerror(errno));
-    }
     run r;
     memset(&r, 0, sizeof r);
     r.c = c;
     r.root = c->comm == NULL || c->comm->rank == 0;
     /* Distributed, every rank sets up alike (its own data, model, shards),
-     * and all stop if one fails (a missing data file on one machine). */
-    rc = any_failed(c, load_data(&r) || build_model(&r) || build_estimator(&r) ||
+     * and all stop if one fails (a missing data file on one machine); only
+     * rank 0 writes, so only it makes the output directory. */
+    rc = r.root && cli_make_dirs(c->out) != 0
+             ? complain(c, "cannot create %s: %s", c->out, strerror(errno))
+             : 0;
+    rc = any_failed(c, rc || load_data(&r) || build_model(&r) || build_estimator(&r) ||
                            prepare_heldout(&r));
     if (rc == 0) {
         config_text(&r, r.config_text, sizeof r.config_text);
         rc = any_failed(c, (c->resume != NULL && resume(&r)) || (r.root && open_csv(&r)));
+    }
+    if (rc == 0 && c->comm != NULL) {
+        rc = any_failed(c, same_start_as_root(&r));
     }
     double train_s = 0.0;
     if (rc == 0 && r.root) {
@@ -1439,13 +1525,12 @@ int trainer_main(trainer_config *c, int argc, char **argv)
     if (rc == 0) {
         rc = save_checkpoint(&r, train_s);
     }
-    if (r.root && c->comm != NULL && r.dist.steps > 0) {
-        const dist_shards *d = &r.dist;
+    double st[4];
+    if (r.root && stragglers(&r, st)) {
         fprintf(stderr, "%s: %d ranks, %lld shards: per step the slowest rank computed %.1f ms, "
                 "the fastest %.1f ms; the busiest rank's rows made %.1f coupled steps, the "
-                "mean rank's %.1f\n", c->prog, c->comm->size, (long long)d->n_shards,
-                1e3 * d->slowest_s / d->steps, 1e3 * d->fastest_s / d->steps,
-                d->busiest_taus / d->steps, d->all_taus / d->steps / c->comm->size);
+                "mean rank's %.1f\n", c->prog, c->comm->size, (long long)r.dist.n_shards, st[0],
+                st[1], st[2], st[3]);
     }
     if (!r.root) { /* the rest is rank 0's: the model, the pictures, the evaluation */
         free_run(&r);

@@ -107,7 +107,7 @@ typedef struct trainer_config {
     int64_t eval_rows;      /* ... on this prefix of the test rows (0: all) */
     int64_t eval_betas;     /* ... with this many AIS betas where AIS is needed */
 
-    /* data-parallel (examples/train_mpi.c): the ranks, or NULL for one
+    /* data-parallel (examples/mpi/train_mpi.c): the ranks, or NULL for one
      * process, and --shards (dist.h). Rank 0 alone writes the outputs,
      * evaluates and prints; every rank reads the data (and --resume's
      * checkpoint) itself. */

@@ -42,7 +42,7 @@ BASE=(--data bas --batch 24 --seed 3 --sample-every 0 --log-every 1 --checkpoint
       --samples 4 --completions 4)
 COMMON=("${BASE[@]}" --shards 6)
 for layers in 16,16 16,12,8; do
-    for est in ucd ucd-lmi pcd; do
+    for est in ucd ucd-lmi pcd cd; do
         name="$est-${layers//,/-}"
         args=(--estimator "$est" --layers "$layers" --steps 30 "${COMMON[@]}")
         for np in 1 2 3; do
@@ -82,18 +82,38 @@ run 3 "$T/half" "${args[@]}" --steps 30 --resume "$T/half/checkpoint.ckpt"
 check "pcd: 15 steps on 2 ranks, resumed on 3 to step 30: the 1-rank run's model.ebm" \
     cmp -s "$T/half/model.ebm" "$T/pcd-16-12-8-np1/model.ebm"
 
-# A rank whose data is missing stops every rank with its rank and message.
-if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+# Ranks that differ stop every rank, each naming the failing rank (mpirun
+# gives each rank its own arguments after ':'): rank 1 without its data;
+# rank 1 with other data than rank 0's.
+D=(--data digits --steps 2 --batch 12 --sample-every 0 --eval none)
+mpmd() {
+    local out=$1
+    shift
     rc=0
-    "${MPIRUN[@]}" -np 1 "$B/train_mpi" --data fashion --steps 2 --batch 12 --out "$T/miss" : \
-        -np 1 "$B/train_mpi" --data fashion --data-dir "$T/nowhere" --steps 2 --batch 12 \
-        --out "$T/miss" >"$T/miss.out" 2>"$T/miss.err" || rc=$?
-    check "rank 1 without its data: every rank stops (exit 1), naming rank 1 and the path" \
-        test "$rc" != 0 -a -n "$(grep -F 'rank 0: stopping: rank 1 failed' "$T/miss.err" |
-            grep -F "$T/nowhere")"
-else
-    echo "skip the missing-data test: Fashion-MNIST is not installed"
-fi
+    "${MPIRUN[@]}" -np 1 "$B/train_mpi" "${D[@]}" --out "$out" : \
+        -np 1 "$B/train_mpi" "${D[@]}" --out "$out" "$@" >"$out.out" 2>"$out.err" || rc=$?
+}
+mpmd "$T/miss" --data-dir "$T/nowhere"
+check "rank 1 without its data: every rank stops (exit != 0), naming rank 1 and the path" \
+    test "$rc" != 0 -a -n "$(grep -F 'rank 0: stopping: rank 1 failed' "$T/miss.err" |
+        grep -F "$T/nowhere")"
+mpmd "$T/other" --train-rows 500
+check "rank 1 with other data: every rank stops, naming rank 1 and the difference" \
+    test "$rc" != 0 -a -n "$(grep -F 'rank 0: stopping: rank 1 failed' "$T/other.err" |
+        grep -F 'differ from rank 0')"
+# Rank 0 cannot write: every rank stops, without hanging.
+rc=0
+"${MPIRUN[@]}" -np 2 "$B/train_mpi" --data bas --steps 2 --batch 24 --out /dev/null/x \
+    >"$T/unwritable.out" 2>"$T/unwritable.err" || rc=$?
+check "rank 0 cannot make --out: every rank stops (exit != 0), naming the directory" \
+    test "$rc" != 0 -a "$rc" != 124 -a -n "$(grep -F 'cannot create /dev/null/x' "$T/unwritable.err")"
+# PCD's chains must split like the rows.
+run 2 "$T/chains" --estimator pcd --data bas --steps 2 --batch 24 --shards 4 --chains 10
+check "pcd --chains 10 --batch 24 --shards 4: refused, naming the shard's chains and rows" \
+    test "$rc" != 0 -a -n "$(grep -F -- '--chains 10 and --batch 24 do not split alike' \
+        "$T/chains.err")"
+run 2 "$T/chains2" --estimator pcd --data bas --steps 2 --batch 24 --shards 4 --chains 48
+check "pcd --chains 48 --batch 24 --shards 4: runs" test "$rc" = 0
 run 3 "$T/few" --data bas --steps 2 --batch 24 --shards 2
 check "--shards 2 on 3 ranks: exit != 0, says the shards must be at least the ranks" \
     test "$rc" != 0 -a -n "$(grep -F -- '--shards 2 must be at least the number of ranks (3)' \
