@@ -878,7 +878,8 @@ class Sampler(_OnModel):
     Sampler(model, kind="gibbs", **options): kind "gibbs", "mh_uniform",
     "langevin" or "gibbs_langevin"; options by name (clamp_layers,
     coupling="blockwise"|"crn"|"maximal", langevin_steps, step_size, cosine,
-    adjust_after, scale_by_variance, closed_form, iteration). The sampler
+    adjust_after, scale_by_variance, closed_form, iteration, precondition,
+    row_offset). The sampler
     keeps its model alive. Chains belong to the caller: step() and
     coupled_step() move float32 arrays in place.
     """
@@ -937,9 +938,11 @@ class Estimator(_OnModel):
     marginalize ("none"|"even"|"odd"|"both"), positive ("auto"|"exact"|
     "mean_field"|"coupled"|"sampled"), sampler ("gibbs"|"langevin"|
     "gibbs_langevin"), burn_in, search_sweeps, mean_field_iters,
-    mean_field_tol, step_limit, and any sampler option (coupling,
-    step_size, ...), which goes to the estimator's samplers. The estimator
-    keeps its model alive.
+    mean_field_tol, step_limit, row_offset and chain_offset (the global
+    numbers of the first data row and chain: data-parallel training,
+    docs/distributed.md), and any sampler option (coupling, step_size,
+    ...), which goes to the estimator's samplers. The estimator keeps its
+    model alive.
     """
 
     _destroy = _C.ebm_estimator_destroy

@@ -659,3 +659,26 @@ def test_generator_state_from_python_ints():
     h = ebm.Generator(0)
     h.state = words
     np.testing.assert_array_equal(h.normal(5), n1)
+
+
+def test_row_offsets_split_a_batch(rbm, data):
+    """row_offset and chain_offset (docs/distributed.md): slices of a batch,
+    each with its first row as offset and the same generator state, make the
+    whole batch's sampling decisions and, weighted by their rows, its
+    gradient; numbered from 0 instead, they do not."""
+    n = len(data)
+    for kind in ("ucd", "pcd"):
+        full, g0 = ebm.Estimator(rbm, kind), ebm.Generator(8)
+        g_full = full.gradient(data, g0)
+        taus = full.stats["tau_mean"] * n
+        for offsets in (True, False):
+            total, tau_sum = np.zeros(g_full.shape), 0.0
+            for lo, hi in ((0, 2), (2, 6)):
+                first = lo if offsets else 0
+                est = ebm.Estimator(rbm, kind, row_offset=first, chain_offset=first)
+                g = ebm.Generator(8)
+                total += (hi - lo) * est.gradient(data[lo:hi], g).astype(np.float64)
+                tau_sum += est.stats["tau_mean"] * (hi - lo)
+                np.testing.assert_array_equal(g.state, g0.state)
+            same = np.allclose(total / n, g_full, rtol=0, atol=2e-5) and tau_sum == taus
+            assert same == offsets, (kind, offsets)
