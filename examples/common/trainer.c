@@ -378,9 +378,10 @@ static int parse_options(trainer_config *c, int argc, char **argv)
              "  Train an RBM or DBM by %s on binarised images (docs/demo.md).\n%s"
              "  Each option: what it sets (the values it accepts, its default).\n",
              c->title,
-             c->comm != NULL ? "  On MPI ranks (docs/distributed.md); --estimator ucd|ucd-lmi|pcd|cd\n"
-                               "  (default ucd) picks the estimator; --batch is the global batch.\n"
-                             : "");
+             c->comm != NULL
+                 ? "  On MPI ranks (docs/distributed.md); --estimator ucd|ucd-lmi|pcd|cd\n"
+                   "  (default ucd) picks the estimator; --batch is the global batch.\n"
+                 : "");
     const cli_program p = {c->prog, "[options]", about, specs, option_specs(c, specs, text),
                            "--eval-every: exact where log Z enumerates at most 2^20 states,\n"
                            "else AIS, about --ais-chains x --eval-betas Gibbs sweeps per\n"
@@ -436,7 +437,8 @@ static void config_text(const run *r, char *buf, size_t size)
                  "positive=%d search_sweeps=%lld",
                  optimizer_names[c->optimizer], c->momentum > 0 ? "on" : "off",
                  (long long)c->batch, (long long)c->chains, (unsigned long long)c->seed,
-                 c->schedule == OPTIM_COSINE ? " cosine" : "", shards, c->lr, schedule_names[c->schedule],
+                 c->schedule == OPTIM_COSINE ? " cosine" : "", shards, c->lr,
+                 schedule_names[c->schedule],
                  c->gamma, c->clip, (long long)c->k, (long long)c->cap, c->marginalize,
                  c->positive, (long long)c->search_sweeps);
     }
