@@ -34,28 +34,27 @@
 /* MPI counts are ints: long arrays go in pieces. */
 enum { PIECE = 1 << 28 };
 
-static int sum_i64(void *ctx, int64_t *x, int64_t n)
+/* x[0..n) reduced by op over the ranks, in place. */
+static int allreduce(void *ctx, void *x, int64_t n, MPI_Datatype type, size_t size, MPI_Op op)
 {
     for (int64_t at = 0; at < n; at += PIECE) {
         const int count = (int)(n - at < PIECE ? n - at : PIECE);
-        if (MPI_Allreduce(MPI_IN_PLACE, x + at, count, MPI_INT64_T, MPI_SUM, *(MPI_Comm *)ctx) !=
-            MPI_SUCCESS) {
+        if (MPI_Allreduce(MPI_IN_PLACE, (char *)x + (size_t)at * size, count, type, op,
+                          *(MPI_Comm *)ctx) != MPI_SUCCESS) {
             return 1;
         }
     }
     return 0;
 }
 
+static int sum_i64(void *ctx, int64_t *x, int64_t n)
+{
+    return allreduce(ctx, x, n, MPI_INT64_T, sizeof *x, MPI_SUM);
+}
+
 static int max_f64(void *ctx, double *x, int64_t n)
 {
-    for (int64_t at = 0; at < n; at += PIECE) {
-        const int count = (int)(n - at < PIECE ? n - at : PIECE);
-        if (MPI_Allreduce(MPI_IN_PLACE, x + at, count, MPI_DOUBLE, MPI_MAX, *(MPI_Comm *)ctx) !=
-            MPI_SUCCESS) {
-            return 1;
-        }
-    }
-    return 0;
+    return allreduce(ctx, x, n, MPI_DOUBLE, sizeof *x, MPI_MAX);
 }
 
 static int bcast(void *ctx, void *bytes, int64_t n, int root)
