@@ -543,6 +543,28 @@ EBM_API int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, in
  */
 EBM_API int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n,
                                            const float *data, int64_t ldd, double *ll);
+/**
+ * ll[r] = an importance-sampled estimate of log p(v_r) (Burda et al. 2016,
+ * IWAE): the hidden parity class (odd or even hidden layers) with fewer
+ * units is sampled, the other summed out exactly, and
+ *     ll[r] = log( (1/K) sum_k p~(v_r, h_k) / q(h_k | v_r) ) - log_z,
+ * with p~ the unnormalised marginal (-F with the other class summed out)
+ * and q the defensive mixture 0.95 Q + 0.05 U of the mean-field posterior Q
+ * (as in ebm_model_log_likelihood_bound) and the uniform distribution U, so
+ * that no weight exceeds p~(v, h) 2^m / 0.05 for m sampled units. Its
+ * expectation is a lower bound on log p(v) that rises with K to log p(v)
+ * (exact for an RBM or GRBM, which have nothing to sample: there K is
+ * ignored). Row r's sample k draws from stream row r of one sequence, so
+ * rows do not depend on n. K = n_samples.
+ * @param[in] n_samples K, 1 to 2^30
+ * @param[in] n         rows, at most 2^32
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (a bad K or log_z, a
+ *         non-finite estimate), EBM_ENOMEM; on failure ll and rng are
+ *         unchanged
+ */
+EBM_API int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log_z,
+                                        int64_t n_samples, int64_t n, const float *data,
+                                        int64_t ldd, double *ll);
 
 /* ------------------------------------------------------------------------ */
 /* Samplers and coupled chains                                              */

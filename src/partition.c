@@ -11,6 +11,7 @@
 #include <string.h>
 
 static const double LOG_2PI = 1.8378770664093454836;
+static const double LN2 = 0.69314718055994530942;
 
 /* Largest enumeration: 2^32 states for log Z, 2^24 per row for log p(v). */
 #define LOGZ_MAX_BITS 32
@@ -469,4 +470,142 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
     free(work);
     free(e);
     return rc;
+}
+
+/* ---- importance-sampled log p(v) for DBMs ------------------------------ */
+
+/* The defensive mixture weight of the uniform component (Hesterberg 1995):
+ * every importance weight is then at most p~(v, h) 2^m / EPS for m sampled
+ * units, however far the mean-field posterior is from the true one. */
+static const double IS_DEFENSIVE = 0.05;
+
+/* The largest n_samples per row. */
+#define IS_MAX_SAMPLES (INT64_C(1) << 30)
+
+/* log(exp(a) + exp(b)) for a, b not both -inf. */
+static double log_add(double a, double b)
+{
+    const double hi = a > b ? a : b, lo = a > b ? b : a;
+    return lo == -INFINITY ? hi : hi + log1p(exp(lo - hi));
+}
+
+int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log_z,
+                                int64_t n_samples, int64_t n, const float *data, int64_t ldd,
+                                double *ll)
+{
+    if (m == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    if (rc == EBM_OK && (n_samples < 1 || n_samples > IS_MAX_SAMPLES)) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "n_samples is %lld; it takes 1 to 2^30",
+                       (long long)n_samples);
+    }
+    if (rc == EBM_OK) {
+        rc = check_ll_args(m, &msg, log_z, n, data, ldd, ll);
+    }
+    if (rc == EBM_OK && n > (int64_t)UINT32_MAX + 1) {
+        rc = ebm__fail(&msg, EBM_ESHAPE, "n is %lld; at most 2^32 rows", (long long)n);
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    /* Sample the hidden parity class with fewer units, sum out the other. */
+    const uint32_t odd = parity_mask(m, 1), even_hidden = parity_mask(m, 0) & ~1u;
+    const uint32_t sampled =
+        m->n_layers == 2 ? 0u : class_bits(m, even_hidden) < class_bits(m, odd) ? even_hidden : odd;
+    const uint32_t summed = ebm__all_layers(m) & ~sampled & ~1u;
+    const int64_t w = m->width, K = sampled != 0 ? n_samples : 1;
+    int64_t units = 0; /* sampled units per state */
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        units += sampled >> l & 1u ? m->size[l] : 0;
+    }
+    float *mu = malloc((size_t)((n > 0 ? n : 1) * w) * sizeof *mu);
+    uint8_t *clamp = calloc((size_t)w, 1);
+    float *x = calloc((size_t)(EBM__CHUNK * w), sizeof *x);
+    float *u = malloc((size_t)(units + 1) * sizeof *u);
+    double *f = malloc(EBM__CHUNK * sizeof *f), *lq = malloc(EBM__CHUNK * sizeof *lq);
+    double *work = malloc((size_t)ebm__free_energy_scratch(m, EBM__CHUNK) * sizeof *work);
+    double *acc = malloc((size_t)(n > 0 ? n : 1) * sizeof *acc);
+    if (mu == NULL || clamp == NULL || x == NULL || u == NULL || f == NULL || lq == NULL ||
+        work == NULL || acc == NULL) {
+        rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
+    }
+    const ebm__rng_mark rng_saved = ebm__rng_save(rng);
+    const ebm__stream st = ebm__rng_take_stream(rng);
+    if (rc == EBM_OK && sampled != 0 && n > 0) {
+        /* The proposal's factors: the mean-field posterior, v clamped. */
+        memset(clamp, 1, (size_t)m->size[0]);
+        for (int64_t r = 0; r < n; r++) {
+            float *row = mu + r * w;
+            memcpy(row, data + r * ldd, (size_t)m->size[0] * sizeof *row);
+            for (int64_t k = m->size[0]; k < w; k++) {
+                row[k] = m->units[1] == EBM_UNITS_SPIN ? 0.0f : 0.5f;
+            }
+        }
+        rc = ebm_model_mean_field(m, n, mu, w, clamp, 0, 200, 1e-7);
+        rc = rc >= 0 ? EBM_OK : rc;
+    }
+    /* States t = r K + k in chunks: row r's sample k draws units + 1
+     * uniforms (the mixture's choice, then the units) from stream row r at
+     * word k (units + 1). log w = -F_summed(v, h) - log q(h). */
+    const double log_eps = log(IS_DEFENSIVE), log_keep = log1p(-IS_DEFENSIVE);
+    for (int64_t t0 = 0; rc == EBM_OK && t0 < n * K; t0 += EBM__CHUNK) {
+        const int64_t count = n * K - t0 < EBM__CHUNK ? n * K - t0 : EBM__CHUNK;
+        for (int64_t i = 0; i < count; i++) {
+            const int64_t r = (t0 + i) / K, k = (t0 + i) % K;
+            float *xs = x + i * w;
+            memcpy(xs, data + r * ldd, (size_t)m->size[0] * sizeof *xs);
+            ebm__stream_uniform(&st, (uint32_t)r, (uint64_t)k * (uint64_t)(units + 1), units + 1,
+                                u);
+            const int uniform = (double)u[0] < IS_DEFENSIVE;
+            double log_qmf = 0.0;
+            int64_t j = 1;
+            for (int64_t l = 1; l < m->n_layers; l++) {
+                if (!(sampled >> l & 1u)) {
+                    continue;
+                }
+                const int spin = m->units[l] == EBM_UNITS_SPIN;
+                const float *ml = mu + r * w + m->offset[l];
+                float *hl = xs + m->offset[l];
+                for (int64_t a = 0; a < m->size[l]; a++, j++) {
+                    const double p = spin ? 0.5 * (1.0 + (double)ml[a]) : (double)ml[a];
+                    const int on = (double)u[j] < (uniform ? 0.5 : p);
+                    hl[a] = on ? 1.0f : spin ? -1.0f : 0.0f;
+                    log_qmf += on ? log(p) : log1p(-p);
+                }
+            }
+            lq[i] = log_add(log_keep + log_qmf, log_eps - (double)units * LN2);
+        }
+        ebm__free_energy_chunk(m, summed, count, x, w, f, work);
+        for (int64_t i = 0; i < count; i++) {
+            const int64_t r = (t0 + i) / K, k = (t0 + i) % K;
+            const double lw = -f[i] - lq[i];
+            acc[r] = k == 0 ? lw : log_add(acc[r], lw);
+        }
+    }
+    for (int64_t r = 0; rc == EBM_OK && r < n; r++) {
+        acc[r] = acc[r] - log((double)K) - log_z;
+        if (!isfinite(acc[r])) {
+            rc = ebm__fail(&msg, EBM_EVALUE,
+                           "the estimate of row %lld is not finite (%g): the parameters are too "
+                           "large; ll and rng are unchanged",
+                           (long long)r, acc[r]);
+        }
+    }
+    if (rc == EBM_OK) {
+        memcpy(ll, acc, (size_t)n * sizeof *ll);
+    } else {
+        ebm__rng_restore(rng, &rng_saved);
+    }
+    free(mu);
+    free(clamp);
+    free(x);
+    free(u);
+    free(f);
+    free(lq);
+    free(work);
+    free(acc);
+    return rc == EBM_OK ? EBM_OK : ebm__model_set_error(m, rc, &msg);
 }
