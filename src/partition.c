@@ -6,6 +6,7 @@
 #include "energy.h"
 #include "conditional.h"
 #include "numerics.h"
+#include "search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -544,7 +545,7 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
                 row[k] = m->units[1] == EBM_UNITS_SPIN ? 0.0f : 0.5f;
             }
         }
-        rc = ebm_model_mean_field(m, n, mu, w, clamp, 0, 200, 1e-7);
+        rc = ebm__mean_field(m, &msg, n, mu, w, clamp, 0, 200, 1e-7);
         rc = rc >= 0 ? EBM_OK : rc;
     }
     /* States t = r K + k in chunks: row r's sample k draws units + 1

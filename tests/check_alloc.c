@@ -632,6 +632,11 @@ static int call_log_likelihood_bound(fx *f)
     return ebm_model_log_likelihood_bound(f->m, 2.5, f->n, f->data, LDD, f->d);
 }
 
+static int call_log_likelihood_is(fx *f)
+{
+    return ebm_model_log_likelihood_is(f->m, f->rng, 2.5, 8, f->n, f->data, LDD, f->d);
+}
+
 /* ---- generators ---- */
 
 static int call_rng_create(fx *f) { return ebm_rng_create(&f->r_out, 42, 9); }
@@ -872,6 +877,10 @@ static const acase cases[] = {
     MODEL("ebm_model_log_likelihood_bound", M_DBM4, call_log_likelihood_bound, 0, 0, 0, 0),
     MODEL("ebm_model_log_likelihood_bound", M_GRBM, call_log_likelihood_bound, 0, 0, 0, 0),
     MODEL("ebm_model_log_likelihood_bound", M_GDBM, call_log_likelihood_bound, 0, 0, 0, 0),
+    MODEL("ebm_model_log_likelihood_is", M_RBM, call_log_likelihood_is, 0, 0, 0, 0),
+    MODEL("ebm_model_log_likelihood_is", M_DBM, call_log_likelihood_is, 0, 0, 0, 0),
+    MODEL("ebm_model_log_likelihood_is", M_DBM4, call_log_likelihood_is, 0, 0, 0, 0),
+    MODEL("ebm_model_log_likelihood_is", M_GDBM, call_log_likelihood_is, 0, 0, 0, 0),
     /* ---- generators ---- */
     LIFE("ebm_rng_create", M_RBM, call_rng_create, NULL, MSG_NONE),
     LIFE("ebm_rng_derive", M_RBM, call_rng_derive, NULL, MSG_RNG),

@@ -177,20 +177,76 @@ START_TEST(bound_is_a_lower_bound)
 }
 END_TEST
 
+/* The proposal of ebm_model_log_likelihood_is, rebuilt from the public API:
+ * the mean-field means of the sampled layers (mask sampled) for v, then for
+ * every configuration of the sampled units the exact q(h) (with the uniform
+ * component's weight eps) and log w(h) = -F(v, h) - log q_lib(h), F with the
+ * layers of mask summed out, where q_lib has the library's weight 0.05.
+ * Returns E_q[log w] - log_z and Var_q[log w] (q with eps: eps = 0.05 is the
+ * library's proposal, any other a broken twin's). */
+static void is_reference(const ebm_model_t *m, uint32_t sampled, uint32_t summed, const float *v,
+                         double log_z, double eps, double *mean, double *var)
+{
+    const int64_t nl = ebm_model_num_layers(m), w = ebm_model_state_width(m);
+    const int64_t n0 = ebm_model_layer_size(m, 0);
+    const int spin = ebm_model_layer_units(m, 1) == EBM_UNITS_SPIN;
+    float *mu = calloc((size_t)w, sizeof *mu), *x = calloc((size_t)w, sizeof *x);
+    uint8_t *clamp = calloc((size_t)w, 1);
+    memcpy(mu, v, (size_t)n0 * sizeof *mu);
+    memset(clamp, 1, (size_t)n0);
+    for (int64_t k = n0; k < w; k++) {
+        mu[k] = spin ? 0.0f : 0.5f;
+    }
+    ck_assert_int_ge(ebm_model_mean_field(m, 1, mu, w, clamp, 0, 200, 1e-7), 0);
+    int64_t units = 0, cols[64];
+    for (int64_t l = 1; l < nl; l++) {
+        for (int64_t a = 0; (sampled >> l & 1u) && a < ebm_model_layer_size(m, l); a++) {
+            cols[units++] = ebm_model_layer_offset(m, l) + a;
+        }
+    }
+    double e1 = 0.0, e2 = 0.0;
+    for (int64_t h = 0; h < (INT64_C(1) << units); h++) {
+        memcpy(x, v, (size_t)n0 * sizeof *x);
+        double lqmf = 0.0;
+        for (int64_t j = 0; j < units; j++) {
+            const int on = (int)(h >> j & 1);
+            const double p = spin ? 0.5 * (1.0 + mu[cols[j]]) : (double)mu[cols[j]];
+            x[cols[j]] = on ? 1.0f : spin ? -1.0f : 0.0f;
+            lqmf += on ? log(p) : log1p(-p);
+        }
+        double f;
+        ck_assert_int_eq(ebm_model_free_energy(m, summed, 1, x, w, &f), EBM_OK);
+        const double u = -(double)units * log(2.0);
+        const double q = (1.0 - eps) * exp(lqmf) + eps * exp(u);
+        const double lw = -f - log(0.95 * exp(lqmf) + 0.05 * exp(u));
+        e1 += q * lw;
+        e2 += q * lw * lw;
+    }
+    *mean = e1 - log_z;
+    *var = e2 - e1 * e1;
+    free(mu);
+    free(x);
+    free(clamp);
+}
+
 /*
  * The importance-sampled estimate (ebm_model_log_likelihood_is) on small
  * DBMs whose log p(v) is exact by enumeration, for every visible
  * configuration: a binary and a spin DBM 4-4-3 (layer 2 sampled, layer 1
- * summed out) and a binary DBM 3-3-3-2 (layer 2 sampled, layers 1 and 3
- * summed out), weights of scale 0.9 and 2.5 (a multimodal posterior). For K
- * = 1, 16, 256 and 4096 samples, R = 24 runs on other generators give the
- * mean and standard error of the estimate per v:
- *  - it never exceeds log p(v) beyond 5 standard errors plus 1e-9 (a lower
- *    bound in expectation; at most 400 one-sided tests of 5 sigma, false
- *    failure below 1e-4);
- *  - the mean gap to log p(v) over v shrinks from K = 1 to 4096, and at
- *    4096 it is below 0.01 nats;
- *  - from K = 16, its mean over v is at least the mean-field bound's.
+ * summed out), the binary one also with weights of scale 2.5 (a multimodal
+ * posterior), and a binary DBM 3-3-3-2 (layer 2 sampled, layers 1 and 3
+ * summed out).
+ *  - K = 1: its law is known exactly (is_reference: the proposal rebuilt
+ *    from the mean-field posterior, its weights enumerated), so the mean of
+ *    400 runs per v is within 5 standard errors of E_q[log w] (64 tests at 5
+ *    sigma: false failure below 1e-4). Twin: the reference with the
+ *    uniform component's weight 0.5 instead of 0.05 must be rejected (|z| >
+ *    5 for some v).
+ *  - K = 1, 16, 256, 4096 (24 runs each): pooled over v and runs, the mean
+ *    estimate is at most log p(v) plus 5 pooled standard errors (a lower
+ *    bound in expectation); the mean gap shrinks from K = 1 to 4096, where
+ *    it is below 0.01 nats; from K = 16 the mean is at least the mean-field
+ *    bound's.
  * An RBM's estimate is exact whatever K.
  */
 START_TEST(is_estimate_approaches_exact)
@@ -200,10 +256,14 @@ START_TEST(is_estimate_approaches_exact)
         int64_t sizes[4];
         int units;
         double scale;
-    } cases[] = {{3, {4, 4, 3, 0}, EBM_UNITS_BINARY, 0.9}, {3, {4, 4, 3, 0}, EBM_UNITS_SPIN, 0.9},
-                 {3, {4, 4, 3, 0}, EBM_UNITS_BINARY, 2.5}, {4, {3, 3, 3, 2}, EBM_UNITS_BINARY, 0.9}};
-    enum { R = 24, NK = 4 };
+        uint32_t sampled, summed;
+    } cases[] = {{3, {4, 4, 3, 0}, EBM_UNITS_BINARY, 0.9, 1u << 2, 1u << 1},
+                 {3, {4, 4, 3, 0}, EBM_UNITS_SPIN, 0.9, 1u << 2, 1u << 1},
+                 {3, {4, 4, 3, 0}, EBM_UNITS_BINARY, 2.5, 1u << 2, 1u << 1},
+                 {4, {3, 3, 3, 2}, EBM_UNITS_BINARY, 0.9, 1u << 2, 1u << 1 | 1u << 3}};
+    enum { R = 24, R1 = 400, NK = 4 };
     const int64_t ks[NK] = {1, 16, 256, 4096};
+    double twin_z = 0.0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         ebm_model_t *m =
             eval_model(cases[c].nl, cases[c].sizes, cases[c].units, cases[c].units, cases[c].scale);
@@ -225,6 +285,32 @@ START_TEST(is_estimate_approaches_exact)
         for (int64_t k = 0; k < nv; k++) {
             mean_bound += bound[k] / (double)nv;
         }
+        /* K = 1 against its exact law, and the twin's. */
+        memset(sum, 0, (size_t)nv * sizeof *sum);
+        for (int rep = 0; rep < R1; rep++) {
+            ebm_rng_t *rng = t_rng(900 + (uint64_t)rep, c);
+            ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, log_z, 1, nv, v, n0, est), EBM_OK);
+            ebm_rng_destroy(rng);
+            for (int64_t k = 0; k < nv; k++) {
+                sum[k] += est[k] / R1;
+            }
+        }
+        double worst = 0.0;
+        for (int64_t k = 0; k < nv; k++) {
+            double mean, var, tmean, tvar;
+            is_reference(m, cases[c].sampled, cases[c].summed, v + k * n0, log_z, 0.05, &mean,
+                         &var);
+            is_reference(m, cases[c].sampled, cases[c].summed, v + k * n0, log_z, 0.5, &tmean,
+                         &tvar);
+            const double z = (sum[k] - mean) / sqrt(var / R1 + 1e-300);
+            worst = fmax(worst, fabs(z));
+            twin_z = fmax(twin_z, fabs(sum[k] - tmean) / sqrt(tvar / R1 + 1e-300));
+            ck_assert_msg(fabs(z) < 5.0, "case %zu v %lld, K 1: mean %.6f, exact law's %.6f (z %.2f)",
+                          c, (long long)k, sum[k], mean, z);
+        }
+        if (t_verbose()) {
+            printf("is[%zu] K 1 against its exact law: largest |z| %.2f\n", c, worst);
+        }
         for (int ik = 0; ik < NK; ik++) {
             memset(sum, 0, (size_t)nv * sizeof *sum);
             memset(sum2, 0, (size_t)nv * sizeof *sum2);
@@ -238,25 +324,23 @@ START_TEST(is_estimate_approaches_exact)
                     sum2[k] += est[k] * est[k];
                 }
             }
-            double mean_est = 0.0, worst_z = -INFINITY;
+            double mean_est = 0.0, pooled_var = 0.0;
             gap[ik] = 0.0;
             for (int64_t k = 0; k < nv; k++) {
                 const double mean = sum[k] / R;
-                const double var = fmax(sum2[k] / R - mean * mean, 0.0) * R / (R - 1);
-                const double se = sqrt(var / R);
-                ck_assert_msg(mean <= exact[k] + 5.0 * se + 1e-9,
-                              "case %zu K %lld v %lld: mean estimate %.6f > log p %.6f + 5 se "
-                              "(%.2g)",
-                              c, (long long)ks[ik], (long long)k, mean, exact[k], se);
-                worst_z = se > 0 ? fmax(worst_z, (mean - exact[k]) / se) : worst_z;
+                pooled_var += fmax(sum2[k] / R - mean * mean, 0.0) * R / (R - 1) / R;
                 gap[ik] += (exact[k] - mean) / (double)nv;
                 mean_est += mean / (double)nv;
             }
+            const double se = sqrt(pooled_var) / (double)nv;
             if (t_verbose()) {
-                printf("is[%zu] K %5lld: mean gap %.5f nats, mean estimate %.4f, mean-field bound "
-                       "%.4f, largest z above %.2f\n",
-                       c, (long long)ks[ik], gap[ik], mean_est, mean_bound, worst_z);
+                printf("is[%zu] K %5lld: mean gap %.5f nats (se %.5f), mean estimate %.4f, "
+                       "mean-field bound %.4f\n",
+                       c, (long long)ks[ik], gap[ik], se, mean_est, mean_bound);
             }
+            ck_assert_msg(gap[ik] >= -5.0 * se - 1e-9,
+                          "case %zu K %lld: the estimate is above log p(v) by %.6f (se %.2g)", c,
+                          (long long)ks[ik], -gap[ik], se);
             if (ks[ik] >= 16) {
                 ck_assert_msg(mean_est >= mean_bound - 1e-3,
                               "case %zu K %lld: mean estimate %.5f below the mean-field bound %.5f",
@@ -274,6 +358,10 @@ START_TEST(is_estimate_approaches_exact)
         free(sum2);
         ebm_model_destroy(m);
     }
+    if (t_verbose()) {
+        printf("is twin (uniform weight 0.5 in the reference): largest |z| %.2f\n", twin_z);
+    }
+    ck_assert_msg(twin_z > 5.0, "the twin's law passed: largest |z| %.2f", twin_z);
     /* An RBM: exact whatever K. */
     const int64_t rbm[2] = {4, 3};
     ebm_model_t *m = eval_model(2, rbm, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 1.5);
@@ -303,6 +391,56 @@ START_TEST(bound_checks_arguments)
     ck_assert_int_eq(ebm_model_log_likelihood_bound(m, 0.0, 1, v, 3, NULL), EBM_ENULL);
     ck_assert(ll == 7.0);
     ck_assert_int_eq(ebm_model_log_likelihood_bound(m, 0.0, 0, NULL, 3, NULL), EBM_OK);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* ebm_model_log_likelihood_is refuses bad arguments with a message naming
+ * them, and changes neither ll nor the generator. */
+START_TEST(is_checks_arguments)
+{
+    const int64_t sizes[3] = {3, 3, 2};
+    ebm_model_t *m = eval_model(3, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.5);
+    float v[6] = {1, 0, 1, 0, 1, 1};
+    double ll[2] = {7.0, 7.0};
+    ebm_rng_t *rng = t_rng(3, 0);
+    uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
+    ck_assert_int_eq(ebm_rng_get_state(rng, st0), EBM_OK);
+    static const struct {
+        int64_t k, n, ldd;
+        double log_z;
+        int bad_value, null_rng;
+        int code;
+        const char *text;
+    } bad[] = {{0, 2, 3, 0.0, 0, 0, EBM_EVALUE, "n_samples is 0"},
+               {(INT64_C(1) << 30) + 1, 2, 3, 0.0, 0, 0, EBM_EVALUE, "n_samples"},
+               {4, 2, 3, NAN, 0, 0, EBM_EVALUE, "log_z"},
+               {4, 2, 2, 0.0, 0, 0, EBM_ESHAPE, "data"},
+               {4, 2, 3, 0.0, 1, 0, EBM_EVALUE, "0.5"},
+               {4, 2, 3, 0.0, 0, 1, EBM_ENULL, "rng"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v[4] = bad[i].bad_value ? 0.5f : 1.0f;
+        const int rc = ebm_model_log_likelihood_is(m, bad[i].null_rng ? NULL : rng, bad[i].log_z,
+                                                   bad[i].k, bad[i].n, v, bad[i].ldd, ll);
+        ck_assert_int_eq(rc, bad[i].code);
+        ck_assert_msg(strstr(ebm_model_errmsg(m), bad[i].text) != NULL, "case %zu: \"%s\"", i,
+                      ebm_model_errmsg(m));
+        ck_assert(ll[0] == 7.0 && ll[1] == 7.0);
+        ck_assert_int_eq(ebm_rng_get_state(rng, st1), EBM_OK);
+        ck_assert(memcmp(st0, st1, sizeof st0) == 0);
+    }
+    v[4] = 1.0f;
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 2, v, 3, NULL), EBM_ENULL);
+    ck_assert_int_eq(ebm_model_log_likelihood_is(NULL, rng, 0.0, 4, 2, v, 3, ll), EBM_ENULL);
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 0, NULL, 3, NULL), EBM_OK);
+    /* Rows do not depend on n: row 1 alone draws from stream row 0. */
+    double one;
+    ck_assert_int_eq(ebm_rng_set_state(rng, st0), EBM_OK);
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 2, v, 3, ll), EBM_OK);
+    ck_assert_int_eq(ebm_rng_set_state(rng, st0), EBM_OK);
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 1, v, 3, &one), EBM_OK);
+    ck_assert(one == ll[0]);
+    ebm_rng_destroy(rng);
     ebm_model_destroy(m);
 }
 END_TEST
@@ -525,6 +663,7 @@ Suite *ebm_evaluation_suite(void)
         {"bound", bound_is_a_lower_bound, 0, 300, NULL, NULL},
         {"bound", bound_checks_arguments, 0, 300, NULL, NULL},
         {"importance sampling", is_estimate_approaches_exact, 0, 600, NULL, NULL},
+        {"importance sampling", is_checks_arguments, 0, 60, NULL, NULL},
         {"bad input", log_partition_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},
         {"bad input", log_likelihood_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},
     };

@@ -726,6 +726,18 @@ class Model(_Handle):
                    _ptr(out))
         return out
 
+    def log_likelihood_is(self, v, rng, samples=1000, log_z=None):
+        """An importance-sampled estimate of log p(v) (ebm_model_log_likelihood_is): a
+        lower bound in expectation that tightens with samples per row; log Z exact
+        if not given."""
+        v, ld = self._visible(v)
+        if log_z is None:
+            log_z = self.log_partition("exact")
+        out = np.empty(v.shape[0])
+        self._call("ebm_model_log_likelihood_is", _generator(rng)._h(), float(log_z),
+                   int(samples), v.shape[0], _ptr(v), ld, _ptr(out))
+        return out
+
     # -- files and copies ---------------------------------------------------
 
     def save(self, path):

@@ -407,3 +407,20 @@ def test_ais_close_to_exact(ref):
     assert abs(exact - 11 * np.log(2)) > 1
     with pytest.raises(ValueError):
         m.log_partition("ais")  # no rng
+
+
+def test_log_likelihood_is_approaches_exact(ref):
+    """ebm_model_log_likelihood_is on an enumerable DBM: below log p(v) on
+    average, within 0.01 nats of it with 4096 samples, above the mean-field
+    bound; an RBM's is exact."""
+    dbm = ref.make_model("dbm_binary", seed=5)
+    v = ref.random_states(dbm, 8, seed=6)[:, :dbm.n_visible].copy()
+    exact = dbm.log_likelihood(v)
+    est = np.mean([dbm.log_likelihood_is(v, ebm.Generator(s), samples=4096) for s in range(4)],
+                  axis=0)
+    assert np.all(np.abs(est - exact) < 0.01)
+    assert est.mean() >= dbm.log_likelihood_bound(v).mean()
+    rbm = ref.make_model("rbm_binary", seed=3)
+    w = ref.random_states(rbm, 4, seed=4)[:, :rbm.n_visible].copy()
+    np.testing.assert_allclose(rbm.log_likelihood_is(w, ebm.Generator(1), samples=3),
+                               rbm.log_likelihood(w), rtol=0, atol=1e-9)
