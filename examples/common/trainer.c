@@ -190,6 +190,7 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     c->n_completions = 10;
     c->ais_chains = 100;
     c->ais_betas = 1000;
+    c->is_samples = 100;
     c->eval = TRAINER_EVAL_AUTO;
     c->eval_every = 0;
     c->eval_rows = 500;
@@ -357,6 +358,9 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
                 "AIS runs (the final evaluation and --eval-every)"));
     ADD(CLI_I64("--ais-betas", "N", &c->ais_betas, 1, INT64_C(1) << 30,
                 "AIS inverse temperatures of the final evaluation"));
+    ADD(CLI_I64("--is-samples", "N", &c->is_samples, 0, INT64_C(1) << 30,
+                "DBMs: importance samples per test row for the IS estimate of log p(v) beside "
+                "the mean-field bound (ebm_model_log_likelihood_is); 0: none"));
     ADD(CLI_I64("--eval-every", "N", &c->eval_every, 0, INT64_C(1) << 50,
                 "held-out log-likelihood every N steps into train.csv (column "
                 "heldout_loglik_<method>); 0: none"));
@@ -1154,6 +1158,7 @@ typedef struct result {
     double exact_ll_mean;     /* exact log p(v) (NaN if not computed) */
     double ais_s, ll_s, exact_s;
     int is_bound;
+    double is_ll_mean, is_s;  /* DBMs: the IS estimate with AIS log Z (NaN if not run) */
 } result;
 
 static int64_t smaller_parity_class(const ebm_model_t *m, int hidden_only)
@@ -1261,7 +1266,8 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
 {
     const trainer_config *c = r->c;
     res->log_z = res->log_z_se = res->exact_log_z = res->ll_mean = res->exact_ll_mean = NAN;
-    res->ais_s = res->ll_s = res->exact_s = 0.0;
+    res->is_ll_mean = NAN;
+    res->ais_s = res->ll_s = res->exact_s = res->is_s = 0.0;
     res->is_bound = ebm_model_num_layers(m) > 2;
     if (c->eval == TRAINER_EVAL_NONE) {
         return 0;
@@ -1317,6 +1323,23 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
             goto done;
         }
         res->ll_mean = mean_of(ll, n);
+        if (res->is_bound && c->is_samples > 0) {
+            /* Its own generator (seed, 5): the estimate never moves AIS's. */
+            ebm_rng_t *is_rng = NULL;
+            t = cli_now();
+            rc = ebm_rng_create(&is_rng, c->seed, 5);
+            if (rc == EBM_OK) {
+                rc = ebm_model_log_likelihood_is(m, is_rng, res->log_z, c->is_samples, n, x,
+                                                 r->dim, ll);
+            }
+            ebm_rng_destroy(is_rng);
+            res->is_s = cli_now() - t;
+            if (rc != EBM_OK) {
+                complain(c, "IS log-likelihood: %s", ebm_model_errmsg(m));
+                goto done;
+            }
+            res->is_ll_mean = mean_of(ll, n);
+        }
     }
 done:
     ebm_rng_destroy(rng);
@@ -1383,6 +1406,11 @@ static void report(const run *r, const result *res, double train_s, double pictu
                res->is_bound ? "log-likelihood lower bound (mean field)" : "log-likelihood",
                res->ll_mean, res->ll_s);
     }
+    if (isfinite(res->is_ll_mean)) {
+        printf("test log-likelihood, importance-sampled (%lld samples per image, AIS log Z) = "
+               "%.3f nats/image (%.1f s)\n",
+               (long long)c->is_samples, res->is_ll_mean, res->is_s);
+    }
     if (c->n_samples > 0) {
         printf("samples: local search (%.1f sweeps) + %lld MH steps (acceptance %.4f); "
                "pictures %.1f s\n", sample_sweeps, (long long)c->mh_steps, sample_accept,
@@ -1400,6 +1428,10 @@ static void report(const run *r, const result *res, double train_s, double pictu
                 (long long)c->ais_betas, res->log_z, res->log_z_se, res->ais_s, res->ll_mean,
                 res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
                 r->ptau_max);
+        if (isfinite(res->is_ll_mean)) {
+            fprintf(f, "is_samples=%lld\nis_ll_mean=%.6f\nis_seconds=%.3f\n",
+                    (long long)c->is_samples, res->is_ll_mean, res->is_s);
+        }
         if (optim_average_on(&r->avg)) {
             /* The figures above are those of the model evaluated: the average or, if
              * no step came after average_from, the last iterate. */

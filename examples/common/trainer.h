@@ -102,6 +102,7 @@ typedef struct trainer_config {
     int64_t mh_steps;       /* MH_UNIFORM steps after the local search (Taniguchi 4.4) */
     int64_t n_completions;  /* images in completion.png */
     int64_t ais_chains, ais_betas;
+    int64_t is_samples;     /* DBMs: importance samples per test row (0: no IS estimate) */
     int eval;               /* enum trainer_eval */
     int64_t eval_every;     /* held-out log-likelihood every N steps (0: never) */
     int64_t eval_rows;      /* ... on this prefix of the test rows (0: all) */
