@@ -946,8 +946,12 @@ enum ebm_estimator_stat {
     EBM_ESTIMATOR_STAT_ACCEPT_RATE = 7,
     /** mean-field rows that did not reach the tolerance */
     EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED = 8,
+    /** uniform-proposal Metropolis moves accepted in the call, both phases
+     * (UCD_LMI; 0 for the other kinds): summed over a run, it says whether
+     * the MH coupling ever moved a chain (docs/samplers.md) */
+    EBM_ESTIMATOR_STAT_MH_ACCEPTED = 9,
     /** the number of statistics (not one itself; later versions may add more) */
-    EBM_ESTIMATOR_STAT_COUNT = 9
+    EBM_ESTIMATOR_STAT_COUNT = 10
 };
 
 /**

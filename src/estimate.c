@@ -13,6 +13,7 @@
 #include "scratch.h"
 #include "search.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,8 +167,12 @@ int ebm__add_weighted_rows(ebm_estimator_t *e, uint32_t clamped, const ebm__weig
 /* Mean of a sampler's acceptance over the call, weighted by rows. */
 static void note_accept(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t rows)
 {
-    e->accept_sum += ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE) * (double)rows;
+    const double accepted = ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE) * (double)rows;
+    e->accept_sum += accepted;
     e->accept_rows += (double)rows;
+    if (s->kind == EBM_SAMPLER_MH_UNIFORM) {
+        e->stat[EBM_ESTIMATOR_STAT_MH_ACCEPTED] += round(accepted); /* one decision per row */
+    }
 }
 
 /* One step (in->y NULL) or coupled step of s; the chains are the

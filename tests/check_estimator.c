@@ -710,12 +710,18 @@ START_TEST(test_stats)
     ebm_estimator_destroy(e);
 
     /* UCD-LMI: local-search sweeps (each search counts its last, unchanged
-     * sweep, so >= 1), no search capped, MH acceptance in [0, 1]. */
+     * sweep, so >= 1), no search capped, MH acceptance in [0, 1], and the
+     * accepted MH moves a whole number, some of them over the calls. */
     e = make_est(dbm, LMI_, -1, -1, -1, -1);
+    double accepted = 0.0;
     for (int c = 0; c < 5; c++) {
         ck_assert_int_eq(ebm_estimator_gradient(e, rng, n, sdata, 3, g), EBM_OK);
         double sw = ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_SWEEPS_MEAN);
         double acc = ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
+        const double moves = ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_MH_ACCEPTED);
+        ck_assert_msg(moves >= 0.0 && moves == floor(moves), "MH moves %g", moves);
+        ck_assert_msg((moves > 0.0) == (acc > 0.0), "MH moves %g, acceptance %g", moves, acc);
+        accepted += moves;
         ck_assert_msg(sw >= 1.0 && sw <= 10000.0, "sweeps %g", sw);
         ck_assert(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_SEARCH_CAPPED) == 0.0);
         ck_assert_msg(acc >= 0.0 && acc <= 1.0, "accept %g", acc);
@@ -723,6 +729,7 @@ START_TEST(test_stats)
         ck_assert(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN) >= 1.0);
         ck_assert(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_CAPPED) == 0.0);
     }
+    ck_assert_msg(accepted > 0.0, "no MH move accepted in 5 calls on a 3-3-2 DBM");
     /* A search cap of 1 sweep stops the searches that needed more. */
     set_int_ok(e, EBM_ESTIMATOR_SEARCH_SWEEPS, 1);
     ck_assert_int_eq(ebm_estimator_gradient(e, rng, n, sdata, 3, g), EBM_OK);
@@ -735,6 +742,7 @@ START_TEST(test_stats)
     ck_assert_int_eq(ebm_estimator_gradient(e, rng, n, sdata, 3, g), EBM_OK);
     ck_assert(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED) == 0.0);
     ck_assert(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_TAU_MEAN) == 0.0);
+    ck_assert(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_MH_ACCEPTED) == 0.0);
     /* One mean-field iteration with tolerance 0 cannot converge. */
     set_int_ok(e, EBM_ESTIMATOR_MEAN_FIELD_ITERS, 1);
     ck_assert_int_eq(ebm_estimator_set_double(e, EBM_ESTIMATOR_MEAN_FIELD_TOL, 0.0), EBM_OK);

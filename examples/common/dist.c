@@ -122,10 +122,11 @@ int dist_agree(const dist_comm *comm, int failed, char *err, size_t errsize)
 enum { FRACTION_BITS = 30 };
 static const int MEANS[] = {EBM_ESTIMATOR_STAT_TAU_MEAN, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN};
 static const int COUNTS[] = {EBM_ESTIMATOR_STAT_CAPPED, EBM_ESTIMATOR_STAT_SEARCH_CAPPED,
-                             EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED};
+                             EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED,
+                             EBM_ESTIMATOR_STAT_MH_ACCEPTED};
 static const int WEIGHTED[] = {EBM_ESTIMATOR_STAT_SWEEPS_MEAN, EBM_ESTIMATOR_STAT_ACCEPT_RATE};
 static const int MAXED[] = {EBM_ESTIMATOR_STAT_TAU_MAX, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX};
-enum { N_MEANS = 2, N_COUNTS = 3, N_WEIGHTED = 2, N_MAXED = 2 };
+enum { N_MEANS = 2, N_COUNTS = 4, N_WEIGHTED = 2, N_MAXED = 2 };
 
 int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd, float *grad,
                   int failed, char *err, size_t errsize)

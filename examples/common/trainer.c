@@ -50,6 +50,7 @@ typedef struct run {
     /* coupling statistics over this process's steps (UCD kinds) */
     int64_t stat_steps;
     double tau_sum, tau_max, ptau_sum, ptau_max, capped;
+    double mh_accepted; /* UCD-LMI: MH moves accepted over this process's steps */
     /* --eval-every: the held-out rows, encoded once, and how they are scored */
     float *heldout_x;
     int64_t heldout_n;
@@ -1070,6 +1071,7 @@ static int train(run *r, double *seconds_out)
         r->ptau_sum += stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
         r->ptau_max = fmax(r->ptau_max, stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX));
         r->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
+        r->mh_accepted += stat(r, EBM_ESTIMATOR_STAT_MH_ACCEPTED);
         seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
         /* The outputs are rank 0's; a failure there stops every rank at
          * the next step (rank_failed). */
@@ -1386,6 +1388,13 @@ static void report(const run *r, const result *res, double train_s, double pictu
                r->tau_sum / (double)r->stat_steps, r->tau_max,
                r->ptau_sum / (double)r->stat_steps, r->ptau_max, r->capped);
     }
+    if (c->method == EBM_ESTIMATOR_UCD_LMI && r->stat_steps > 0) {
+        printf("MH moves accepted over %lld steps: %.0f%s\n", (long long)r->stat_steps,
+               r->mh_accepted,
+               r->mh_accepted == 0 ? " (so every chain met at once and the gradient applied was "
+                                     "f at the local mode plus one Gibbs sweep: docs/samplers.md)"
+                                   : "");
+    }
     if (optim_average_on(&r->avg) && r->avg.count > 0) {
         printf("evaluated and saved (model.ebm): the average of the %lld iterates after step "
                "%lld (--average-from); the last iterate is model_raw.ebm\n",
@@ -1428,6 +1437,9 @@ static void report(const run *r, const result *res, double train_s, double pictu
                 (long long)c->ais_betas, res->log_z, res->log_z_se, res->ais_s, res->ll_mean,
                 res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
                 r->ptau_max);
+        if (c->method == EBM_ESTIMATOR_UCD_LMI) {
+            fprintf(f, "mh_accepted=%.0f\n", r->mh_accepted);
+        }
         if (isfinite(res->is_ll_mean)) {
             fprintf(f, "is_samples=%lld\nis_ll_mean=%.6f\nis_seconds=%.3f\n",
                     (long long)c->is_samples, res->is_ll_mean, res->is_s);

@@ -231,7 +231,8 @@ class EstimatorStat(IntEnum):
     SEARCH_CAPPED = 6
     ACCEPT_RATE = 7
     MEAN_FIELD_MISSED = 8
-    COUNT = 9
+    MH_ACCEPTED = 9
+    COUNT = 10
 
 
 # (class, C tag, the members' C prefix) for every enum.
