@@ -896,6 +896,22 @@ static void small_ais(ctx *c, fp *f)
     ebm_rng_destroy(r);
 }
 
+static void small_is(ctx *c, fp *f)
+{
+    enum { N = 7 };
+    ebm_rng_t *r = new_rng(29, 1);
+    const int64_t ld = c->n0 + 2;
+    float *v = matrix(N, ld, PAD);
+    data_rows(c->m, r, N, ld, v);
+    double ll[N];
+    M_OK(f, c->m, ebm_model_log_likelihood_is(c->m, r, 1.5, 1, N, v, ld, ll));
+    fp_doubles(f, ll, N);
+    M_OK(f, c->m, ebm_model_log_likelihood_is(c->m, r, -2.0, 33, N, v, ld, ll));
+    fp_doubles(f, ll, N);
+    free(v);
+    ebm_rng_destroy(r);
+}
+
 /* ---- samplers ------------------------------------------------------------------ */
 
 typedef struct iopt {
@@ -1304,6 +1320,7 @@ static void small_model(const spec *sp)
     small_part(&c, "mean_field", small_mean_field);
     small_part(&c, "exact", small_exact);
     small_part(&c, "ais", small_ais);
+    small_part(&c, "is", small_is);
     small_samplers(&c);
     small_estimators(&c);
     ctx_close(&c);

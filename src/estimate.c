@@ -164,14 +164,15 @@ int ebm__add_weighted_rows(ebm_estimator_t *e, uint32_t clamped, const ebm__weig
 
 /* ---- building blocks -------------------------------------------------- */
 
-/* Mean of a sampler's acceptance over the call, weighted by rows. */
+/* Mean of a sampler's acceptance over the call, weighted by rows; and the
+ * MH moves it accepted, counted exactly (a coupled step on rows that have
+ * not met makes two decisions per row). */
 static void note_accept(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t rows)
 {
-    const double accepted = ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE) * (double)rows;
-    e->accept_sum += accepted;
+    e->accept_sum += ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE) * (double)rows;
     e->accept_rows += (double)rows;
     if (s->kind == EBM_SAMPLER_MH_UNIFORM) {
-        e->stat[EBM_ESTIMATOR_STAT_MH_ACCEPTED] += round(accepted); /* one decision per row */
+        e->stat[EBM_ESTIMATOR_STAT_MH_ACCEPTED] += (double)s->accepted;
     }
 }
 

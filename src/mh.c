@@ -170,6 +170,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
         }
     }
     s->stat[EBM_STAT_ACCEPT_RATE] = decisions > 0 ? (double)accepted / (double)decisions : 1.0;
+    s->accepted = accepted;
     if (y != NULL) {
         s->stat[EBM_STAT_MET_FRACTION] = n > 0 ? (double)n_met / (double)n : 1.0;
     }

@@ -405,6 +405,27 @@ static double unit_entropy(int units, double q)
     return h;
 }
 
+/* The mean-field posterior of each data row, the bound's Q and the IS
+ * estimate's proposal: v clamped, the hidden units started at the uniform
+ * law's means, 200 iterations at most, tolerance 1e-7. mu: n x width;
+ * clamp: width bytes of scratch. */
+static int posterior_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const float *data,
+                           int64_t ldd, float *mu, uint8_t *clamp)
+{
+    const int64_t w = m->width;
+    memset(clamp, 0, (size_t)w);
+    memset(clamp, 1, (size_t)m->size[0]);
+    for (int64_t r = 0; r < n; r++) {
+        float *row = mu + r * w;
+        memcpy(row, data + r * ldd, (size_t)m->size[0] * sizeof *row);
+        for (int64_t k = m->size[0]; k < w; k++) {
+            row[k] = m->units[1] == EBM_UNITS_SPIN ? 0.0f : 0.5f;
+        }
+    }
+    const int rc = ebm__mean_field(m, msg, n, mu, w, clamp, 0, 200, 1e-7);
+    return rc >= 0 ? EBM_OK : rc;
+}
+
 int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n,
                                    const float *data, int64_t ldd, double *ll)
 {
@@ -421,7 +442,7 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
     }
     const int64_t w = m->width;
     float *mu = malloc((size_t)(n * w) * sizeof *mu);
-    uint8_t *clamp = calloc((size_t)w, 1);
+    uint8_t *clamp = malloc((size_t)w);
     double *work = malloc((size_t)ebm__free_energy_scratch(m, EBM__CHUNK) * sizeof *work);
     double *e = malloc((size_t)n * sizeof *e);
     if (mu == NULL || clamp == NULL || work == NULL || e == NULL) {
@@ -431,17 +452,8 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
         free(e);
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
     }
-    memset(clamp, 1, (size_t)m->size[0]);
-    for (int64_t r = 0; r < n; r++) {
-        float *row = mu + r * w;
-        memcpy(row, data + r * ldd, (size_t)m->size[0] * sizeof *row);
-        for (int64_t k = m->size[0]; k < w; k++) {
-            row[k] = m->units[1] == EBM_UNITS_SPIN ? 0.0f : 0.5f;
-        }
-    }
-    rc = ebm_model_mean_field(m, n, mu, w, clamp, 0, 200, 1e-7);
-    if (rc >= 0) {
-        rc = EBM_OK;
+    rc = posterior_means(m, &msg, n, data, ldd, mu, clamp);
+    if (rc == EBM_OK) {
         for (int64_t r0 = 0; r0 < n; r0 += EBM__CHUNK) {
             int64_t rows = n - r0 < EBM__CHUNK ? n - r0 : EBM__CHUNK;
             ebm__free_energy_chunk(m, 0, rows, mu + r0 * w, w, e + r0, work);
@@ -453,13 +465,10 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
             }
             e[r] = -e[r] + h - log_z;
             if (!isfinite(e[r])) {
-                rc = ebm__model_set_error(
-                    m,
-                    ebm__fail(&msg, EBM_EVALUE,
-                              "the bound of row %lld is not finite (%g): the parameters are too "
-                              "large, or log_z (%g) is not finite; ll is unchanged",
-                              (long long)r, e[r], log_z),
-                    &msg);
+                rc = ebm__fail(&msg, EBM_EVALUE,
+                               "the bound of row %lld is not finite (%g): the parameters are too "
+                               "large, or log_z (%g) is not finite; ll is unchanged",
+                               (long long)r, e[r], log_z);
             }
         }
         if (rc == EBM_OK) {
@@ -470,7 +479,7 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
     free(clamp);
     free(work);
     free(e);
-    return rc;
+    return rc == EBM_OK ? EBM_OK : ebm__model_set_error(m, rc, &msg);
 }
 
 /* ---- importance-sampled log p(v) for DBMs ------------------------------ */
@@ -482,6 +491,18 @@ static const double IS_DEFENSIVE = 0.05;
 
 /* The largest n_samples per row. */
 #define IS_MAX_SAMPLES (INT64_C(1) << 30)
+
+/* A row's stream holds 2^34 words; more would carry into the next row. */
+#define IS_ROW_WORDS (INT64_C(1) << 34)
+
+/* The probability with which "u < p" holds for the library's uniforms
+ * u = k 2^-24, k uniform on 0 .. 2^24 - 1: ceil(p 2^24) 2^-24. The
+ * proposal's density must be that of the draws, not p (a mean of 1e-10
+ * turns a unit on with probability 2^-24). */
+static double drawn_probability(double p)
+{
+    return p <= 0.0 ? 0.0 : p >= 1.0 ? 1.0 : ceil(p * 0x1p24) * 0x1p-24;
+}
 
 /* log(exp(a) + exp(b)) for a, b not both -inf. */
 static double log_add(double a, double b)
@@ -509,9 +530,6 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
     if (rc == EBM_OK && n > (int64_t)UINT32_MAX + 1) {
         rc = ebm__fail(&msg, EBM_ESHAPE, "n is %lld; at most 2^32 rows", (long long)n);
     }
-    if (rc != EBM_OK) {
-        return ebm__model_set_error(m, rc, &msg);
-    }
     /* Sample the hidden parity class with fewer units, sum out the other. */
     const uint32_t odd = parity_mask(m, 1), even_hidden = parity_mask(m, 0) & ~1u;
     const uint32_t sampled =
@@ -522,36 +540,41 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
     for (int64_t l = 0; l < m->n_layers; l++) {
         units += sampled >> l & 1u ? m->size[l] : 0;
     }
-    float *mu = malloc((size_t)((n > 0 ? n : 1) * w) * sizeof *mu);
-    uint8_t *clamp = calloc((size_t)w, 1);
+    if (rc == EBM_OK && K > IS_ROW_WORDS / (units + 1)) {
+        rc = ebm__fail(&msg, EBM_ELIMIT,
+                       "n_samples is %lld; with %lld sampled units per state a row's stream "
+                       "holds at most %lld",
+                       (long long)n_samples, (long long)units,
+                       (long long)(IS_ROW_WORDS / (units + 1)));
+    }
+    if (rc != EBM_OK) {
+        return ebm__model_set_error(m, rc, &msg);
+    }
+    if (n == 0) {
+        return EBM_OK; /* nothing drawn: rng does not move */
+    }
+    float *mu = malloc((size_t)(n * w) * sizeof *mu);
+    uint8_t *clamp = malloc((size_t)w);
     float *x = calloc((size_t)(EBM__CHUNK * w), sizeof *x);
     float *u = malloc((size_t)(units + 1) * sizeof *u);
     double *f = malloc(EBM__CHUNK * sizeof *f), *lq = malloc(EBM__CHUNK * sizeof *lq);
     double *work = malloc((size_t)ebm__free_energy_scratch(m, EBM__CHUNK) * sizeof *work);
-    double *acc = malloc((size_t)(n > 0 ? n : 1) * sizeof *acc);
+    double *acc = malloc((size_t)n * sizeof *acc);
     if (mu == NULL || clamp == NULL || x == NULL || u == NULL || f == NULL || lq == NULL ||
         work == NULL || acc == NULL) {
         rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
     }
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     const ebm__stream st = ebm__rng_take_stream(rng);
-    if (rc == EBM_OK && sampled != 0 && n > 0) {
-        /* The proposal's factors: the mean-field posterior, v clamped. */
-        memset(clamp, 1, (size_t)m->size[0]);
-        for (int64_t r = 0; r < n; r++) {
-            float *row = mu + r * w;
-            memcpy(row, data + r * ldd, (size_t)m->size[0] * sizeof *row);
-            for (int64_t k = m->size[0]; k < w; k++) {
-                row[k] = m->units[1] == EBM_UNITS_SPIN ? 0.0f : 0.5f;
-            }
-        }
-        rc = ebm__mean_field(m, &msg, n, mu, w, clamp, 0, 200, 1e-7);
-        rc = rc >= 0 ? EBM_OK : rc;
+    if (rc == EBM_OK && sampled != 0) {
+        rc = posterior_means(m, &msg, n, data, ldd, mu, clamp); /* the proposal's factors */
     }
     /* States t = r K + k in chunks: row r's sample k draws units + 1
      * uniforms (the mixture's choice, then the units) from stream row r at
-     * word k (units + 1). log w = -F_summed(v, h) - log q(h). */
-    const double log_eps = log(IS_DEFENSIVE), log_keep = log1p(-IS_DEFENSIVE);
+     * word k (units + 1). log w = -F_summed(v, h) - log q(h), with q the
+     * law of the draws (drawn_probability). */
+    const double eps = drawn_probability(IS_DEFENSIVE);
+    const double log_eps = log(eps), log_keep = log1p(-eps);
     for (int64_t t0 = 0; rc == EBM_OK && t0 < n * K; t0 += EBM__CHUNK) {
         const int64_t count = n * K - t0 < EBM__CHUNK ? n * K - t0 : EBM__CHUNK;
         for (int64_t i = 0; i < count; i++) {
@@ -560,7 +583,7 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
             memcpy(xs, data + r * ldd, (size_t)m->size[0] * sizeof *xs);
             ebm__stream_uniform(&st, (uint32_t)r, (uint64_t)k * (uint64_t)(units + 1), units + 1,
                                 u);
-            const int uniform = (double)u[0] < IS_DEFENSIVE;
+            const int uniform = (double)u[0] < eps;
             double log_qmf = 0.0;
             int64_t j = 1;
             for (int64_t l = 1; l < m->n_layers; l++) {
@@ -571,7 +594,8 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
                 const float *ml = mu + r * w + m->offset[l];
                 float *hl = xs + m->offset[l];
                 for (int64_t a = 0; a < m->size[l]; a++, j++) {
-                    const double p = spin ? 0.5 * (1.0 + (double)ml[a]) : (double)ml[a];
+                    const double p =
+                        drawn_probability(spin ? 0.5 * (1.0 + (double)ml[a]) : (double)ml[a]);
                     const int on = (double)u[j] < (uniform ? 0.5 : p);
                     hl[a] = on ? 1.0f : spin ? -1.0f : 0.0f;
                     log_qmf += on ? log(p) : log1p(-p);

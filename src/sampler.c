@@ -258,6 +258,7 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->stat[EBM_STAT_MET_FRACTION] = met_fraction;
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
+    s->accepted = 0;
 }
 
 static int undo_call(ebm_sampler_t *s, const double *saved, ebm_rng_t *rng,

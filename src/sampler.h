@@ -32,6 +32,7 @@ struct ebm_sampler {
     size_t row_ids_cap;
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
+    int64_t accepted; /* MH moves accepted in the last call (both chains) */
     /* MH energies: plain_energies (set only by tests) turns the float-GEMM
      * path off; energy_rechecks counts the decisions it left to double. */
     int plain_energies;

@@ -710,8 +710,9 @@ START_TEST(test_stats)
     ebm_estimator_destroy(e);
 
     /* UCD-LMI: local-search sweeps (each search counts its last, unchanged
-     * sweep, so >= 1), no search capped, MH acceptance in [0, 1], and the
-     * accepted MH moves a whole number, some of them over the calls. */
+     * sweep, so >= 1), no search capped, MH acceptance in [0, 1], and MH
+     * moves counted exactly when some are accepted, some over the calls
+     * (check_sampler's statistics test checks the sampler's exact count). */
     e = make_est(dbm, LMI_, -1, -1, -1, -1);
     double accepted = 0.0;
     for (int c = 0; c < 5; c++) {
@@ -719,7 +720,6 @@ START_TEST(test_stats)
         double sw = ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_SWEEPS_MEAN);
         double acc = ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
         const double moves = ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_MH_ACCEPTED);
-        ck_assert_msg(moves >= 0.0 && moves == floor(moves), "MH moves %g", moves);
         ck_assert_msg((moves > 0.0) == (acc > 0.0), "MH moves %g, acceptance %g", moves, acc);
         accepted += moves;
         ck_assert_msg(sw >= 1.0 && sw <= 10000.0, "sweeps %g", sw);

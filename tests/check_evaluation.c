@@ -401,8 +401,8 @@ START_TEST(is_checks_arguments)
 {
     const int64_t sizes[3] = {3, 3, 2};
     ebm_model_t *m = eval_model(3, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.5);
-    float v[6] = {1, 0, 1, 0, 1, 1};
-    double ll[2] = {7.0, 7.0};
+    float v[9] = {1, 0, 1, 0, 1, 1, 1, 1, 0};
+    double ll[3] = {7.0, 7.0, 7.0};
     ebm_rng_t *rng = t_rng(3, 0);
     uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
     ck_assert_int_eq(ebm_rng_get_state(rng, st0), EBM_OK);
@@ -432,14 +432,39 @@ START_TEST(is_checks_arguments)
     v[4] = 1.0f;
     ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 2, v, 3, NULL), EBM_ENULL);
     ck_assert_int_eq(ebm_model_log_likelihood_is(NULL, rng, 0.0, 4, 2, v, 3, ll), EBM_ENULL);
+    /* n = 0 draws nothing: rng does not move. */
     ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 0, NULL, 3, NULL), EBM_OK);
-    /* Rows do not depend on n: row 1 alone draws from stream row 0. */
-    double one;
+    ck_assert_int_eq(ebm_rng_get_state(rng, st1), EBM_OK);
+    ck_assert(memcmp(st0, st1, sizeof st0) == 0);
+    /* Rows do not depend on n: rows 0 and 1 are the same in calls on 2 and
+     * 3 rows; row 1 alone draws from stream row 0, so it differs. */
+    double two[2], one;
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 3, v, 3, ll), EBM_OK);
     ck_assert_int_eq(ebm_rng_set_state(rng, st0), EBM_OK);
-    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 2, v, 3, ll), EBM_OK);
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 2, v, 3, two), EBM_OK);
+    ck_assert(two[0] == ll[0] && two[1] == ll[1]);
     ck_assert_int_eq(ebm_rng_set_state(rng, st0), EBM_OK);
-    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 1, v, 3, &one), EBM_OK);
-    ck_assert(one == ll[0]);
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, 4, 1, v + 3, 3, &one), EBM_OK);
+    ck_assert(one != ll[1]);
+    ebm_rng_destroy(rng);
+    ebm_model_destroy(m);
+
+    /* A row's stream holds 2^34 words: K (units + 1) beyond it is refused.
+     * 4-40-20: layer 2 (20 units) is sampled, so K <= 2^34 / 21. */
+    const int64_t big[3] = {4, 40, 20};
+    m = eval_model(3, big, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.5);
+    rng = t_rng(4, 0);
+    ck_assert_int_eq(ebm_rng_get_state(rng, st0), EBM_OK);
+    const float v4[4] = {1, 0, 0, 1};
+    ll[0] = 7.0;
+    const int64_t k_max = (INT64_C(1) << 34) / 21;
+    ck_assert_int_eq(ebm_model_log_likelihood_is(m, rng, 0.0, k_max + 1, 1, v4, 4, ll),
+                     EBM_ELIMIT);
+    ck_assert_msg(strstr(ebm_model_errmsg(m), "n_samples is 818089009") != NULL, "%s",
+                  ebm_model_errmsg(m));
+    ck_assert(ll[0] == 7.0);
+    ck_assert_int_eq(ebm_rng_get_state(rng, st1), EBM_OK);
+    ck_assert(memcmp(st0, st1, sizeof st0) == 0);
     ebm_rng_destroy(rng);
     ebm_model_destroy(m);
 }

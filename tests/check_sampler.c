@@ -481,6 +481,10 @@ START_TEST(statistics)
     random_pairs(m, 81, n, w, x, y);
     share_clamped(su, &R, n, x, y);
     /* Coupled step: met fraction, tries, accept rate, rows. */
+    int64_t apart = 0; /* rows whose chains differ: two MH decisions each */
+    for (int64_t r = 0; r < n; r++) {
+        apart += memcmp(x + r * w, y + r * w, (size_t)w * sizeof *x) != 0;
+    }
     ck_assert_int_eq(ebm_sampler_coupled_step(s, rng, n, x, w, y, w, met), EBM_OK);
     double nmet = 0.0;
     for (int64_t r = 0; r < n; r++) {
@@ -507,6 +511,11 @@ START_TEST(statistics)
         }
     } else {
         T_ASSERT(tm == 0.0 && tx == 0.0);
+        /* The exact count the estimator sums (EBM_ESTIMATOR_STAT_MH_ACCEPTED):
+         * the rate over n + apart decisions, not over n rows. */
+        T_ASSERT_MSG(apart > 0 && s->accepted == llround(ar * (double)(n + apart)),
+                     "%s: %lld accepted, rate %g over %lld decisions", su->name,
+                     (long long)s->accepted, ar, (long long)(n + apart));
     }
     T_ASSERT(ebm_sampler_stat(s, EBM_STAT_ITERATION) == 1.0);
     /* Rows all equal: met fraction 1, no tries. */
