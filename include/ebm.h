@@ -548,19 +548,22 @@ EBM_API int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, i
  * IWAE): the hidden parity class (odd or even hidden layers) with fewer
  * units is sampled, the other summed out exactly, and
  *     ll[r] = log( (1/K) sum_k p~(v_r, h_k) / q(h_k | v_r) ) - log_z,
- * with p~ the unnormalised marginal (-F with the other class summed out)
+ * with p~ the unnormalised marginal (exp(-F), the other class summed out)
  * and q the defensive mixture 0.95 Q + 0.05 U of the mean-field posterior Q
  * (as in ebm_model_log_likelihood_bound) and the uniform distribution U, so
  * that no weight exceeds p~(v, h) 2^m / 0.05 for m sampled units. Its
  * expectation is a lower bound on log p(v) that rises with K to log p(v)
  * (exact for an RBM or GRBM, which have nothing to sample: there K is
  * ignored). Row r's sample k draws from stream row r of one sequence, so
- * rows do not depend on n. K = n_samples.
- * @param[in] n_samples K, 1 to 2^30
- * @param[in] n         rows, at most 2^32
+ * rows do not depend on n; q is the law of those draws (a mean is rounded
+ * up to a multiple of 2^-24, the uniforms' grid). K = n_samples. With the
+ * exact log_z the estimate is a lower bound in expectation; with AIS's
+ * (biased low) it moves up by AIS's error.
+ * @param[in] n_samples K, 1 to 2^30, and K (m + 1) <= 2^34 (a row's stream)
+ * @param[in] n         rows, at most 2^32; n = 0 draws nothing
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (a bad K or log_z, a
- *         non-finite estimate), EBM_ENOMEM; on failure ll and rng are
- *         unchanged
+ *         non-finite estimate), EBM_ELIMIT (K (m + 1) > 2^34), EBM_ENOMEM;
+ *         on failure ll and rng are unchanged
  */
 EBM_API int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log_z,
                                         int64_t n_samples, int64_t n, const float *data,
@@ -799,6 +802,14 @@ EBM_API const char *ebm_sampler_errmsg(const ebm_sampler_t *s);
  *    local mode (local search from uniform noise, Alg. 1) moved by one Gibbs
  *    sweep; Metropolis-Hastings coupling with a common proposal and uniform
  *    (Alg. 3); the same telescoping estimate (K = 0 by default). Unbiased.
+ *    In practice: from a local mode a uniform proposal is almost never
+ *    accepted in hundreds of dimensions, so the chains meet at tau = 1 and
+ *    a row's estimate is f at "local mode + one Gibbs sweep", in both
+ *    phases. The expectation is exact only through the correction terms of
+ *    the rare rows whose first proposal is accepted; a run in which none is
+ *    has in effect applied that CD-like gradient from the local mode.
+ *    EBM_ESTIMATOR_STAT_MH_ACCEPTED counts the accepted moves
+ *    (docs/samplers.md, and the released code's variant there).
  *  - EBM_ESTIMATOR_GRBM_CD (Liao et al. 2022, modified CD): negative chains
  *    start from N(0, I) (hidden layer drawn given v), K steps of the sampler
  *    chosen by EBM_ESTIMATOR_SAMPLER (Gibbs by default, or Langevin or

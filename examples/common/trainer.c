@@ -22,9 +22,15 @@ enum { ERR_SIZE = 1024, PICTURE_SCALE = 2, EXACT_LOG_Z_BITS = 24, EXACT_ROW_BITS
  * hidden states for the rows. */
 enum { HELDOUT_LOG_Z_BITS = 20 };
 #define HELDOUT_ROW_STATES 1e8
-/* The generator streams of --eval-every: the held-out rows' encoding, and
- * AIS at step s from HELDOUT_STREAM + s. */
+/* The generator streams of --eval-every: the held-out rows' encoding, AIS
+ * at step s from HELDOUT_STREAM + s, and a DBM's IS estimate at step s from
+ * HELDOUT_IS_STREAM + s. */
 #define HELDOUT_STREAM (UINT64_C(1) << 32)
+#define HELDOUT_IS_STREAM (UINT64_C(2) << 32)
+/* The final evaluation's IS estimate and its AIS check (the final AIS is
+ * stream 2; the pictures 3 + step and 4). */
+#define FINAL_IS_STREAM (UINT64_C(3) << 32)
+#define AIS_CHECK_STREAM ((UINT64_C(3) << 32) + 1)
 
 /* Everything one run holds. */
 typedef struct run {
@@ -55,6 +61,7 @@ typedef struct run {
     float *heldout_x;
     int64_t heldout_n;
     int heldout_exact, heldout_bound;
+    int heldout_is; /* a DBM's IS estimate too (--is-samples > 0) */
     const char *heldout_column;
     double heldout_seconds; /* spent on it in this process (not training time) */
     int stopped_by;         /* the signal that stopped training, or 0 */
@@ -359,6 +366,11 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
                 "AIS runs (the final evaluation and --eval-every)"));
     ADD(CLI_I64("--ais-betas", "N", &c->ais_betas, 1, INT64_C(1) << 30,
                 "AIS inverse temperatures of the final evaluation"));
+    ADD(CLI_I64("--ais-check", "N", &c->ais_check, 0, 1000,
+                "the AIS bias check: a second AIS with N x --ais-betas temperatures beside "
+                "the first (its own generator); 0: none"));
+    ADD(CLI_I64("--ais-check-chains", "N", &c->ais_check_chains, 0, INT64_C(1) << 24,
+                "its chains; 0: --ais-chains"));
     ADD(CLI_I64("--is-samples", "N", &c->is_samples, 0, INT64_C(1) << 30,
                 "DBMs: importance samples per test row for the IS estimate of log p(v) beside "
                 "the mean-field bound (ebm_model_log_likelihood_is); 0: none"));
@@ -410,6 +422,15 @@ static int parse_options(trainer_config *c, int argc, char **argv)
     }
     if (c->eval_every > 0 && c->eval == TRAINER_EVAL_NONE) {
         complain(c, "--eval-every needs --eval auto or ais (it uses the same method)");
+        return 2;
+    }
+    if (c->ais_check_chains == 1) {
+        complain(c, "--ais-check-chains 1: AIS needs at least 2 chains (0: --ais-chains)");
+        return 2;
+    }
+    if (c->ais_check > 0 && c->ais_betas > (INT64_C(1) << 30) / c->ais_check) {
+        complain(c, "--ais-check %lld x --ais-betas %lld is more than 2^30 temperatures",
+                 (long long)c->ais_check, (long long)c->ais_betas);
         return 2;
     }
     return 0;
@@ -890,16 +911,17 @@ static int open_csv(run *r)
 {
     char path[4200], header[1024], old[1024] = "", averaged[256] = "";
     snprintf(path, sizeof path, "%s/train.csv", r->c->out);
+    const char *is = r->heldout_is ? ",heldout_loglik_is" : "";
     if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
-        snprintf(averaged, sizeof averaged, ",%s_avg,heldout_log_z_avg,heldout_seconds_avg",
-                 r->heldout_column);
+        snprintf(averaged, sizeof averaged, ",%s_avg,heldout_log_z_avg,heldout_seconds_avg%s",
+                 r->heldout_column, r->heldout_is ? ",heldout_loglik_is_avg" : "");
     }
     snprintf(header, sizeof header,
              "step,seconds,lr,grad_norm,tau_mean,tau_max,positive_tau_mean,positive_tau_max,"
-             "capped,sweeps_mean,search_capped,accept_rate,mean_field_missed%s%s%s%s\n",
+             "capped,sweeps_mean,search_capped,accept_rate,mean_field_missed%s%s%s%s%s\n",
              r->heldout_column != NULL ? "," : "",
              r->heldout_column != NULL ? r->heldout_column : "",
-             r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
+             r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "", is, averaged);
     const int append = r->c->resume != NULL;
     FILE *probe = append ? fopen(path, "r") : NULL;
     const int has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
@@ -908,8 +930,8 @@ static int open_csv(run *r)
     }
     if (has_header && strcmp(old, header) != 0) {
         return complain(r->c, "%s has other columns than this run writes (another "
-                        "--eval-every or --average-from?):\n  it has: %s  now:    %s", path, old,
-                        header);
+                        "--eval-every, --average-from or --is-samples?):\n  it has: %s  now:    %s",
+                        path, old, header);
     }
     r->csv = fopen(path, append ? "a" : "w");
     if (r->csv == NULL) {
@@ -966,7 +988,7 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
 }
 
 static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll,
-                            double *log_z);
+                            double *log_z, double *is_mean);
 
 /* After a failure in training (the message is out): alone, 1: stop;
  * distributed, 0: carry on to the next step's agreement, which stops every
@@ -1076,11 +1098,12 @@ static int train(run *r, double *seconds_out)
         /* The outputs are rank 0's; a failure there stops every rank at
          * the next step (rank_failed). */
         const int eval_now = r->root && c->eval_every > 0 && r->step % c->eval_every == 0;
-        double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
-        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN; /* the average's, once it has one */
+        double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN, heldout_is = NAN;
+        /* the average's, once it has one */
+        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN, avg_is = NAN;
         if (eval_now) {
             const double te = cli_now();
-            if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z) &&
+            if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z, &heldout_is) &&
                 rank_failed(r)) {
                 return 1;
             }
@@ -1088,7 +1111,7 @@ static int train(run *r, double *seconds_out)
             if (r->avg.count > 0) {
                 const ebm_model_t *m_avg = shown_model(r);
                 if ((m_avg == NULL ||
-                     heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z)) &&
+                     heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z, &avg_is)) &&
                     rank_failed(r)) {
                     return 1;
                 }
@@ -1109,22 +1132,33 @@ static int train(run *r, double *seconds_out)
             if (r->heldout_column != NULL) {
                 fprintf(r->csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
             }
+            if (r->heldout_is) {
+                fprintf(r->csv, ",%.6f", heldout_is);
+            }
             if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
                 fprintf(r->csv, ",%.6f,%.6f,%.3f", avg_ll, avg_log_z, avg_s);
+                if (r->heldout_is) {
+                    fprintf(r->csv, ",%.6f", avg_is);
+                }
             }
             fputc('\n', r->csv);
             fflush(r->csv);
         }
         const double now = cli_now();
         if (eval_now) {
-            char averaged[96] = "";
-            if (r->avg.count > 0) {
-                snprintf(averaged, sizeof averaged, "; average of %lld iterates %.4f",
-                         (long long)r->avg.count, avg_ll);
+            char is[64] = "", averaged[128] = "", avg_is_text[48] = "";
+            if (r->heldout_is) {
+                snprintf(is, sizeof is, ", IS estimate (K = %lld) %.4f",
+                         (long long)c->is_samples, heldout_is);
+                snprintf(avg_is_text, sizeof avg_is_text, ", IS %.4f", avg_is);
             }
-            fprintf(stderr, "%s step %lld: held-out %s = %.4f (%lld rows, %.2f s)%s\n",
+            if (r->avg.count > 0) {
+                snprintf(averaged, sizeof averaged, "; average of %lld iterates %.4f%s",
+                         (long long)r->avg.count, avg_ll, avg_is_text);
+            }
+            fprintf(stderr, "%s step %lld: held-out %s = %.4f%s (%lld rows, %.2f s)%s\n",
                     method_flag(c->method), (long long)r->step, r->heldout_column, heldout_ll,
-                    (long long)r->heldout_n, heldout_s, averaged);
+                    is, (long long)r->heldout_n, heldout_s, averaged);
         }
         if (r->root && (now - last_print >= 5.0 || r->step - step0 <= 3)) {
             progress(r, &w, seconds, r->step - step0, now - t0 - r->heldout_seconds);
@@ -1161,6 +1195,7 @@ typedef struct result {
     double ais_s, ll_s, exact_s;
     int is_bound;
     double is_ll_mean, is_s;  /* DBMs: the IS estimate with AIS log Z (NaN if not run) */
+    double check_log_z, check_log_z_se, check_s; /* --ais-check (NaN if not run) */
 } result;
 
 static int64_t smaller_parity_class(const ebm_model_t *m, int hidden_only)
@@ -1221,15 +1256,17 @@ static int prepare_heldout(run *r)
                        bits_row <= EXACT_ROW_BITS &&
                        (double)n * ldexp(1.0, (int)bits_row) <= HELDOUT_ROW_STATES;
     r->heldout_bound = !r->heldout_exact && ebm_model_num_layers(r->m) > 2;
+    r->heldout_is = r->heldout_bound && c->is_samples > 0;
     r->heldout_column = r->heldout_exact   ? "heldout_loglik_exact"
                         : r->heldout_bound ? "heldout_loglik_ais_bound"
                                            : "heldout_loglik_ais";
     return 0;
 }
 
-/* The mean held-out log-likelihood (or bound) of m at this step, and its log Z. */
+/* The mean held-out log-likelihood (or bound) of m at this step, its log Z and,
+ * for a DBM with --is-samples, the mean IS estimate (else NaN). */
 static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll_mean,
-                            double *log_z)
+                            double *log_z, double *is_mean)
 {
     const trainer_config *c = r->c;
     const int64_t n = r->heldout_n;
@@ -1255,20 +1292,38 @@ static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *
     }
     if (rc == EBM_OK) {
         *ll_mean = mean_of(ll, n);
-    } else {
+    }
+    if (rc == EBM_OK && r->heldout_is) {
+        ebm_rng_destroy(rng);
+        rc = ebm_rng_create(&rng, c->seed, HELDOUT_IS_STREAM + (uint64_t)step);
+        if (rc == EBM_OK) {
+            rc = ebm_model_log_likelihood_is(m, rng, *log_z, c->is_samples, n, r->heldout_x,
+                                             r->dim, ll);
+        }
+        if (rc == EBM_OK) {
+            *is_mean = mean_of(ll, n);
+        }
+    }
+    if (rc != EBM_OK) {
         complain(c, "--eval-every at step %lld: %s", (long long)step,
-                 rng != NULL && rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(m));
+                 rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(m));
     }
     ebm_rng_destroy(rng);
     free(ll);
     return rc != EBM_OK;
 }
 
+static int64_t check_chains(const trainer_config *c)
+{
+    return c->ais_check_chains > 0 ? c->ais_check_chains : c->ais_chains;
+}
+
 static int evaluate(const run *r, const ebm_model_t *m, result *res)
 {
     const trainer_config *c = r->c;
     res->log_z = res->log_z_se = res->exact_log_z = res->ll_mean = res->exact_ll_mean = NAN;
-    res->is_ll_mean = NAN;
+    res->is_ll_mean = res->check_log_z = res->check_log_z_se = NAN;
+    res->check_s = 0.0;
     res->ais_s = res->ll_s = res->exact_s = res->is_s = 0.0;
     res->is_bound = ebm_model_num_layers(m) > 2;
     if (c->eval == TRAINER_EVAL_NONE) {
@@ -1316,6 +1371,25 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
             complain(c, "AIS: %s", ebm_model_errmsg(m));
             goto done;
         }
+        if (c->ais_check > 0) {
+            /* Its own generator: the check never moves AIS's. A failure
+             * leaves NaN and a warning; the rest of the report stands. */
+            ebm_rng_t *check_rng = NULL;
+            t = cli_now();
+            int crc = ebm_rng_create(&check_rng, c->seed, AIS_CHECK_STREAM);
+            if (crc == EBM_OK) {
+                crc = ebm_model_log_partition_ais(m, check_rng, check_chains(c),
+                                                  c->ais_check * c->ais_betas, &res->check_log_z,
+                                                  &res->check_log_z_se);
+            }
+            ebm_rng_destroy(check_rng);
+            res->check_s = cli_now() - t;
+            if (crc != EBM_OK) {
+                res->check_log_z = res->check_log_z_se = NAN;
+                complain(c, "warning: the AIS check failed (%s); the report goes on without it",
+                         check_rng == NULL ? "out of memory" : ebm_model_errmsg(m));
+            }
+        }
         t = cli_now();
         rc = res->is_bound ? ebm_model_log_likelihood_bound(m, res->log_z, n, x, r->dim, ll)
                            : ebm_model_log_likelihood(m, res->log_z, n, x, r->dim, ll);
@@ -1326,21 +1400,23 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
         }
         res->ll_mean = mean_of(ll, n);
         if (res->is_bound && c->is_samples > 0) {
-            /* Its own generator (seed, 5): the estimate never moves AIS's. */
+            /* Its own generator: the estimate never moves AIS's. A failure
+             * leaves NaN and a warning; the rest of the report stands. */
             ebm_rng_t *is_rng = NULL;
             t = cli_now();
-            rc = ebm_rng_create(&is_rng, c->seed, 5);
-            if (rc == EBM_OK) {
-                rc = ebm_model_log_likelihood_is(m, is_rng, res->log_z, c->is_samples, n, x,
-                                                 r->dim, ll);
+            int irc = ebm_rng_create(&is_rng, c->seed, FINAL_IS_STREAM);
+            if (irc == EBM_OK) {
+                irc = ebm_model_log_likelihood_is(m, is_rng, res->log_z, c->is_samples, n, x,
+                                                  r->dim, ll);
             }
             ebm_rng_destroy(is_rng);
             res->is_s = cli_now() - t;
-            if (rc != EBM_OK) {
-                complain(c, "IS log-likelihood: %s", ebm_model_errmsg(m));
-                goto done;
+            if (irc == EBM_OK) {
+                res->is_ll_mean = mean_of(ll, n);
+            } else {
+                complain(c, "warning: the IS estimate failed (%s); the report goes on without it",
+                         is_rng == NULL ? "out of memory" : ebm_model_errmsg(m));
             }
-            res->is_ll_mean = mean_of(ll, n);
         }
     }
 done:
@@ -1415,6 +1491,21 @@ static void report(const run *r, const result *res, double train_s, double pictu
                res->is_bound ? "log-likelihood lower bound (mean field)" : "log-likelihood",
                res->ll_mean, res->ll_s);
     }
+    if (isfinite(res->check_log_z)) {
+        /* AIS's log Z is biased low when it has too few temperatures; its
+         * standard error does not show it. A second AIS with many more tells. */
+        const double d = res->check_log_z - res->log_z;
+        const double se = sqrt(res->log_z_se * res->log_z_se +
+                               res->check_log_z_se * res->check_log_z_se);
+        printf("AIS check (%lld chains, %lld betas): log Z = %.3f +- %.3f (%.1f s): %+.3f "
+               "nats (%.1f s.e.) from the first; %s\n",
+               (long long)check_chains(c), (long long)(c->ais_check * c->ais_betas),
+               res->check_log_z, res->check_log_z_se, res->check_s, d, se > 0 ? d / se : 0.0,
+               fabs(d) <= 3.0 * se ? "no bias seen beyond 3 s.e."
+               : d > 0 ? "the first AIS is biased low (the likelihoods above too high): "
+                         "raise --ais-betas"
+                       : "the check is the lower: more chains would tell");
+    }
     if (isfinite(res->is_ll_mean)) {
         printf("test log-likelihood, importance-sampled (%lld samples per image, AIS log Z) = "
                "%.3f nats/image (%.1f s)\n",
@@ -1444,6 +1535,12 @@ static void report(const run *r, const result *res, double train_s, double pictu
             fprintf(f, "is_samples=%lld\nis_ll_mean=%.6f\nis_seconds=%.3f\n",
                     (long long)c->is_samples, res->is_ll_mean, res->is_s);
         }
+        if (isfinite(res->check_log_z)) {
+            fprintf(f, "ais_check_chains=%lld\nais_check_betas=%lld\nais_check_log_z=%.6f\n"
+                       "ais_check_log_z_se=%.6f\nais_check_seconds=%.3f\n",
+                    (long long)check_chains(c), (long long)(c->ais_check * c->ais_betas),
+                    res->check_log_z, res->check_log_z_se, res->check_s);
+        }
         if (optim_average_on(&r->avg)) {
             /* The figures above are those of the model evaluated: the average or, if
              * no step came after average_from, the last iterate. */
@@ -1464,16 +1561,19 @@ static void report(const run *r, const result *res, double train_s, double pictu
     snprintf(path, sizeof path, "%s/table_row.txt", c->out);
     f = fopen(path, "w");
     if (f != NULL) {
-        char ll[64], lz[64];
+        char ll[64], is[64] = "-", lz[64];
         const double shown = isfinite(res->ll_mean) ? res->ll_mean : res->exact_ll_mean;
         snprintf(ll, sizeof ll, "%.2f", shown);
+        if (isfinite(res->is_ll_mean)) {
+            snprintf(is, sizeof is, "%.2f", res->is_ll_mean);
+        }
         if (isfinite(res->log_z)) {
             snprintf(lz, sizeof lz, "%.2f +- %.2f", res->log_z, res->log_z_se);
         } else {
             snprintf(lz, sizeof lz, "%.2f (exact)", res->exact_log_z);
         }
-        fprintf(f, "%-8s %8lld %10s %18s %20s %9.1f s\n", c->title, (long long)r->step, dur, ll,
-                lz, res->ais_s + res->ll_s + res->exact_s);
+        fprintf(f, "%-8s %8lld %10s %18s %12s %20s %9.1f s\n", c->title, (long long)r->step, dur,
+                ll, is, lz, res->ais_s + res->ll_s + res->exact_s + res->is_s + res->check_s);
         fclose(f);
     }
 }
@@ -1550,8 +1650,10 @@ int trainer_main(trainer_config *c, int argc, char **argv)
         fprintf(stderr, " (%lld parameters), %lld training images, batch %lld, lr %g\n",
                 (long long)r.n_params, (long long)r.train.n, (long long)c->batch, c->lr);
         if (r.heldout_column != NULL) {
-            fprintf(stderr, "%s: --eval-every %lld: %s on %lld test images%s\n", c->prog,
-                    (long long)c->eval_every, r.heldout_column, (long long)r.heldout_n,
+            fprintf(stderr, "%s: --eval-every %lld: %s%s on %lld test images%s\n", c->prog,
+                    (long long)c->eval_every, r.heldout_column,
+                    r.heldout_is ? " and heldout_loglik_is (--is-samples per image)" : "",
+                    (long long)r.heldout_n,
                     r.heldout_exact ? "" : " (AIS with --ais-chains x --eval-betas)");
         }
         if (optim_average_on(&r.avg)) {

@@ -9,7 +9,9 @@
  * drives training (mini-batch rows, Bernoulli binarisation, the estimator),
  * stream 2 the evaluation (AIS), stream 3 + s the sample picture at step s,
  * stream 4 the completion picture, stream 2^32 the held-out rows of
- * --eval-every (their Bernoulli draws) and 2^32 + s its AIS at step s. So
+ * --eval-every (their Bernoulli draws), 2^32 + s its AIS at step s and
+ * 2^33 + s its IS estimate; 3 x 2^32 the final IS estimate and
+ * 3 x 2^32 + 1 the final --ais-check. So
  * pictures and evaluations never change the training path, and runs with the
  * same seed start from the same model whatever the estimator.
  *
@@ -20,7 +22,10 @@
  * heldout_loglik_<method>, heldout_log_z and heldout_seconds, filled every N
  * steps and "nan" on the other lines, where <method> is exact, ais (an RBM's
  * exact log p(v) with AIS log Z) or ais_bound (a DBM's mean-field bound with
- * AIS log Z); "seconds" is training time, without these evaluations),
+ * AIS log Z), and after ais_bound with --is-samples a fourth,
+ * heldout_loglik_is (the IS estimate with the same log Z); "seconds" is
+ * training time,
+ * without these evaluations),
  * checkpoint.ckpt, model.ebm, samples.png, completion.png, summary.txt,
  * table_row.txt.
  *
@@ -32,7 +37,8 @@
  * model_raw.ebm holds the last iterate. The average is in the checkpoint
  * (an exact resume continues it). train.csv (with --eval-every) gains three
  * columns at the end, <heldout column>_avg, heldout_log_z_avg and
- * heldout_seconds_avg, "nan" until the average holds an iterate, beside
+ * heldout_seconds_avg (and heldout_loglik_is_avg), "nan" until the
+ * average holds an iterate, beside
  * the last iterate's held-out columns. summary.txt gains average_from,
  * average_count and evaluated (averaged, or last_iterate if no step came
  * after N).
@@ -102,6 +108,8 @@ typedef struct trainer_config {
     int64_t mh_steps;       /* MH_UNIFORM steps after the local search (Taniguchi 4.4) */
     int64_t n_completions;  /* images in completion.png */
     int64_t ais_chains, ais_betas;
+    int64_t ais_check;        /* a second AIS with this many times the betas (0: none) */
+    int64_t ais_check_chains; /* ... and this many chains (0: --ais-chains) */
     int64_t is_samples;     /* DBMs: importance samples per test row (0: no IS estimate) */
     int eval;               /* enum trainer_eval */
     int64_t eval_every;     /* held-out log-likelihood every N steps (0: never) */

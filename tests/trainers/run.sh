@@ -224,6 +224,64 @@ check "--eval-every does not change training (same model.ebm)" \
 run train_pcd "${TINY[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 --out "$T/ev-dbm"
 check "DBM with --eval ais: heldout_loglik_ais_bound finite" \
     finite_column "$T/ev-dbm/train.csv" heldout_loglik_ais_bound 50
+check "DBM with --eval ais: heldout_loglik_is after heldout_seconds, finite every 50 steps" \
+    test -n "$(head -1 "$T/ev-dbm/train.csv" | grep -F ',heldout_seconds,heldout_loglik_is')" \
+    -a -n "$(finite_column "$T/ev-dbm/train.csv" heldout_loglik_is 50 && echo yes)"
+check "DBM --eval-every: the progress line states the IS estimate and K" \
+    has "IS estimate (K = 100)" "$err"
+# The final evaluation: the IS estimate with K = 100 beside the bound, from the
+# same AIS log Z. On a 16-16-8 DBM it is nearly exact, so it is at least the
+# mean-field bound (which is below log p(v) for every image) up to its small
+# downward bias.
+summary_value() { sed -n "s/^$1=//p" "$2"; }
+check "DBM summary.txt: is_samples=100, is_ll_mean >= test_ll_mean - 0.05, test_ll_is_bound=1" \
+    awk -v is="$(summary_value is_ll_mean "$T/ev-dbm/summary.txt")" \
+    -v b="$(summary_value test_ll_mean "$T/ev-dbm/summary.txt")" \
+    -v k="$(summary_value is_samples "$T/ev-dbm/summary.txt")" \
+    -v isb="$(summary_value test_ll_is_bound "$T/ev-dbm/summary.txt")" \
+    'BEGIN { exit !(k == 100 && isb == 1 && is != "" && is + 0 >= b - 0.05) }'
+check "DBM stdout: the importance-sampled line with its K" \
+    has "importance-sampled (100 samples per image, AIS log Z)" "$out"
+run train_pcd "${TINY[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 --is-samples 0 \
+    --out "$T/ev-dbm-nois"
+check "--is-samples 0: no heldout_loglik_is column, no is_ lines in summary.txt" \
+    test "$rc" = 0 -a -z "$(head -1 "$T/ev-dbm-nois/train.csv" | grep -F heldout_loglik_is)" \
+    -a -z "$(grep -F is_ll_mean "$T/ev-dbm-nois/summary.txt")"
+check "--is-samples does not change training (same model.ebm)" \
+    cmp -s "$T/ev-dbm/model.ebm" "$T/ev-dbm-nois/model.ebm"
+run train_pcd "${TINY[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 \
+    --average-from 25 --out "$T/ev-dbm-avg"
+check "DBM --average-from: heldout_loglik_is_avg last, finite every 50 steps" \
+    test -n "$(head -1 "$T/ev-dbm-avg/train.csv" | grep -E ',heldout_seconds_avg,heldout_loglik_is_avg$')" \
+    -a -n "$(finite_column "$T/ev-dbm-avg/train.csv" heldout_loglik_is_avg 50 && echo yes)"
+run train_pcd "${TINY[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 \
+    --ais-betas 300 --ais-check 10 --ais-check-chains 20 --out "$T/ev-dbm-check"
+check "--ais-check 10 --ais-check-chains 20: summary.txt has the check's 20 chains, 3000 betas, log Z" \
+    test "$rc" = 0 -a "$(summary_value ais_check_chains "$T/ev-dbm-check/summary.txt")" = 20 \
+    -a "$(summary_value ais_check_betas "$T/ev-dbm-check/summary.txt")" = 3000 \
+    -a -n "$(summary_value ais_check_log_z "$T/ev-dbm-check/summary.txt" | grep -E '^[0-9]+\.[0-9]+$')"
+check "--ais-check: stdout states the check's chains, betas and its distance from the first AIS" \
+    has "AIS check (20 chains, 3000 betas): log Z = " "$out"
+run train_pcd "${TINY[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 \
+    --ais-betas 300 --out "$T/ev-dbm-nocheck"
+check "--ais-check leaves the first AIS and the model as they are, and is off by default" \
+    test "$(summary_value ais_log_z "$T/ev-dbm-check/summary.txt")" = \
+    "$(summary_value ais_log_z "$T/ev-dbm-nocheck/summary.txt")" \
+    -a -z "$(grep -F ais_check "$T/ev-dbm-nocheck/summary.txt")" \
+    -a -n "$(cmp "$T/ev-dbm-check/model.ebm" "$T/ev-dbm-nocheck/model.ebm" && echo same)"
+run train_pcd "${TINY[@]}" --steps 10 --ais-check-chains 1
+check "--ais-check-chains 1 is refused (exit 2, names the option)" \
+    test "$rc" = 2 -a -n "$(grep -F -- '--ais-check-chains 1' "$err")"
+run train_pcd "${TINY[@]}" --steps 10 --ais-check 1000 --ais-betas 2000000
+check "--ais-check x --ais-betas above 2^30 is refused (exit 2)" \
+    test "$rc" = 2 -a -n "$(grep -F 'more than 2^30 temperatures' "$err")"
+same_width() { awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$1"; }
+for d in ev ev-dbm ev-dbm-nois ev-dbm-avg ev-dbm-check ev-rbm; do
+    check "$d/train.csv: every line has as many fields as the header" same_width "$T/$d/train.csv"
+done
+run train_pcd "${TINY[@]}" --steps 10 --is-samples -1
+check "--is-samples -1 is refused (exit 2, names the option)" \
+    test "$rc" = 2 -a -n "$(grep -F -- --is-samples "$err")"
 run train_ucd "${TINY[@]}" --layers 16,40 --steps 100 --eval ais --eval-every 25 --eval-betas 20 \
     --out "$T/ev-rbm"
 check "RBM with --eval ais: heldout_loglik_ais finite" \
