@@ -13,7 +13,6 @@
 #include "scratch.h"
 #include "search.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

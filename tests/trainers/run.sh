@@ -275,10 +275,6 @@ check "--ais-check-chains 1 is refused (exit 2, names the option)" \
 run train_pcd "${TINY[@]}" --steps 10 --ais-check 1000 --ais-betas 2000000
 check "--ais-check x --ais-betas above 2^30 is refused (exit 2)" \
     test "$rc" = 2 -a -n "$(grep -F 'more than 2^30 temperatures' "$err")"
-same_width() { awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$1"; }
-for d in ev ev-dbm ev-dbm-nois ev-dbm-avg ev-dbm-check ev-rbm; do
-    check "$d/train.csv: every line has as many fields as the header" same_width "$T/$d/train.csv"
-done
 run train_pcd "${TINY[@]}" --steps 10 --is-samples -1
 check "--is-samples -1 is refused (exit 2, names the option)" \
     test "$rc" = 2 -a -n "$(grep -F -- --is-samples "$err")"
@@ -286,6 +282,10 @@ run train_ucd "${TINY[@]}" --layers 16,40 --steps 100 --eval ais --eval-every 25
     --out "$T/ev-rbm"
 check "RBM with --eval ais: heldout_loglik_ais finite" \
     finite_column "$T/ev-rbm/train.csv" heldout_loglik_ais 25
+same_width() { awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$1"; }
+for d in ev ev-dbm ev-dbm-nois ev-dbm-avg ev-dbm-check ev-rbm; do
+    check "$d/train.csv: every line has as many fields as the header" same_width "$T/$d/train.csv"
+done
 run train_ucd "${TINY[@]}" --steps 10 --eval none --eval-every 5
 check "--eval-every with --eval none is refused (exit 2)" test "$rc" = 2
 run plot_curves --out "$T/ev.png" --x step --y grad_norm,heldout_loglik_exact "run=$T/ev/train.csv"
