@@ -8,6 +8,8 @@
 #include "threads.h"
 
 #include <cblas.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,7 +160,7 @@ static double gamma_k(double k, double unit)
     return k * unit / (1.0 - k * unit);
 }
 
-void ebm__energy_bounds(const ebm_model_t *m, double *fast, double *from_input)
+static void compute_bounds(const ebm_model_t *m, double *fast, double *from_input)
 {
     double wn[EBM_MAX_LAYERS] = {0.0}, bn = 0.0;
     *fast = 0.0;
@@ -190,6 +192,24 @@ void ebm__energy_bounds(const ebm_model_t *m, double *fast, double *from_input)
     }
     *from_input = gamma_k(k, 0x1p-24) * n1 * (1.0 + 1e-6) +
                   2.0 * gamma_k(2.0 * (double)m->width + 2.0, 0x1p-53) * all;
+}
+
+/* The bounds are O(parameters) to compute and change only with the
+ * parameters: a one-row MH step must not pay for them, so the model keeps
+ * them from their first use until its next change. */
+void ebm__energy_bounds(const ebm_model_t *m, double *fast, double *from_input)
+{
+    ebm_model_t *mm = (ebm_model_t *)(uintptr_t)m; /* logically mutable cache */
+    pthread_mutex_lock(&mm->lock);
+    if (!mm->bounds_valid) {
+        compute_bounds(m, &mm->bound_fast, &mm->bound_input);
+        mm->bounds_valid = 1;
+    }
+    *fast = mm->bound_fast;
+    if (from_input != NULL) {
+        *from_input = mm->bound_input;
+    }
+    pthread_mutex_unlock(&mm->lock);
 }
 
 double ebm__energy_fast_bound(const ebm_model_t *m)

@@ -214,6 +214,7 @@ void ebm__model_refresh(ebm_model_t *m)
         m->params_d[i] = m->params[i];
     }
     refresh_gaussian(m);
+    m->bounds_valid = 0;
 }
 
 /* ---- shape accessors -------------------------------------------------- */
@@ -437,6 +438,7 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
     }
     k->update_apply(m->n_params, alpha, g, m->params, m->params_d);
     refresh_gaussian(m);
+    m->bounds_valid = 0;
     return EBM_OK;
 }
 

@@ -36,7 +36,12 @@ struct ebm_model {
     double *inv_var_d;
     float *w1_scaled;   /* diag(1/sigma^2) W_1: couples v/sigma^2 to layer 1 */
     double *w1_scaled_d;
-    pthread_mutex_t lock; /* guards errmsg: const calls may fail concurrently */
+    /* The energy paths' error bounds (ebm__energy_bounds): computed on first
+     * use after a change (ebm__model_refresh and axpy clear bounds_valid),
+     * under lock, since const calls may need them concurrently. */
+    int bounds_valid;
+    double bound_fast, bound_input;
+    pthread_mutex_t lock; /* guards errmsg and the bounds: const calls may run concurrently */
     char errmsg[EBM__MSG_SIZE];
 };
 

@@ -560,8 +560,10 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
     double *f = malloc(EBM__CHUNK * sizeof *f), *lq = malloc(EBM__CHUNK * sizeof *lq);
     double *work = malloc((size_t)ebm__free_energy_scratch(m, EBM__CHUNK) * sizeof *work);
     double *acc = malloc((size_t)n * sizeof *acc);
+    /* the current row's proposal factors: p, log p, log(1 - p) per unit */
+    double *pq = malloc((size_t)(3 * (units > 0 ? units : 1)) * sizeof *pq);
     if (mu == NULL || clamp == NULL || x == NULL || u == NULL || f == NULL || lq == NULL ||
-        work == NULL || acc == NULL) {
+        work == NULL || acc == NULL || pq == NULL) {
         rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory");
     }
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
@@ -575,6 +577,7 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
      * law of the draws (drawn_probability). */
     const double eps = drawn_probability(IS_DEFENSIVE);
     const double log_eps = log(eps), log_keep = log1p(-eps);
+    int64_t factors_row = -1;
     for (int64_t t0 = 0; rc == EBM_OK && t0 < n * K; t0 += EBM__CHUNK) {
         const int64_t count = n * K - t0 < EBM__CHUNK ? n * K - t0 : EBM__CHUNK;
         for (int64_t i = 0; i < count; i++) {
@@ -583,22 +586,33 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
             memcpy(xs, data + r * ldd, (size_t)m->size[0] * sizeof *xs);
             ebm__stream_uniform(&st, (uint32_t)r, (uint64_t)k * (uint64_t)(units + 1), units + 1,
                                 u);
+            if (r != factors_row) { /* a row's K samples share its factors */
+                for (int64_t l = 1, j = 0; l < m->n_layers; l++) {
+                    const int spin = m->units[l] == EBM_UNITS_SPIN;
+                    const float *ml = mu + r * w + m->offset[l];
+                    for (int64_t a = 0; (sampled >> l & 1u) && a < m->size[l]; a++, j++) {
+                        const double p =
+                            drawn_probability(spin ? 0.5 * (1.0 + (double)ml[a]) : (double)ml[a]);
+                        pq[3 * j] = p;
+                        pq[3 * j + 1] = log(p);
+                        pq[3 * j + 2] = log1p(-p);
+                    }
+                }
+                factors_row = r;
+            }
             const int uniform = (double)u[0] < eps;
             double log_qmf = 0.0;
-            int64_t j = 1;
+            int64_t j = 0;
             for (int64_t l = 1; l < m->n_layers; l++) {
                 if (!(sampled >> l & 1u)) {
                     continue;
                 }
                 const int spin = m->units[l] == EBM_UNITS_SPIN;
-                const float *ml = mu + r * w + m->offset[l];
                 float *hl = xs + m->offset[l];
                 for (int64_t a = 0; a < m->size[l]; a++, j++) {
-                    const double p =
-                        drawn_probability(spin ? 0.5 * (1.0 + (double)ml[a]) : (double)ml[a]);
-                    const int on = (double)u[j] < (uniform ? 0.5 : p);
+                    const int on = (double)u[j + 1] < (uniform ? 0.5 : pq[3 * j]);
                     hl[a] = on ? 1.0f : spin ? -1.0f : 0.0f;
-                    log_qmf += on ? log(p) : log1p(-p);
+                    log_qmf += on ? pq[3 * j + 1] : pq[3 * j + 2];
                 }
             }
             lq[i] = log_add(log_keep + log_qmf, log_eps - (double)units * LN2);
@@ -632,5 +646,6 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
     free(lq);
     free(work);
     free(acc);
+    free(pq);
     return rc == EBM_OK ? EBM_OK : ebm__model_set_error(m, rc, &msg);
 }

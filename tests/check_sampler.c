@@ -1064,6 +1064,85 @@ START_TEST(mh_energy_bound)
 }
 END_TEST
 
+/* The model keeps its energy bounds until its parameters change: after each
+ * way of changing them (set_params, axpy, init, load) the bounds are those
+ * of a fresh model with the same parameters, not the old ones. */
+static void fresh_bounds(const ebm_model_t *m, double *fast, double *input)
+{
+    const int64_t np = ebm_model_param_count(m);
+    float *p = malloc((size_t)np * sizeof *p);
+    ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+    int64_t sizes[3];
+    for (int64_t l = 0; l < 3; l++) {
+        sizes[l] = ebm_model_layer_size(m, l);
+    }
+    ebm_model_t *f = NULL;
+    ck_assert_int_eq(ebm_model_create(&f, 3, sizes, ebm_model_layer_units(m, 0),
+                                      ebm_model_layer_units(m, 1), NULL, 0),
+                     EBM_OK);
+    ck_assert_int_eq(ebm_model_set_params(f, p), EBM_OK);
+    ebm__energy_bounds(f, fast, input);
+    ebm_model_destroy(f);
+    free(p);
+}
+
+static void bounds_are_fresh(const ebm_model_t *m, double old_fast, const char *how)
+{
+    double fast, input, want_fast, want_input;
+    ebm__energy_bounds(m, &fast, &input);
+    fresh_bounds(m, &want_fast, &want_input);
+    ck_assert_msg(fast == want_fast && input == want_input && fast != old_fast,
+                  "after %s: bounds %.17g, %.17g; a fresh model's %.17g, %.17g; before %.17g",
+                  how, fast, input, want_fast, want_input, old_fast);
+}
+
+START_TEST(energy_bounds_follow_parameters)
+{
+    const int64_t sizes[3] = {30, 20, 10};
+    ebm_model_t *m = mh_model(EBM_UNITS_SPIN, 0, sizes, 3, 77);
+    const int64_t np = ebm_model_param_count(m);
+    float *p = malloc((size_t)np * sizeof *p);
+    double fast, input;
+    ebm__energy_bounds(m, &fast, &input); /* cached now */
+    bounds_are_fresh(m, -1.0, "the first use");
+    ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+    for (int64_t i = 0; i < np; i++) {
+        p[i] *= 2.0f;
+    }
+    ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
+    bounds_are_fresh(m, fast, "set_params");
+    ebm__energy_bounds(m, &fast, &input);
+    ck_assert_int_eq(ebm_model_axpy_params(m, 0.5f, p), EBM_OK);
+    bounds_are_fresh(m, fast, "axpy_params");
+    ebm__energy_bounds(m, &fast, &input);
+    ebm_rng_t *rng = NULL;
+    ck_assert_int_eq(ebm_rng_create(&rng, 8, 0), EBM_OK);
+    ck_assert_int_eq(ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 0.3), EBM_OK);
+    bounds_are_fresh(m, fast, "init");
+    ebm__energy_bounds(m, &fast, &input);
+    /* A loaded model computes its own; and a failed change keeps them. */
+    const int64_t size = ebm_model_save_size(m);
+    void *buf = malloc((size_t)size);
+    size_t used = 0;
+    ck_assert_int_eq(ebm_model_save_buffer(m, buf, (size_t)size, &used), EBM_OK);
+    ebm_model_t *loaded = NULL;
+    ck_assert_int_eq(ebm_model_load_buffer(&loaded, buf, used, NULL, 0), EBM_OK);
+    double lfast, linput;
+    ebm__energy_bounds(loaded, &lfast, &linput);
+    ck_assert(lfast == fast && linput == input);
+    p[0] = NAN;
+    ck_assert_int_eq(ebm_model_set_params(m, p), EBM_EVALUE);
+    double kept_fast, kept_input;
+    ebm__energy_bounds(m, &kept_fast, &kept_input);
+    ck_assert(kept_fast == fast && kept_input == input);
+    ebm_model_destroy(loaded);
+    ebm_rng_destroy(rng);
+    free(buf);
+    free(p);
+    ebm_model_destroy(m);
+}
+END_TEST
+
 /* E(x) from the input of layer 1 (ebm__energy_from_input, as UCD-LMI's
  * first MH step takes it from the Gibbs sweep before it) against the double
  * energies: within the from_input bound of ebm__energy_bounds for random
@@ -1246,6 +1325,7 @@ Suite *ebm_sampler_suite(void)
         {"rows", determinism_and_rows, N_SETUPS, 30 * slow, NULL, NULL},
         {"rows", statistics, N_SETUPS, 30 * slow, NULL, NULL},
         {"rows", mh_energy_bound, 0, 30 * slow, NULL, NULL},
+        {"rows", energy_bounds_follow_parameters, 0, 30 * slow, NULL, NULL},
         {"rows", mh_energy_paths_agree, 4, 30 * slow, NULL, NULL},
         {"rows", mh_energy_from_input_bound, 0, 30 * slow, NULL, NULL},
         {"rows", mh_entry_input_agrees, 4, 30 * slow, NULL, NULL},

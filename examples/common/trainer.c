@@ -1382,12 +1382,13 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
                                                   c->ais_check * c->ais_betas, &res->check_log_z,
                                                   &res->check_log_z_se);
             }
+            const int no_rng = check_rng == NULL;
             ebm_rng_destroy(check_rng);
             res->check_s = cli_now() - t;
             if (crc != EBM_OK) {
                 res->check_log_z = res->check_log_z_se = NAN;
                 complain(c, "warning: the AIS check failed (%s); the report goes on without it",
-                         check_rng == NULL ? "out of memory" : ebm_model_errmsg(m));
+                         no_rng ? "out of memory" : ebm_model_errmsg(m));
             }
         }
         t = cli_now();
@@ -1409,13 +1410,14 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
                 irc = ebm_model_log_likelihood_is(m, is_rng, res->log_z, c->is_samples, n, x,
                                                   r->dim, ll);
             }
+            const int no_rng = is_rng == NULL;
             ebm_rng_destroy(is_rng);
             res->is_s = cli_now() - t;
             if (irc == EBM_OK) {
                 res->is_ll_mean = mean_of(ll, n);
             } else {
                 complain(c, "warning: the IS estimate failed (%s); the report goes on without it",
-                         is_rng == NULL ? "out of memory" : ebm_model_errmsg(m));
+                         no_rng ? "out of memory" : ebm_model_errmsg(m));
             }
         }
     }
