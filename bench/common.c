@@ -182,10 +182,11 @@ void bench_report(const bench_line *l)
                                                        : 0.0;
     const double rss = bench_peak_rss_mib();
     const int threads = bench_threads();
-    char thr[16], peer[32], goal[32];
+    char thr[16], peer[32], goal[32], peer_rss[32];
     json_number(thr, sizeof thr, threads);
     json_number(peer, sizeof peer, l->peer_ms);
     json_number(goal, sizeof goal, l->goal_ms);
+    json_number(peer_rss, sizeof peer_rss, l->peer_rss_mib);
 
     printf("%-20s %s%sthreads %-7s %10.3f ms/step %9.4g GFLOP %7.1f GFLOP/s = %5.1f%% of sgemm "
            "%.1f GFLOP/s  RSS %.0f MiB",
@@ -197,6 +198,9 @@ void bench_report(const bench_line *l)
         printf("  | peer %g ms: %.2fx (goal %g ms)", l->peer_ms, l->peer_ms / l->ms_per_step,
                l->goal_ms);
     }
+    if (l->peer_rss_mib > 0) {
+        printf(", peer RSS %g MiB", l->peer_rss_mib);
+    }
     printf("%s%s\n", l->note ? "  | " : "", l->note ? l->note : "");
 
     printf("{\"bench\": \"%s\", ", l->bench);
@@ -205,8 +209,8 @@ void bench_report(const bench_line *l)
     }
     printf("\"threads\": %s, \"ms_per_step\": %.4f, \"gflop_per_step\": %.6g, "
            "\"sgemm_gflops\": %.1f, \"roofline_fraction\": %.4f, \"peak_rss_mib\": %.1f, "
-           "\"peer_ms\": %s, \"goal_ms\": %s%s%s}\n",
-           thr, l->ms_per_step, l->gflop_per_step, l->sgemm_gflops, frac, rss, peer, goal,
+           "\"peer_ms\": %s, \"goal_ms\": %s, \"peer_rss_mib\": %s%s%s}\n",
+           thr, l->ms_per_step, l->gflop_per_step, l->sgemm_gflops, frac, rss, peer, goal, peer_rss,
            l->json_extra ? ", " : "", l->json_extra ? l->json_extra : "");
     fflush(stdout);
 }

@@ -72,6 +72,7 @@ typedef struct bench_line {
     double sgemm_gflops;    /* sgemm rate at the step's dominant shape */
     double peer_ms;         /* the peer's time (BENCHMARKS.md); <= 0: none */
     double goal_ms;         /* libebm's goal; <= 0: none */
+    double peer_rss_mib;    /* the peer's peak RSS (docs/performance.md); <= 0: none */
     const char *note;       /* NULL, or more text for the human line */
     const char *json_extra; /* NULL, or more JSON fields: "\"tau_mean\": 2.5" */
 } bench_line;

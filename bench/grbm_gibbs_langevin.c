@@ -74,7 +74,7 @@ int main(int argc, char **argv)
              precondition ? ", preconditioned" : "");
     snprintf(json, sizeof json, "\"data\": \"%s\", \"accept_rate\": %.4f, \"precondition\": %d",
              source, accept, precondition);
-    bench_line l = {"grbm_gibbs_langevin", NULL, 1e3 * t.median_s, t.gflop, roof, 5253, 525,
+    bench_line l = {"grbm_gibbs_langevin", NULL, 1e3 * t.median_s, t.gflop, roof, 5253, 525, 760,
                     note, json};
     bench_report(&l);
 

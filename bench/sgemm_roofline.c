@@ -37,7 +37,7 @@ int main(void)
         char name[64];
         snprintf(name, sizeof name, "%dx%dx%d %c%c", s->m, s->n, s->k, s->trans_a ? 'T' : 'N',
                  s->trans_b ? 'T' : 'N');
-        bench_line l = {"sgemm_roofline", name, 1e3 * gflop / rate, gflop, rate, 0, 0,
+        bench_line l = {"sgemm_roofline", name, 1e3 * gflop / rate, gflop, rate, 0, 0, 0,
                         s->used_by, NULL};
         bench_report(&l);
     }
