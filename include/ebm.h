@@ -594,6 +594,27 @@ EBM_API int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, do
  *    once the step counter passes EBM_SAMPLER_ADJUST_AFTER (Liao Alg. 2).
  *    With h fixed the K-step proposal is the Gaussian of eq. 11, drawn in
  *    closed form by default (EBM_SAMPLER_CLOSED_FORM).
+ *  - EBM_SAMPLER_TEMPERING: parallel tempering (Swendsen and Wang 1986;
+ *    Desjardins et al. 2010). Rows come in chains of R replicas, one per
+ *    inverse temperature of the ladder beta_0 < ... < beta_{R-1} = 1 (set
+ *    by ebm_sampler_set_ladder; a step without one fails): row cR + k of a
+ *    call holds replica k of chain c, and n must be a multiple of R. Replica
+ *    k has the law p_b(x) ~ exp(-E_G(x) - b (E(x) - E_G(x))), b = beta_k,
+ *    E_G the Gaussian visible layer's self-energy (0 if discrete): the path
+ *    of ebm_model_log_partition_ais, so beta = 0 is uniform noise (discrete
+ *    layers) and beta = 1 the model. One step = a Gibbs sweep of every
+ *    replica at its beta (a beta = 1 row draws what EBM_SAMPLER_GIBBS
+ *    would), then exchange proposals between adjacent replicas, first the
+ *    pairs (0, 1), (2, 3), ..., then (1, 2), (3, 4), ...; a pair i < j
+ *    swaps its states iff log u < (b_i - b_j) (E'(x_i) - E'(x_j)), E' = E -
+ *    E_G, in double. The states move between rows; the temperatures stay,
+ *    so the last row of each chain always holds a state of the model's
+ *    law. The product of the replicas' laws is kept; the beta = 1 rows mix
+ *    faster than Gibbs chains where modes are far apart. No layer may be
+ *    clamped; there is no coupled step. Chain c's swap uniforms come from
+ *    stream row cR (plus EBM_SAMPLER_ROW_OFFSET), so a chain's result
+ *    depends on neither n nor the other chains. EBM_STAT_SWAP_RATE and
+ *    ebm_sampler_swap_counts report the exchanges.
  * LANGEVIN and GIBBS_LANGEVIN need a GRBM (2 layers, Gaussian visible).
  * Clamps apply to them too: LANGEVIN with the visible layer clamped does
  * nothing; GIBBS_LANGEVIN with it clamped only draws h | v, and with the
@@ -613,7 +634,8 @@ enum ebm_sampler_kind {
     EBM_SAMPLER_GIBBS = 0,
     EBM_SAMPLER_MH_UNIFORM = 1,
     EBM_SAMPLER_LANGEVIN = 2,
-    EBM_SAMPLER_GIBBS_LANGEVIN = 3
+    EBM_SAMPLER_GIBBS_LANGEVIN = 3,
+    EBM_SAMPLER_TEMPERING = 4
 };
 
 /** Couplings of the Gibbs kernel (EBM_SAMPLER_COUPLING). */
@@ -714,8 +736,11 @@ enum ebm_sampler_stat {
     EBM_STAT_TRIES_MAX = 4,
     /** the step counter t after the call */
     EBM_STAT_ITERATION = 5,
+    /** TEMPERING: accepted / proposed replica exchanges of the last call (1 if
+     * none); NaN for the other kinds */
+    EBM_STAT_SWAP_RATE = 6,
     /** the number of statistics (not one itself; later versions may add more) */
-    EBM_STAT_COUNT = 6
+    EBM_STAT_COUNT = 7
 };
 
 /**
@@ -737,10 +762,12 @@ EBM_API int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value);
 EBM_API int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value);
 /**
  * One transition of every row of x, in place (see the kinds above).
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or
- *         a Gibbs layer input that overflowed float), EBM_EUNSUPPORTED
- *         (MH_UNIFORM with a free Gaussian layer), EBM_ENOMEM; on failure
- *         x, rng and the step counter are unchanged
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (also: TEMPERING with n not a
+ *         multiple of the ladder's length), EBM_EVALUE (invalid states, a
+ *         Gibbs layer input that overflowed float, TEMPERING without a
+ *         ladder), EBM_EUNSUPPORTED (MH_UNIFORM with a free Gaussian layer,
+ *         TEMPERING with a clamped layer), EBM_ENOMEM; on failure x, rng,
+ *         the step counter and the statistics are unchanged
  */
 EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx);
 /**
@@ -768,6 +795,25 @@ EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
  */
 EBM_API int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x,
                                      int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+/**
+ * Set the ladder of an EBM_SAMPLER_TEMPERING sampler: n_betas (2 to 1024)
+ * inverse temperatures in [0, 1], strictly increasing, the last exactly 1.
+ * The sampler copies them; the swap counts start at 0.
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n_betas), EBM_EVALUE (a beta out
+ *         of [0, 1] or NaN, not increasing, or the last not 1; the message
+ *         names it), EBM_EUNSUPPORTED (another kind), EBM_ENOMEM; on
+ *         failure the sampler is unchanged
+ */
+EBM_API int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *betas);
+/**
+ * The replica exchanges of the last call of an EBM_SAMPLER_TEMPERING
+ * sampler, per adjacent pair k (replicas k and k + 1): accepted[k] and
+ * proposed[k] (one proposal per chain). Either pointer may be NULL.
+ * @param n_pairs the ladder's length minus 1
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (no ladder), EBM_ESHAPE (n_pairs)
+ */
+EBM_API int ebm_sampler_swap_counts(const ebm_sampler_t *s, int64_t n_pairs, int64_t *accepted,
+                                    int64_t *proposed);
 /** @return a statistic of the last call (enum ebm_sampler_stat), or NaN for
  *  a NULL sampler or an unknown stat. */
 EBM_API double ebm_sampler_stat(const ebm_sampler_t *s, int stat);
@@ -814,6 +860,12 @@ EBM_API const char *ebm_sampler_errmsg(const ebm_sampler_t *s);
  *    start from N(0, I) (hidden layer drawn given v), K steps of the sampler
  *    chosen by EBM_ESTIMATOR_SAMPLER (Gibbs by default, or Langevin or
  *    Gibbs-Langevin), all steps after the burn-in M used. GRBMs only.
+ *  - EBM_ESTIMATOR_PT: PCD whose persistent chains are parallel-tempering
+ *    chains (EBM_SAMPLER_TEMPERING) of R replicas each, R the length of the
+ *    ladder set by ebm_estimator_set_ladder (a gradient call without one
+ *    fails); K tempering steps per call, f averaged over the beta = 1 rows.
+ *    Biased as PCD is, but its chains cross between modes that Gibbs
+ *    chains rarely leave (Desjardins et al. 2010). Any model.
  * f, the quantity averaged, is a free-energy gradient chosen by
  * EBM_ESTIMATOR_MARGINALIZE: summing layers out of dE/dtheta analytically
  * (Rao-Blackwellisation) keeps every estimator's expectation and lowers its
@@ -838,7 +890,8 @@ enum ebm_estimator_kind {
     EBM_ESTIMATOR_PCD = 1,
     EBM_ESTIMATOR_UCD = 2,
     EBM_ESTIMATOR_UCD_LMI = 3,
-    EBM_ESTIMATOR_GRBM_CD = 4
+    EBM_ESTIMATOR_GRBM_CD = 4,
+    EBM_ESTIMATOR_PT = 5
 };
 
 /** Positive-phase methods (EBM_ESTIMATOR_POSITIVE). */
@@ -883,8 +936,9 @@ enum ebm_estimator_option {
      * none. A row is stopped by the cap only once it has reached step k, so
      * its estimate is truncated (biased), never empty. */
     EBM_ESTIMATOR_MAX_STEPS = 1,
-    /** int, 0 to 2^31 - 1: PCD chains, GRBM_CD chains; 0 (default): the
-     * batch size. Changing it discards existing PCD chains. */
+    /** int, 0 to 2^31 - 1: PCD chains, GRBM_CD chains, PT chains (of R
+     * replicas, so R rows, each); 0 (default): the batch size. Changing it
+     * discards existing PCD and PT chains. */
     EBM_ESTIMATOR_CHAINS = 2,
     /** int: enum ebm_marginalize. Defaults: UCD_LMI BOTH, GRBM_CD ODD, others EVEN */
     EBM_ESTIMATOR_MARGINALIZE = 3,
@@ -961,8 +1015,11 @@ enum ebm_estimator_stat {
      * (UCD_LMI; 0 for the other kinds): summed over a run, it says whether
      * the MH coupling ever moved a chain (docs/samplers.md) */
     EBM_ESTIMATOR_STAT_MH_ACCEPTED = 9,
+    /** PT: accepted / proposed replica exchanges over the call's K steps
+     * (per pair: ebm_estimator_swap_counts); NaN for the other kinds */
+    EBM_ESTIMATOR_STAT_SWAP_RATE = 10,
     /** the number of statistics (not one itself; later versions may add more) */
-    EBM_ESTIMATOR_STAT_COUNT = 10
+    EBM_ESTIMATOR_STAT_COUNT = 11
 };
 
 /**
@@ -1003,8 +1060,9 @@ EBM_API int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n
 EBM_API double ebm_estimator_stat(const ebm_estimator_t *e, int stat);
 /** @return the message of the last failed call on e ("" if none), never NULL. */
 EBM_API const char *ebm_estimator_errmsg(const ebm_estimator_t *e);
-/** @return the number of persistent chains (PCD; 0 before the first call
- * or after a reset), or -1 if e is NULL. */
+/** @return the number of persistent chain rows (PCD: chains; PT: chains
+ * times the ladder's length, replica k of chain c in row cR + k; 0 before
+ * the first call or after a reset), or -1 if e is NULL. */
 EBM_API int64_t ebm_estimator_num_chains(const ebm_estimator_t *e);
 /**
  * Copy the persistent chains (full states, one per row) into out
@@ -1014,11 +1072,29 @@ EBM_API int64_t ebm_estimator_num_chains(const ebm_estimator_t *e);
 EBM_API int ebm_estimator_get_chains(const ebm_estimator_t *e, float *out, int64_t ldo);
 /**
  * Replace the persistent chains by n valid states (n = 0 resets them: the next
- * call starts new chains from uniform noise).
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states), EBM_ENOMEM
+ * call starts new chains from uniform noise). PT: n rows of whole chains, a
+ * multiple of the ladder's length (set first).
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (also: PT rows not whole chains),
+ *         EBM_EVALUE (invalid states; PT without a ladder), EBM_ENOMEM
  */
 EBM_API int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains,
                                      int64_t ldc);
+/**
+ * Set the ladder of an EBM_ESTIMATOR_PT estimator, as ebm_sampler_set_ladder.
+ * A ladder of another length discards the chains (the next call starts new
+ * ones from uniform noise); one of the same length keeps them.
+ * @return as ebm_sampler_set_ladder; EBM_EUNSUPPORTED for other kinds
+ */
+EBM_API int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *betas);
+/**
+ * The replica exchanges of the last gradient call of an EBM_ESTIMATOR_PT
+ * estimator, summed over its K steps, per adjacent pair k: accepted[k] and
+ * proposed[k] (K per chain). Either pointer may be NULL.
+ * @param n_pairs the ladder's length minus 1
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (no ladder), EBM_ESHAPE (n_pairs)
+ */
+EBM_API int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs,
+                                      int64_t *accepted, int64_t *proposed);
 
 #ifdef __cplusplus
 }

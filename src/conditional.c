@@ -404,3 +404,18 @@ int ebm_model_random_state(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
     free(draw);
     return EBM_OK;
 }
+
+void ebm__temper_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda,
+                       const double *betas, int64_t n_betas)
+{
+    const int64_t nl = m->size[l];
+    const float *mu = m->params + m->b_off[0];
+    const int gaussian = ebm__is_gaussian(m, l);
+    for (int64_t r = 0; r < n; r++) {
+        const double beta = betas[r % n_betas];
+        float *ar = a + r * lda;
+        for (int64_t j = 0; j < nl; j++) {
+            ar[j] = gaussian ? (float)(mu[j] + beta * (ar[j] - mu[j])) : (float)(beta * ar[j]);
+        }
+    }
+}

@@ -21,6 +21,13 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
  * uniforms. */
 void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
                                int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx);
+/* Inputs a (n rows, stride lda) of layer l to an inverse temperature:
+ * row r to betas[r mod n_betas]. A discrete layer's input b + W x becomes
+ * beta (b + W x); a Gaussian layer's mean mu + c becomes mu + beta c. This
+ * is the law exp(-E_G - beta (E - E_G)), E_G the Gaussian layer's
+ * self-energy: the path of AIS and of parallel tempering. */
+void ebm__temper_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda,
+                       const double *betas, int64_t n_betas);
 /* Replace the units of the layers in `layers` that clamp does not fix (clamp
  * as in ebm_model_random_state) by uniform values (binary, spin) or N(0,1)
  * draws (Gaussian); row r from stream row rows[r]; draw: width floats. */

@@ -503,6 +503,26 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
             rc = ebm__fail(msg, rc, "out of memory");
         }
         return rc;
+    case EBM_ESTIMATOR_PT: {
+        /* K tempering steps of the R-replica chains; f over the beta = 1
+         * rows (the last of each chain). */
+        const ebm_sampler_t *t = e->tempering;
+        const int64_t R = t->n_betas, pairs = R - 1, chains = n_chains / R;
+        int64_t *accepted = e->swap_work, *proposed = e->swap_work + pairs;
+        memset(e->swap_work, 0, (size_t)(2 * pairs) * sizeof *e->swap_work);
+        for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
+            rc = step(e, msg, e->tempering, rng, e->chain_ids, n_chains, next_chains, w);
+            for (int64_t k = 0; k < pairs && rc == EBM_OK; k++) {
+                accepted[k] += t->swap_accepted[k];
+                proposed[k] += t->swap_proposed[k];
+            }
+        }
+        if (rc == EBM_OK && (rc = add_f_rows(e, 0, chains, next_chains + pairs * w, R * w, NULL,
+                                             1.0 / (double)chains, NULL)) != EBM_OK) {
+            rc = ebm__fail(msg, rc, "out of memory");
+        }
+        return rc;
+    }
     case EBM_ESTIMATOR_GRBM_CD: {
         /* Liao Algs. 3-4: v ~ N(0, I), h ~ p(h | v), K steps; steps after
          * the burn-in M are all used. */

@@ -11,6 +11,7 @@
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
+#include "tempering.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,10 +23,10 @@
 
 static const char *kind_name(int kind)
 {
-    static const char *const names[] = {"EBM_ESTIMATOR_CD", "EBM_ESTIMATOR_PCD",
-                                        "EBM_ESTIMATOR_UCD", "EBM_ESTIMATOR_UCD_LMI",
-                                        "EBM_ESTIMATOR_GRBM_CD"};
-    return (kind >= 0 && kind <= EBM_ESTIMATOR_GRBM_CD) ? names[kind] : "unknown";
+    static const char *const names[] = {"EBM_ESTIMATOR_CD",      "EBM_ESTIMATOR_PCD",
+                                        "EBM_ESTIMATOR_UCD",     "EBM_ESTIMATOR_UCD_LMI",
+                                        "EBM_ESTIMATOR_GRBM_CD", "EBM_ESTIMATOR_PT"};
+    return (kind >= 0 && kind <= EBM_ESTIMATOR_PT) ? names[kind] : "unknown";
 }
 
 static int is_grbm(const ebm_model_t *m) { return m->n_layers == 2 && ebm__is_gaussian(m, 0); }
@@ -45,12 +46,12 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
     if (out == NULL) {
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
     }
-    if (kind < EBM_ESTIMATOR_CD || kind > EBM_ESTIMATOR_GRBM_CD) {
+    if (kind < EBM_ESTIMATOR_CD || kind > EBM_ESTIMATOR_PT) {
         return ebm__model_set_error(
             m,
             ebm__fail(&msg, EBM_EVALUE,
                       "kind is %d; it must be EBM_ESTIMATOR_CD (0), _PCD (1), _UCD (2), "
-                      "_UCD_LMI (3) or _GRBM_CD (4)",
+                      "_UCD_LMI (3), _GRBM_CD (4) or _PT (5)",
                       kind),
             &msg);
     }
@@ -110,11 +111,15 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
             rc = ebm_sampler_create(&e->gibbs_langevin, m, EBM_SAMPLER_GIBBS_LANGEVIN);
         }
     }
+    if (rc == EBM_OK && kind == EBM_ESTIMATOR_PT) {
+        rc = ebm_sampler_create(&e->tempering, m, EBM_SAMPLER_TEMPERING);
+    }
     if (rc != EBM_OK) {
         ebm_estimator_destroy(e);
         return ebm__model_set_error(m, ebm__fail(&msg, rc, "out of memory"), &msg);
     }
     e->stat[EBM_ESTIMATOR_STAT_ACCEPT_RATE] = 1.0;
+    e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN;
     *out = e;
     return EBM_OK;
 }
@@ -130,6 +135,10 @@ void ebm_estimator_destroy(ebm_estimator_t *e)
     ebm_sampler_destroy(e->mh_post);
     ebm_sampler_destroy(e->langevin);
     ebm_sampler_destroy(e->gibbs_langevin);
+    ebm_sampler_destroy(e->tempering);
+    free(e->swap_accepted);
+    free(e->swap_proposed);
+    free(e->swap_work);
     free(e->chains);
     free(e->g);
     free(e->pos.x);
@@ -153,11 +162,13 @@ double ebm_estimator_stat(const ebm_estimator_t *e, int stat)
     return (e == NULL || stat < 0 || stat >= N_STATS) ? NAN : e->stat[stat];
 }
 
-/* The samplers an option reaches, NULL-terminated. */
+/* The samplers an option reaches: each_sampler fills at most N_SAMPLERS. */
+#define N_SAMPLERS 7
+/* The samplers an option reaches. */
 static int each_sampler(ebm_estimator_t *e, ebm_sampler_t **list)
 {
-    ebm_sampler_t *all[] = {e->gibbs, e->gibbs_post, e->mh, e->mh_post, e->langevin,
-                            e->gibbs_langevin};
+    ebm_sampler_t *all[] = {e->gibbs,    e->gibbs_post,     e->mh,       e->mh_post,
+                            e->langevin, e->gibbs_langevin, e->tempering};
     int k = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (all[i] != NULL) {
@@ -182,7 +193,7 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
                                   : ""),
                     &msg);
     }
-    ebm_sampler_t *list[6];
+    ebm_sampler_t *list[N_SAMPLERS];
     int count = each_sampler(e, list);
     /* The first sampler validates; the others take the same value. */
     int rc = is_double ? ebm_sampler_set_double(list[0], option, dv)
@@ -402,6 +413,17 @@ int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains,
     ebm__msg msg;
     const ebm_model_t *m = e->m;
     int rc = ebm__check_matrix(&msg, "chains", n, chains, ldc, m->width);
+    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PT && n > 0) {
+        const int64_t R = e->tempering->n_betas;
+        rc = R == 0 ? ebm__fail(&msg, EBM_EVALUE,
+                                "EBM_ESTIMATOR_PT has no ladder yet, so no chains: call "
+                                "ebm_estimator_set_ladder first")
+             : n % R != 0
+                 ? ebm__fail(&msg, EBM_ESHAPE,
+                             "n is %lld; PT chains are whole chains of %lld replicas (rows)",
+                             (long long)n, (long long)R)
+                 : EBM_OK;
+    }
     if (rc == EBM_OK) {
         rc = ebm__check_states(m, &msg, "chains", ebm__all_layers(m), n, chains, ldc);
     }
@@ -424,15 +446,85 @@ int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains,
     return EBM_OK;
 }
 
+int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *betas)
+{
+    if (e == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = e->kind == EBM_ESTIMATOR_PT
+                 ? ebm__check_ladder(&msg, n_betas, betas)
+                 : ebm__fail(&msg, EBM_EUNSUPPORTED, "%s has no ladder; only EBM_ESTIMATOR_PT has one",
+                             kind_name(e->kind));
+    const int64_t old_length = rc == EBM_OK ? e->tempering->n_betas : 0;
+    int64_t *acc = NULL, *prop = NULL, *work = NULL;
+    if (rc == EBM_OK) {
+        acc = calloc((size_t)n_betas, sizeof *acc);
+        prop = calloc((size_t)n_betas, sizeof *prop);
+        work = calloc((size_t)(2 * n_betas), sizeof *work);
+        if (acc == NULL || prop == NULL || work == NULL ||
+            ebm_sampler_set_ladder(e->tempering, n_betas, betas) != EBM_OK) {
+            free(acc);
+            free(prop);
+            free(work);
+            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for a ladder of %lld",
+                           (long long)n_betas);
+        }
+    }
+    if (rc != EBM_OK) {
+        return ebm__set_message(e->errmsg, rc, &msg);
+    }
+    if (n_betas != old_length) { /* the chains were of another length */
+        free(e->chains);
+        e->chains = NULL;
+        e->n_chains = 0;
+    }
+    free(e->swap_accepted);
+    free(e->swap_proposed);
+    free(e->swap_work);
+    e->swap_accepted = acc;
+    e->swap_proposed = prop;
+    e->swap_work = work;
+    return EBM_OK;
+}
+
+int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs, int64_t *accepted,
+                              int64_t *proposed)
+{
+    if (e == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    ebm_estimator_t *me = (ebm_estimator_t *)(uintptr_t)e; /* message slot only */
+    const int64_t R = e->tempering != NULL ? e->tempering->n_betas : 0;
+    int rc = EBM_OK;
+    if (R == 0) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "%s has no ladder, so no swaps", kind_name(e->kind));
+    } else if (n_pairs != R - 1) {
+        rc = ebm__fail(&msg, EBM_ESHAPE, "n_pairs is %lld; the ladder of %lld has %lld pairs",
+                       (long long)n_pairs, (long long)R, (long long)(R - 1));
+    }
+    if (rc != EBM_OK) {
+        return ebm__set_message(me->errmsg, rc, &msg);
+    }
+    for (int64_t k = 0; k < n_pairs; k++) {
+        if (accepted != NULL) {
+            accepted[k] = e->swap_accepted[k];
+        }
+        if (proposed != NULL) {
+            proposed[k] = e->swap_proposed[k];
+        }
+    }
+    return EBM_OK;
+}
+
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
 {
     e->plain = plain;
-    ebm_sampler_t *list[6] = {e->gibbs, e->gibbs_post, e->mh, e->mh_post, e->langevin,
-                              e->gibbs_langevin};
-    for (int i = 0; i < 6; i++) {
-        if (list[i] != NULL) {
-            ebm__sampler_set_plain(list[i], plain);
-        }
+    ebm_sampler_t *list[N_SAMPLERS];
+    const int count = each_sampler(e, list);
+    for (int i = 0; i < count; i++) {
+        ebm__sampler_set_plain(list[i], plain);
     }
 }
 
@@ -500,6 +592,10 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
                        "be used; the burn-in must be smaller than K",
                        (long long)e->burn_in, (long long)e->k);
     }
+    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PT && e->tempering->n_betas == 0) {
+        rc = ebm__fail(&msg, EBM_EVALUE,
+                       "EBM_ESTIMATOR_PT has no ladder: call ebm_estimator_set_ladder first");
+    }
     if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_GRBM_CD &&
         e->sampler_kind != EBM_SAMPLER_GIBBS) {
         rc = ebm__sampler_check_options(
@@ -508,11 +604,15 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (rc != EBM_OK) {
         return ebm__set_message(e->errmsg, rc, &msg);
     }
-    /* Chains of their own (PCD: persistent, new ones from uniform noise the
-     * first time; GRBM_CD: new from N(0, I) each call). */
-    const int own_chains = e->kind == EBM_ESTIMATOR_PCD || e->kind == EBM_ESTIMATOR_GRBM_CD;
+    /* Chains of their own (PCD and PT: persistent, new ones from uniform
+     * noise the first time; GRBM_CD: new from N(0, I) each call); PT's
+     * chains are R rows each. */
+    const int persistent = e->kind == EBM_ESTIMATOR_PCD || e->kind == EBM_ESTIMATOR_PT;
+    const int own_chains = persistent || e->kind == EBM_ESTIMATOR_GRBM_CD;
+    const int64_t replicas = e->kind == EBM_ESTIMATOR_PT ? e->tempering->n_betas : 1;
     int64_t n_chains = own_chains ? (e->chains_opt > 0 ? e->chains_opt : n) : 0;
-    if (e->kind == EBM_ESTIMATOR_PCD && e->n_chains > 0) {
+    n_chains *= replicas;
+    if (persistent && e->n_chains > 0) {
         n_chains = e->n_chains;
     }
     gradient_work wk = {.rows = n > n_chains ? n : n_chains, .width = w, .n = n,
@@ -546,13 +646,13 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     ebm__rng_child(rng, 1, &neg_rng);
     double stat_saved[N_STATS];
     memcpy(stat_saved, e->stat, sizeof stat_saved);
-    ebm_sampler_t *samplers[6];
-    int64_t iteration_saved[6];
+    ebm_sampler_t *samplers[N_SAMPLERS];
+    int64_t iteration_saved[N_SAMPLERS];
     const int n_samplers = each_sampler(e, samplers);
     for (int i = 0; i < n_samplers; i++) {
         iteration_saved[i] = (int64_t)ebm_sampler_stat(samplers[i], EBM_STAT_ITERATION);
     }
-    if (e->kind == EBM_ESTIMATOR_PCD) {
+    if (persistent) {
         if (e->n_chains == n_chains) {
             memcpy(next, e->chains, (size_t)(n_chains * w) * sizeof *next);
         } else {
@@ -591,7 +691,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
                            (long long)i, (double)e->g[i]);
         }
     }
-    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PCD && e->n_chains != n_chains) {
+    if (rc == EBM_OK && persistent && e->n_chains != n_chains) {
         float *c = realloc(e->chains, (size_t)(n_chains * w) * sizeof *c);
         if (c == NULL) {
             rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for the chains");
@@ -607,8 +707,20 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
         }
         return ebm__set_message(e->errmsg, rc, &msg);
     }
-    if (e->kind == EBM_ESTIMATOR_PCD) {
+    if (persistent) {
         memcpy(e->chains, next, (size_t)(n_chains * w) * sizeof *next);
+    }
+    e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN;
+    if (e->kind == EBM_ESTIMATOR_PT) {
+        const int64_t pairs = replicas - 1;
+        double accepted = 0.0, proposed = 0.0;
+        for (int64_t k = 0; k < pairs; k++) {
+            e->swap_accepted[k] = e->swap_work[k];
+            e->swap_proposed[k] = e->swap_work[pairs + k];
+            accepted += (double)e->swap_accepted[k];
+            proposed += (double)e->swap_proposed[k];
+        }
+        e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = proposed > 0 ? accepted / proposed : 1.0;
     }
     if (e->searches > 0) {
         e->stat[EBM_ESTIMATOR_STAT_SWEEPS_MEAN] /= e->searches;

@@ -36,7 +36,11 @@ struct ebm_estimator {
     double mf_tol;
     /* samplers: joint and with the visible layer clamped */
     ebm_sampler_t *gibbs, *gibbs_post, *mh, *mh_post, *langevin, *gibbs_langevin;
-    /* PCD / GRBM_CD persistent chains */
+    ebm_sampler_t *tempering; /* PT only; it holds the ladder */
+    /* PT: per adjacent pair, the swaps of the last call (accepted,
+     * proposed), and the sums of the call being made (2 (R - 1)) */
+    int64_t *swap_accepted, *swap_proposed, *swap_work;
+    /* PCD / GRBM_CD / PT persistent chains */
     float *chains;
     int64_t n_chains;
     /* the gradient being built, telescoping terms, and scratch */

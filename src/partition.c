@@ -240,21 +240,6 @@ static double unit_log_sum(int units, double t)
     return units == EBM_UNITS_SPIN ? ebm__log2cosh(t) : ebm__softplus(t);
 }
 
-/* Scale an input to inverse temperature beta: binary and spin inputs are
- * b + W x, all scaled; a Gaussian layer's mean is mu + beta W x. */
-static void scale_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, double beta)
-{
-    const int64_t nl = m->size[l];
-    const float *mu = m->params + m->b_off[0];
-    for (int64_t r = 0; r < n; r++) {
-        float *ar = a + r * nl;
-        for (int64_t j = 0; j < nl; j++) {
-            ar[j] = ebm__is_gaussian(m, l) ? (float)(mu[j] + beta * (ar[j] - mu[j]))
-                                           : (float)(beta * ar[j]);
-        }
-    }
-}
-
 int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
                                 int64_t n_betas, double *log_z, double *std_err)
 {
@@ -343,14 +328,14 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
                 lw[r] += s;
             }
             /* The transition at beta: the odd layers given the even ones ... */
-            scale_input(m, l, n, a, beta);
+            ebm__temper_input(m, l, n, a, nl, &beta, 1);
             ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
         }
         /* ... then the even layers given the odd ones. */
         for (int64_t l = 0; l < m->n_layers; l += 2) {
             const int64_t nl = m->size[l];
             ebm__layer_input(m, l, n, x, w, a, nl);
-            scale_input(m, l, n, a, beta);
+            ebm__temper_input(m, l, n, a, nl, &beta, 1);
             ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
         }
         beta_prev = beta;

@@ -10,6 +10,7 @@
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
+#include "tempering.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ static const char *kind_name(int kind)
     case EBM_SAMPLER_MH_UNIFORM: return "EBM_SAMPLER_MH_UNIFORM";
     case EBM_SAMPLER_LANGEVIN: return "EBM_SAMPLER_LANGEVIN";
     case EBM_SAMPLER_GIBBS_LANGEVIN: return "EBM_SAMPLER_GIBBS_LANGEVIN";
+    case EBM_SAMPLER_TEMPERING: return "EBM_SAMPLER_TEMPERING";
     default: return "unknown";
     }
 }
@@ -56,12 +58,13 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
     if (out == NULL) {
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
     }
-    if (kind < EBM_SAMPLER_GIBBS || kind > EBM_SAMPLER_GIBBS_LANGEVIN) {
+    if (kind < EBM_SAMPLER_GIBBS || kind > EBM_SAMPLER_TEMPERING) {
         return ebm__model_set_error(
             m,
             ebm__fail(&msg, EBM_EVALUE,
                       "kind is %d; it must be EBM_SAMPLER_GIBBS (0), EBM_SAMPLER_MH_UNIFORM (1), "
-                      "EBM_SAMPLER_LANGEVIN (2) or EBM_SAMPLER_GIBBS_LANGEVIN (3)",
+                      "EBM_SAMPLER_LANGEVIN (2), EBM_SAMPLER_GIBBS_LANGEVIN (3) or "
+                      "EBM_SAMPLER_TEMPERING (4)",
                       kind),
             &msg);
     }
@@ -91,6 +94,7 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
     s->adjust_after = -1;
     s->closed_form = 1;
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    s->stat[EBM_STAT_SWAP_RATE] = NAN;
     *out = s;
     return EBM_OK;
 }
@@ -102,6 +106,9 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
     }
     ebm__arena_free(&s->scratch);
     free(s->row_ids);
+    free(s->betas);
+    free(s->swap_accepted);
+    free(s->swap_proposed);
     free(s);
 }
 
@@ -258,6 +265,7 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->stat[EBM_STAT_MET_FRACTION] = met_fraction;
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
+    s->stat[EBM_STAT_SWAP_RATE] = NAN;
     s->accepted = 0;
 }
 
@@ -285,8 +293,8 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
     EBM__PROPAGATE(ebm__sampler_check_options(s, msg));
     s->iteration++;
     s->hidden_input = NULL; /* set again by the kernels that leave it */
-    if (in->n == 0) {
-        return EBM_OK;
+    if (in->n == 0 && s->kind != EBM_SAMPLER_TEMPERING) {
+        return EBM_OK; /* (tempering sets its swap counts of the call) */
     }
     s->entry_input = in->entry_input;
     int rc;
@@ -306,6 +314,9 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
             break;
         case EBM_SAMPLER_LANGEVIN:
             rc = ebm__langevin_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
+            break;
+        case EBM_SAMPLER_TEMPERING:
+            rc = ebm__tempering_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->keep);
             break;
         default:
             rc = ebm__gibbs_langevin_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
@@ -392,6 +403,9 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     if (rc == EBM_OK) {
         rc = check_chain(s, &msg, "x", n, x, ldx);
     }
+    if (rc == EBM_OK && s->kind == EBM_SAMPLER_TEMPERING) {
+        rc = ebm__tempering_check(s, &msg, n);
+    }
     const int64_t *ids = NULL;
     if (rc == EBM_OK) {
         rc = public_rows(s, &msg, n, &ids);
@@ -441,4 +455,73 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
                              .met = met, .keep = 1};
     rc = ebm__sampler_run(s, &msg, rng, &in);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
+}
+
+/* ---- parallel tempering ----------------------------------------------- */
+
+int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *betas)
+{
+    if (s == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    int rc = s->kind == EBM_SAMPLER_TEMPERING
+                 ? ebm__check_ladder(&msg, n_betas, betas)
+                 : ebm__fail(&msg, EBM_EUNSUPPORTED, "%s has no ladder; only "
+                             "EBM_SAMPLER_TEMPERING has one", kind_name(s->kind));
+    double *copy = NULL;
+    int64_t *acc = NULL, *prop = NULL;
+    if (rc == EBM_OK) {
+        copy = malloc((size_t)n_betas * sizeof *copy);
+        acc = calloc((size_t)n_betas, sizeof *acc);
+        prop = calloc((size_t)n_betas, sizeof *prop);
+        if (copy == NULL || acc == NULL || prop == NULL) {
+            free(copy);
+            free(acc);
+            free(prop);
+            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for a ladder of %lld", (long long)n_betas);
+        }
+    }
+    if (rc != EBM_OK) {
+        return ebm__set_message(s->errmsg, rc, &msg);
+    }
+    memcpy(copy, betas, (size_t)n_betas * sizeof *copy);
+    free(s->betas);
+    free(s->swap_accepted);
+    free(s->swap_proposed);
+    s->betas = copy;
+    s->swap_accepted = acc;
+    s->swap_proposed = prop;
+    s->n_betas = n_betas;
+    return EBM_OK;
+}
+
+int ebm_sampler_swap_counts(const ebm_sampler_t *s, int64_t n_pairs, int64_t *accepted,
+                            int64_t *proposed)
+{
+    if (s == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    ebm_sampler_t *ms = (ebm_sampler_t *)(uintptr_t)s; /* message slot only */
+    int rc = EBM_OK;
+    if (s->n_betas == 0) {
+        rc = ebm__fail(&msg, EBM_EVALUE, "%s has no ladder, so no swaps",
+                       kind_name(s->kind));
+    } else if (n_pairs != s->n_betas - 1) {
+        rc = ebm__fail(&msg, EBM_ESHAPE, "n_pairs is %lld; the ladder of %lld has %lld pairs",
+                       (long long)n_pairs, (long long)s->n_betas, (long long)(s->n_betas - 1));
+    }
+    if (rc != EBM_OK) {
+        return ebm__set_message(ms->errmsg, rc, &msg);
+    }
+    for (int64_t k = 0; k < n_pairs; k++) {
+        if (accepted != NULL) {
+            accepted[k] = s->swap_accepted[k];
+        }
+        if (proposed != NULL) {
+            proposed[k] = s->swap_proposed[k];
+        }
+    }
+    return EBM_OK;
 }

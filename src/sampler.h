@@ -30,6 +30,13 @@ struct ebm_sampler {
     int64_t row_offset; /* stream row of row r: row_offset + r */
     int64_t *row_ids;   /* row_offset + r, for the public calls (grown on demand) */
     size_t row_ids_cap;
+    /* EBM_SAMPLER_TEMPERING: the ladder (n_betas 0 until set; ascending,
+     * the last 1), and per adjacent pair k the swaps of the last call:
+     * accepted, and proposed (one per chain) */
+    int64_t n_betas;
+    double *betas;
+    int64_t *swap_accepted, *swap_proposed;
+    int twin_swap; /* tests only: ebm__sampler_set_twin_swap */
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
     int64_t accepted; /* MH moves accepted in the last call (both chains) */
@@ -101,7 +108,7 @@ void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin);
  * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set. */
 int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg);
 
-/* The kernels (gibbs.c, mh.c, coupling.c, langevin.c) work on validated
+/* The kernels (gibbs.c, mh.c, coupling.c, langevin.c, tempering.c) work on validated
  * rows, in place. Row r draws from stream row ids[r] (ids NULL: row r), so
  * a caller that compacts its batch keeps every row's randomness. Each takes
  * what it needs from rng, sets the stats of the call, and returns EBM_OK

@@ -1,0 +1,225 @@
+/* Parallel tempering (tempering.h): replicas of a chain at inverse
+ * temperatures beta_0 < ... < beta_{R-1} = 1, each with the law
+ * p_b(x) ~ exp(-E_G(x) - b (E(x) - E_G(x))), where E_G is the Gaussian
+ * visible layer's self-energy (0 for discrete layers): the path of the AIS
+ * estimate of log Z. A step sweeps every replica by Gibbs at its beta,
+ * then proposes to exchange the states of adjacent replicas, first the
+ * pairs (0, 1), (2, 3), ..., then (1, 2), (3, 4), ...; an exchange of
+ * replicas i < j is accepted with probability
+ *   min(1, exp((b_i - b_j) (E'(x_i) - E'(x_j)))),   E' = E - E_G,
+ * which keeps the product of the replicas' laws (Swendsen and Wang 1986;
+ * Desjardins et al. 2010). Each pass is a product of independent
+ * Metropolis moves on disjoint pairs, so the step keeps that product law. */
+#include "conditional.h"
+#include "energy.h"
+#include "error.h"
+#include "kernels.h"
+#include "model.h"
+#include "rng.h"
+#include "sampler.h"
+#include "scratch.h"
+#include "tempering.h"
+#include "threads.h"
+
+#include <math.h>
+#include <string.h>
+
+int ebm__check_ladder(ebm__msg *msg, int64_t n_betas, const double *betas)
+{
+    if (betas == NULL) {
+        return ebm__fail(msg, EBM_ENULL, "betas is NULL");
+    }
+    if (n_betas < 2 || n_betas > EBM__MAX_BETAS) {
+        return ebm__fail(msg, EBM_ESHAPE, "n_betas is %lld; a ladder has 2 to %d temperatures",
+                         (long long)n_betas, EBM__MAX_BETAS);
+    }
+    for (int64_t k = 0; k < n_betas; k++) {
+        const double b = betas[k];
+        if (!(b >= 0.0 && b <= 1.0)) {
+            return ebm__fail(msg, EBM_EVALUE, "betas[%lld] is %g; inverse temperatures lie in [0, 1]",
+                             (long long)k, b);
+        }
+        if (k > 0 && !(b > betas[k - 1])) {
+            return ebm__fail(msg, EBM_EVALUE,
+                             "betas[%lld] is %g and betas[%lld] is %g; the ladder must increase",
+                             (long long)k, b, (long long)(k - 1), betas[k - 1]);
+        }
+    }
+    if (betas[n_betas - 1] != 1.0) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "betas[%lld] is %g; the last inverse temperature must be 1 (the model)",
+                         (long long)(n_betas - 1), betas[n_betas - 1]);
+    }
+    return EBM_OK;
+}
+
+int ebm__tempering_check(const ebm_sampler_t *s, ebm__msg *msg, int64_t n)
+{
+    if (s->n_betas == 0) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "EBM_SAMPLER_TEMPERING has no ladder: call ebm_sampler_set_ladder first");
+    }
+    if (s->clamp_layers != 0) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_SAMPLER_TEMPERING exchanges whole states, so it clamps no layer "
+                         "(EBM_SAMPLER_CLAMP_LAYERS is %lld)",
+                         (long long)s->clamp_layers);
+    }
+    if (n % s->n_betas != 0) {
+        return ebm__fail(msg, EBM_ESHAPE,
+                         "n is %lld; EBM_SAMPLER_TEMPERING takes whole chains of %lld replicas "
+                         "(one row per inverse temperature)",
+                         (long long)n, (long long)s->n_betas);
+    }
+    return EBM_OK;
+}
+
+/* A step's scratch: the layer inputs, the energies E', the free-energy
+ * routine's work, one chain's swap uniforms per chain, the swap decisions,
+ * and (keep) x, to undo a step that failed. */
+typedef struct tempering_work {
+    int64_t n, chains, pairs, input_size, width, fwork_size;
+    int keep;
+    float *a, *u, *saved;
+    double *e, *fwork;
+    uint8_t *took;
+} tempering_work;
+
+static void tempering_layout(ebm__arena *arena, void *ctx)
+{
+    tempering_work *wk = ctx;
+    wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->input_size), sizeof(float));
+    wk->e = ebm__arena_take(arena, (size_t)wk->n, sizeof(double));
+    wk->fwork = ebm__arena_take(arena, (size_t)wk->fwork_size, sizeof(double));
+    wk->u = ebm__arena_take(arena, (size_t)(wk->chains * wk->pairs), sizeof(float));
+    wk->took = ebm__arena_take(arena, (size_t)(wk->chains * wk->pairs), sizeof(uint8_t));
+    wk->saved = wk->keep ? ebm__arena_take(arena, (size_t)(wk->n * wk->width), sizeof(float)) : NULL;
+}
+
+/* E'(x_r) = E(x_r) - E_G(x_r) into e, in double. */
+static void tempered_energies(const ebm_model_t *m, int64_t n, const float *x, int64_t ldx,
+                              double *e, double *work)
+{
+    for (int64_t r0 = 0; r0 < n; r0 += EBM__CHUNK) {
+        const int64_t rows = n - r0 < EBM__CHUNK ? n - r0 : EBM__CHUNK;
+        ebm__free_energy_chunk(m, 0, rows, x + r0 * ldx, ldx, e + r0, work);
+    }
+    if (!ebm__is_gaussian(m, 0)) {
+        return;
+    }
+    const double *mu = m->params_d + m->b_off[0];
+    for (int64_t r = 0; r < n; r++) {
+        const float *v = x + r * ldx;
+        double g = 0.0;
+        for (int64_t i = 0; i < m->size[0]; i++) {
+            const double d = (double)v[i] - mu[i];
+            g += 0.5 * d * d * m->inv_var_d[i];
+        }
+        e[r] -= g;
+    }
+}
+
+static void swap_rows(float *a, float *b, int64_t w)
+{
+    for (int64_t j = 0; j < w; j++) {
+        const float t = a[j];
+        a[j] = b[j];
+        b[j] = t;
+    }
+}
+
+int ebm__tempering_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
+                        int64_t n, float *x, int64_t ldx, int keep)
+{
+    const ebm_model_t *m = s->m;
+    const int64_t w = m->width, R = s->n_betas, chains = n / R, pairs = R - 1;
+    const double *betas = s->betas;
+    if (n == 0) {
+        memset(s->swap_accepted, 0, (size_t)pairs * sizeof *s->swap_accepted);
+        memset(s->swap_proposed, 0, (size_t)pairs * sizeof *s->swap_proposed);
+        s->stat[EBM_STAT_SWAP_RATE] = 1.0;
+        return EBM_OK;
+    }
+    tempering_work wk = {.n = n, .chains = chains, .pairs = pairs, .input_size = m->max_size,
+                         .width = w, .keep = keep,
+                         .fwork_size = ebm__free_energy_scratch(m, n < EBM__CHUNK ? n : EBM__CHUNK)};
+    if (ebm__arena_layout(&s->scratch, tempering_layout, &wk) != 0) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of replicas", (long long)n);
+    }
+    for (int64_t r = 0; r < n && keep; r++) {
+        memcpy(wk.saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
+    }
+    /* One stream per layer, as a Gibbs step takes them (a replica at beta
+     * = 1 draws what a Gibbs step would), and one for the swaps. */
+    ebm__stream streams[EBM_MAX_LAYERS + 1];
+    ebm__rng_take_streams(rng, (int)m->n_layers + 1, streams);
+    const ebm__stream *swap_stream = &streams[m->n_layers];
+    const ebm__kernels *kern = ebm__kern();
+    int ok = 1;
+    for (int parity = 0; parity < 2 && ok; parity++) {
+        for (int64_t l = parity; l < m->n_layers && ok; l += 2) {
+            const int64_t nl = m->size[l];
+            ebm__layer_input(m, l, n, x, ldx, wk.a, nl);
+            ebm__temper_input(m, l, n, wk.a, nl, betas, R);
+            ok = kern->values_ok(n * nl, wk.a, EBM_UNITS_GAUSSIAN);
+            if (ok) {
+                ebm__sample_from_input(m, l, &streams[l], ids, 0, n, wk.a, nl, x + m->offset[l],
+                                       ldx);
+                for (int64_t r = 0; r < n && ok && ebm__is_gaussian(m, l); r++) {
+                    /* a draw of a finite mean overflowed */
+                    ok = kern->values_ok(nl, x + r * ldx + m->offset[l], EBM_UNITS_GAUSSIAN);
+                }
+            }
+        }
+    }
+    if (ok) {
+        tempered_energies(m, n, x, ldx, wk.e, wk.fwork);
+        for (int64_t r = 0; r < n && ok; r++) {
+            ok = isfinite(wk.e[r]);
+        }
+    }
+    if (!ok) {
+        for (int64_t r = 0; r < n && keep; r++) {
+            memcpy(x + r * ldx, wk.saved + r * w, (size_t)w * sizeof *x);
+        }
+        return ebm__fail_overflow(msg, "tempering step");
+    }
+    /* Chain c's swap uniforms come from its first row's stream row, word k
+     * for pair (k, k + 1): they depend on neither n nor the other chains. */
+    const double sign = s->twin_swap ? -1.0 : 1.0;
+    EBM__FOR_ROWS(c, chains, n * w, {
+        float *u = wk.u + c * pairs;
+        uint8_t *took = wk.took + c * pairs;
+        ebm__stream_uniform(swap_stream, ebm__row_id(ids, c * R), 0, pairs, u);
+        for (int pass = 0; pass < 2; pass++) {
+            for (int64_t k = pass; k < pairs; k += 2) {
+                const int64_t i = c * R + k;
+                const double log_ratio = sign * (betas[k] - betas[k + 1]) * (wk.e[i] - wk.e[i + 1]);
+                took[k] = log((double)u[k]) < log_ratio;
+                if (took[k]) {
+                    swap_rows(x + i * ldx, x + (i + 1) * ldx, w);
+                    const double t = wk.e[i];
+                    wk.e[i] = wk.e[i + 1];
+                    wk.e[i + 1] = t;
+                }
+            }
+        }
+    });
+    int64_t accepted = 0;
+    for (int64_t k = 0; k < pairs; k++) {
+        int64_t count = 0;
+        for (int64_t c = 0; c < chains; c++) {
+            count += wk.took[c * pairs + k];
+        }
+        s->swap_accepted[k] = count;
+        s->swap_proposed[k] = chains;
+        accepted += count;
+    }
+    s->stat[EBM_STAT_SWAP_RATE] = (double)accepted / (double)(chains * pairs);
+    return EBM_OK;
+}
+
+void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin)
+{
+    s->twin_swap = twin;
+}
