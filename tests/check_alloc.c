@@ -651,12 +651,18 @@ static int call_sampler_create(fx *f) { return ebm_sampler_create(&f->s_out, f->
 /* A sampler of kind c->kind with c->opt; warm = 1: one earlier step of one
  * row (the scratch then grows in the tested call), 2: of all rows (the tested
  * call finds its scratch). */
+static const double LADDER[3] = {0.25, 0.5, 1.0};
+
 static void prep_sampler(fx *f)
 {
     ck_assert_int_eq(ebm_sampler_create(&f->s, f->m, f->c->kind), EBM_OK);
+    if (f->c->kind == EBM_SAMPLER_TEMPERING) { /* chains of two replicas */
+        ck_assert_int_eq(ebm_sampler_set_ladder(f->s, 2, LADDER + 1), EBM_OK);
+    }
     apply_opts(f);
     if (f->c->warm > 0) {
-        int64_t rows = f->c->warm == 1 ? 1 : f->n;
+        const int64_t one = f->c->kind == EBM_SAMPLER_TEMPERING ? 2 : 1; /* one chain */
+        int64_t rows = f->c->warm == 1 ? one : f->n;
         ck_assert_int_eq(ebm_sampler_step(f->s, f->rng, rows, f->x, LD), EBM_OK);
     }
 }
@@ -679,6 +685,8 @@ static int call_coupled_step(fx *f)
     return ebm_sampler_coupled_step(f->s, f->rng, f->n, f->x, LD, f->y, LD, f->met);
 }
 
+static int call_sampler_set_ladder(fx *f) { return ebm_sampler_set_ladder(f->s, 3, LADDER); }
+
 static int call_sampler_set_int(fx *f)
 {
     return ebm_sampler_set_int(f->s, EBM_SAMPLER_LANGEVIN_STEPS, 3);
@@ -698,6 +706,9 @@ static int call_estimator_create(fx *f)
 static void prep_estimator(fx *f)
 {
     ck_assert_int_eq(ebm_estimator_create(&f->e, f->m, f->c->kind), EBM_OK);
+    if (f->c->kind == EBM_ESTIMATOR_PT) { /* chains of two replicas */
+        ck_assert_int_eq(ebm_estimator_set_ladder(f->e, 2, LADDER + 1), EBM_OK);
+    }
     apply_opts(f);
     if (f->c->warm == 1 || f->c->warm == 3) {
         int64_t rows = f->c->warm == 1 ? f->n : 1;
@@ -717,6 +728,8 @@ static int call_gradient(fx *f)
     return ebm_estimator_gradient(f->e, f->rng, f->n, f->data, LDD, f->grad);
 }
 
+static int call_estimator_set_ladder(fx *f) { return ebm_estimator_set_ladder(f->e, 3, LADDER); }
+
 static int call_set_chains(fx *f) { return ebm_estimator_set_chains(f->e, 5, f->xl, LD); }
 
 static int call_estimator_set_int(fx *f)
@@ -734,6 +747,7 @@ static int call_estimator_set_int(fx *f)
 #define MH EBM_SAMPLER_MH_UNIFORM
 #define LANGEVIN EBM_SAMPLER_LANGEVIN
 #define GL EBM_SAMPLER_GIBBS_LANGEVIN
+#define PTS EBM_SAMPLER_TEMPERING
 #define SO(o) (EBM_ESTIMATOR_SAMPLER_OPTION + (o))
 
 /* row constructors */
@@ -767,6 +781,7 @@ static int call_estimator_set_int(fx *f)
 #define UCD EBM_ESTIMATOR_UCD
 #define LMI EBM_ESTIMATOR_UCD_LMI
 #define GCD EBM_ESTIMATOR_GRBM_CD
+#define PT EBM_ESTIMATOR_PT
 #define POS EBM_ESTIMATOR_POSITIVE
 #define MARG EBM_ESTIMATOR_MARGINALIZE
 #define K_ EBM_ESTIMATOR_K
@@ -895,6 +910,14 @@ static const acase cases[] = {
      0, 0, 0, {{0}}},
     {"ebm_sampler_create GIBBS_LANGEVIN", M_GRBM, call_sampler_create, NULL, MSG_MODEL, GL, 0, 0,
      0, 0, 0, {{0}}},
+    {"ebm_sampler_create TEMPERING", M_DBM, call_sampler_create, NULL, MSG_MODEL, PTS, 0, 0, 0, 0,
+     0, {{0}}},
+    {"ebm_sampler_set_ladder", M_RBM, call_sampler_set_ladder, prep_sampler, MSG_SAMPLER, PTS, 0,
+     0, 0, 0, 0, {{0}}},
+    SAMPLER("ebm_sampler_step TEMPERING, first step", M_DBM, PTS, 0, {0}),
+    SAMPLER("ebm_sampler_step TEMPERING, after a 1-chain step", M_RBM_SPIN, PTS, 1, {0}),
+    {"ebm_sampler_step TEMPERING, 300 rows", M_GRBM, call_sampler_step, prep_sampler,
+     MSG_SAMPLER, PTS, 0, 0, 0, 0, 300, {{0}}},
     {"ebm_sampler_set_int LANGEVIN_STEPS", M_GRBM, call_sampler_set_int, prep_sampler,
      MSG_SAMPLER, LANGEVIN, 0, 0, 0, 0, 0, {{0}}},
     SAMPLER("ebm_sampler_step GIBBS, first step", M_RBM, GIBBS, 0, {0}),
@@ -997,6 +1020,13 @@ static const acase cases[] = {
               O(POS, EBM_POSITIVE_SAMPLED)),
     GRADIENT3("ebm_estimator_gradient PCD K=2 (mean-field positive)", M_DBM4, PCD, 0, O(K_, 2)),
     GRADIENT("ebm_estimator_gradient PCD, chains set by set_chains", M_DBM, PCD, 2, 0, {0}),
+    {"ebm_estimator_create PT", M_DBM, call_estimator_create, NULL, MSG_MODEL, PT, 0, 0, 0, 0, 0,
+     {{0}}},
+    {"ebm_estimator_set_ladder", M_RBM, call_estimator_set_ladder, prep_estimator, MSG_ESTIMATOR,
+     PT, 0, 0, 0, 1, 0, {{0}}},
+    GRADIENT2("ebm_estimator_gradient PT (exact positive)", M_RBM, PT, 0, {0}),
+    GRADIENT2("ebm_estimator_gradient PT K=2 (mean-field positive)", M_DBM4, PT, 0, O(K_, 2)),
+    GRADIENT2("ebm_estimator_gradient PT", M_GRBM, PT, 0, {0}),
     GRADIENT2("ebm_estimator_gradient UCD (exact positive)", M_RBM, UCD, 0, {0}),
     GRADIENT3("ebm_estimator_gradient UCD, coupled positive", M_RBM_SPIN, UCD, 0,
               O(POS, EBM_POSITIVE_COUPLED)),

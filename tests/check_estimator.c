@@ -48,6 +48,7 @@
 #include "tests.h"
 #include "ref.h"
 #include "estimator.h" /* ebm__estimator_set_plain */
+#include "tempering.h" /* ebm__sampler_set_twin_swap */
 
 #include <math.h>
 #include <stdio.h>
@@ -527,6 +528,152 @@ START_TEST(test_twin_pcd1)
     ebm_estimator_destroy(e);
     ck_assert_msg(zu < Z_PASS, "UCD: max |z| = %.2f", zu);
     ck_assert_msg(zp > Z_TWIN, "PCD-1 from fresh chains was not caught: max |z| = %.2f", zp);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* PT: exact replicas and the twin rule. The RBM 4x3 of test_twin_pcd1 (two
+ * modes behind a barrier), ladder {0, 0.5, 1}. Every call starts from
+ * chains drawn exactly from the product of the replicas' laws (inverse CDF
+ * over the 128 states); one tempering step keeps that law, so f at the
+ * beta = 1 rows has the model's expectation and PT-1 is unbiased. The twin
+ * (ebm__sampler_set_twin_swap: the log ratio's sign flipped) moves the hot
+ * replicas' states into the beta = 1 rows and must fail. 40 chains per
+ * call. */
+static double pt_exact_z(ebm_model_t *m, const float *row, const double *exact, int twin,
+                         uint64_t seed, const char *name)
+{
+    const double betas[3] = {0.0, 0.5, 1.0};
+    const int64_t chains = 40, R = 3, w = 7, S = 128, calls = n_calls();
+    ebm_estimator_t *e = make_est(m, EBM_ESTIMATOR_PT, -1, 1, -1, -1);
+    ck_assert_int_eq(ebm_estimator_set_ladder(e, R, betas), EBM_OK);
+    ebm__sampler_set_twin_swap(e->tempering, twin);
+    float *all = t_floats(S * w), *x = t_floats(chains * R * w);
+    double e_all[128], cdf[3][128];
+    for (int64_t k = 0; k < S; k++) {
+        for (int64_t c = 0; c < w; c++) {
+            all[k * w + c] = (float)(k >> c & 1);
+        }
+    }
+    ck_assert_int_eq(ebm_model_energy(m, S, all, w, e_all), EBM_OK);
+    for (int b = 0; b < R; b++) {
+        double z = 0.0;
+        for (int64_t k = 0; k < S; k++) {
+            z += exp(-betas[b] * e_all[k]);
+            cdf[b][k] = z;
+        }
+        for (int64_t k = 0; k < S; k++) {
+            cdf[b][k] /= z;
+        }
+    }
+    ebm_rng_t *rng = t_rng(seed, 0x7718);
+    const int64_t np = ebm_model_param_count(m);
+    run r = {.np = np, .calls = calls};
+    r.mean = t_calloc((size_t)np, sizeof *r.mean);
+    r.var = t_calloc((size_t)np, sizeof *r.var);
+    float *g = t_floats(np);
+    uint64_t us = seed;
+    for (int64_t call = 0; call < calls; call++) {
+        for (int64_t c = 0; c < chains * R; c++) {
+            const double u = t_uniform(&us);
+            int64_t k = 0;
+            while (k < S - 1 && cdf[c % R][k] <= u) {
+                k++;
+            }
+            memcpy(x + c * w, all + k * w, (size_t)w * sizeof *x);
+        }
+        ck_assert_int_eq(ebm_estimator_set_chains(e, chains * R, x, w), EBM_OK);
+        ck_assert_msg(ebm_estimator_gradient(e, rng, 1, row, 4, g) == EBM_OK, "%s",
+                      ebm_estimator_errmsg(e));
+        for (int64_t i = 0; i < np; i++) {
+            const double d = g[i] - r.mean[i];
+            r.mean[i] += d / (double)(call + 1);
+            r.var[i] += d * (g[i] - r.mean[i]);
+        }
+    }
+    for (int64_t i = 0; i < np; i++) {
+        r.var[i] /= (double)(calls - 1);
+    }
+    int64_t arg;
+    const double z = max_abs_z(&r, exact, &arg);
+    report(name, z, arg, &r);
+    run_free(&r);
+    free(g);
+    free(all);
+    free(x);
+    ebm_rng_destroy(rng);
+    ebm_estimator_destroy(e);
+    return z;
+}
+
+START_TEST(test_pt_exact_chains)
+{
+    const int64_t sizes[2] = {4, 3};
+    ebm_model_t *m = t_model(2, sizes, B_, B_);
+    float p[19];
+    for (int i = 0; i < 19; i++) {
+        p[i] = i < 12 ? 2.5f : i < 16 ? -3.5f : -4.5f;
+    }
+    ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
+    const float row[4] = {1, 1, 0, 1};
+    double exact[32];
+    ref_exact_grad(m, 1, row, 4, exact);
+    const double z = pt_exact_z(m, row, exact, 0, 5, "PT-1 from exact replicas (passes)");
+    const double zt = pt_exact_z(m, row, exact, 1, 6, "twin: PT-1, swap sign flipped (fails)");
+    ck_assert_msg(z < Z_PASS, "PT-1 from exact replicas: max |z| = %.2f", z);
+    ck_assert_msg(zt > Z_TWIN, "the flipped swap rule was not caught: max |z| = %.2f", zt);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* PT's chains, ladder and swap counts: chains persist (R rows each); a
+ * ladder of the same length keeps them, another discards them; set_chains
+ * takes whole chains only; the counts of a call add up to its swap rate;
+ * the other kinds have no ladder. */
+START_TEST(test_pt_chains_and_ladder)
+{
+    const int64_t sizes[2] = {4, 3};
+    ebm_model_t *m = t_model(2, sizes, B_, B_);
+    t_random_params(m, 91, 1.0);
+    const float row[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+    float g[19], chains[12 * 7];
+    const double b3[3] = {0.2, 0.6, 1.0}, b3b[3] = {0.3, 0.6, 1.0}, b2[2] = {0.5, 1.0};
+    ebm_estimator_t *e = make_est(m, EBM_ESTIMATOR_PT, -1, 2, -1, -1);
+    ebm_rng_t *rng = t_rng(92, 0);
+    ck_assert_int_eq(ebm_estimator_gradient(e, rng, 2, row, 4, g), EBM_EVALUE);
+    ck_assert(t_contains(ebm_estimator_errmsg(e), "ebm_estimator_set_ladder"));
+    ck_assert_int_eq(ebm_estimator_set_chains(e, 3, chains, 7), EBM_EVALUE);
+    ck_assert_int_eq(ebm_estimator_set_ladder(e, 3, b3), EBM_OK);
+    set_int_ok(e, EBM_ESTIMATOR_CHAINS, 4);
+    ck_assert_int_eq(ebm_estimator_gradient(e, rng, 2, row, 4, g), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_num_chains(e), 12);
+    int64_t acc[2], prop[2];
+    ck_assert_int_eq(ebm_estimator_swap_counts(e, 2, acc, prop), EBM_OK);
+    ck_assert(prop[0] == 8 && prop[1] == 8); /* K = 2 steps of 4 chains */
+    ck_assert(fabs(ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_SWAP_RATE) -
+                   (double)(acc[0] + acc[1]) / 16.0) < 1e-15);
+    ck_assert_int_eq(ebm_estimator_swap_counts(e, 3, acc, prop), EBM_ESHAPE);
+    ck_assert_int_eq(ebm_estimator_get_chains(e, chains, 7), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_set_ladder(e, 3, b3b), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_num_chains(e), 12);
+    ck_assert_int_eq(ebm_estimator_set_chains(e, 5, chains, 7), EBM_ESHAPE);
+    ck_assert(t_contains(ebm_estimator_errmsg(e), "n is 5"));
+    ck_assert_int_eq(ebm_estimator_set_chains(e, 6, chains, 7), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_gradient(e, rng, 2, row, 4, g), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_num_chains(e), 6);
+    ck_assert_int_eq(ebm_estimator_set_ladder(e, 2, b2), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_num_chains(e), 0);
+    ck_assert_int_eq(ebm_estimator_set_ladder(e, 1, b2), EBM_ESHAPE);
+    ck_assert_int_eq(ebm_estimator_set_ladder(NULL, 2, b2), EBM_ENULL);
+    ck_assert_int_eq(ebm_estimator_swap_counts(NULL, 1, acc, prop), EBM_ENULL);
+    ebm_estimator_t *pcd = make_est(m, EBM_ESTIMATOR_PCD, -1, 1, -1, -1);
+    ck_assert_int_eq(ebm_estimator_set_ladder(pcd, 2, b2), EBM_EUNSUPPORTED);
+    ck_assert_int_eq(ebm_estimator_swap_counts(pcd, 1, acc, prop), EBM_EVALUE);
+    ck_assert_int_eq(ebm_estimator_gradient(pcd, rng, 2, row, 4, g), EBM_OK);
+    ck_assert(isnan(ebm_estimator_stat(pcd, EBM_ESTIMATOR_STAT_SWAP_RATE)));
+    ebm_estimator_destroy(pcd);
+    ebm_estimator_destroy(e);
+    ebm_rng_destroy(rng);
     ebm_model_destroy(m);
 }
 END_TEST
@@ -1366,7 +1513,7 @@ START_TEST(test_bad_create)
     ck_assert_int_eq(ebm_estimator_create(NULL, bin, EBM_ESTIMATOR_CD), EBM_ENULL);
     ck_assert(t_contains(ebm_model_errmsg(bin), "out"));
     e = poison;
-    EXPECT_FAIL(ebm_estimator_create(&e, bin, 5), EBM_EVALUE, ebm_model_errmsg(bin), "kind", "5");
+    EXPECT_FAIL(ebm_estimator_create(&e, bin, 6), EBM_EVALUE, ebm_model_errmsg(bin), "kind", "6");
     ck_assert_ptr_null(e);
     e = poison;
     EXPECT_FAIL(ebm_estimator_create(&e, bin, -1), EBM_EVALUE, ebm_model_errmsg(bin), "kind", "-1");
@@ -1848,6 +1995,8 @@ Suite *ebm_estimator_suite(void)
         {"twins", test_twin_pcd1, 0, 1800, NULL, NULL},
         {"twins", test_twin_mean_field, 0, 1800, NULL, NULL},
         {"twins", test_twin_flipped_bias, 0, 1800, NULL, NULL},
+        {"tempering", test_pt_exact_chains, 0, 1800, NULL, NULL},
+        {"tempering", test_pt_chains_and_ladder, 0, 300, NULL, NULL},
         {"variance", test_variance_ratio, 0, 1800, NULL, NULL},
         {"grbm_cd", test_grbm_cd_samplers, 0, 1800, NULL, NULL},
         {"grbm_cd", test_grbm_cd_converges, 0, 1800, NULL, NULL},
