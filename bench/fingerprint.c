@@ -974,6 +974,38 @@ static void run_sampler(ctx *c, const sampler_cfg *sc)
     ebm_sampler_destroy(s);
 }
 
+/* Parallel tempering, ladder {0, 0.5, 1}: 12 chains of 3 replicas, three
+ * steps, then one chain alone after a reset. */
+static void run_tempering(ctx *c)
+{
+    enum { R = 3, N = 12 * R, STEPS = 3 };
+    if (!wanted(cname(c, "sampler/tempering"))) {
+        return;
+    }
+    static const double betas[R] = {0.0, 0.5, 1.0};
+    fp f = fp_new();
+    ebm_sampler_t *s = NULL;
+    if (M_OK(&f, c->m, ebm_sampler_create(&s, c->m, EBM_SAMPLER_TEMPERING)) == EBM_OK) {
+        S_OK(&f, s, ebm_sampler_set_ladder(s, R, betas));
+    }
+    ebm_rng_t *r = new_rng(33, 2);
+    const int64_t ld = c->w + 1;
+    float *x = states(c, r, N, ld, &f);
+    int64_t counts[2 * (R - 1)];
+    for (int t = 0; t < STEPS + 1 && s != NULL; t++) {
+        const int64_t n = t < STEPS ? N : R;
+        S_OK(&f, s, ebm_sampler_step(s, r, n, x, ld));
+        fp_matrix(&f, x, n, c->w, ld);
+        fp_sampler_stats(&f, s, c->name);
+        S_OK(&f, s, ebm_sampler_swap_counts(s, R - 1, counts, counts + R - 1));
+        fp_bytes(&f, counts, sizeof counts);
+    }
+    emit(c->name, &f);
+    free(x);
+    ebm_rng_destroy(r);
+    ebm_sampler_destroy(s);
+}
+
 static void run_coupled(ctx *c, const sampler_cfg *sc)
 {
     enum { N = 29, STEPS = 6, SAME = 5 };
@@ -1062,6 +1094,7 @@ static void small_samplers(ctx *c)
             run_sampler(c, &lang[i]);
         }
     }
+    run_tempering(c);
     const sampler_cfg coupled[] = {
         {"gibbs_maximal", G, {{CP, EBM_COUPLING_MAXIMAL}, END}, 0},
         {"gibbs_crn", G, {{CP, EBM_COUPLING_CRN}, END}, 0},
