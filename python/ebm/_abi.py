@@ -61,6 +61,8 @@ DECLARATIONS = (
     'int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)',
     'int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx)',
     'int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)',
+    'int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *betas)',
+    'int ebm_sampler_swap_counts(const ebm_sampler_t *s, int64_t n_pairs, int64_t *accepted, int64_t *proposed)',
     'double ebm_sampler_stat(const ebm_sampler_t *s, int stat)',
     'const char *ebm_sampler_errmsg(const ebm_sampler_t *s)',
     'int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)',
@@ -73,6 +75,8 @@ DECLARATIONS = (
     'int64_t ebm_estimator_num_chains(const ebm_estimator_t *e)',
     'int ebm_estimator_get_chains(const ebm_estimator_t *e, float *out, int64_t ldo)',
     'int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains, int64_t ldc)',
+    'int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *betas)',
+    'int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs, int64_t *accepted, int64_t *proposed)',
 )
 
 # The header's #define constants, by their C names.
@@ -133,6 +137,7 @@ class SamplerKind(IntEnum):
     MH_UNIFORM = 1
     LANGEVIN = 2
     GIBBS_LANGEVIN = 3
+    TEMPERING = 4
 
 
 class Coupling(IntEnum):
@@ -168,7 +173,8 @@ class SamplerStat(IntEnum):
     TRIES_MEAN = 3
     TRIES_MAX = 4
     ITERATION = 5
-    COUNT = 6
+    SWAP_RATE = 6
+    COUNT = 7
 
 
 class EstimatorKind(IntEnum):
@@ -179,6 +185,7 @@ class EstimatorKind(IntEnum):
     UCD = 2
     UCD_LMI = 3
     GRBM_CD = 4
+    PT = 5
 
 
 class PositivePhase(IntEnum):
@@ -232,7 +239,8 @@ class EstimatorStat(IntEnum):
     ACCEPT_RATE = 7
     MEAN_FIELD_MISSED = 8
     MH_ACCEPTED = 9
-    COUNT = 10
+    SWAP_RATE = 10
+    COUNT = 11
 
 
 # (class, C tag, the members' C prefix) for every enum.

@@ -856,13 +856,44 @@ class _OnModel(_Handle):
                       getattr(_C, self._prefix + "_errmsg"), self._p)
 
     def set(self, **options):
-        """Set options by name; on an error the ones before it stay set."""
+        """Set options by name; on an error the ones before it stay set.
+
+        ladder=[beta_0, ..., 1] sets the ladder of a tempering sampler or a
+        PT estimator (set_ladder)."""
         for name, value in options.items():
+            if name == "ladder":
+                self.set_ladder(value)
+                continue
             v = _option_value(name, value)
             self._call("_set_double" if isinstance(v, float) else "_set_int",
                        self._option(name), v)
             self._options[name] = v
         return self
+
+    def set_ladder(self, betas):
+        """Set the inverse temperatures of parallel tempering (tempering sampler,
+        PT estimator): 2 to 1024 values in [0, 1], increasing, the last 1."""
+        b = np.ascontiguousarray(betas, dtype=np.float64)
+        if b.ndim != 1:
+            raise ValueError("betas must be one-dimensional, not of shape %r" % (b.shape,))
+        self._call("_set_ladder", b.shape[0], b.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        self._options["ladder"] = [float(v) for v in b]
+        return self
+
+    @property
+    def ladder(self):
+        """The ladder set by set_ladder (a list), or None."""
+        return self._options.get("ladder")
+
+    def swap_counts(self):
+        """The replica exchanges of the last call (a sampler's step, an estimator's
+        gradient), per adjacent pair of the ladder: (accepted, proposed), two
+        int64 arrays of len(ladder) - 1."""
+        n = len(self.ladder) - 1 if self.ladder is not None else 0
+        acc, prop = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        i64 = ctypes.POINTER(ctypes.c_int64)
+        self._call("_swap_counts", n, acc.ctypes.data_as(i64), prop.ctypes.data_as(i64))
+        return acc, prop
 
     @property
     def stats(self):
@@ -888,10 +919,11 @@ class Sampler(_OnModel):
     """A transition kernel on a model's states, single or coupled (ebm_sampler_t).
 
     Sampler(model, kind="gibbs", **options): kind "gibbs", "mh_uniform",
-    "langevin" or "gibbs_langevin"; options by name (clamp_layers,
+    "langevin", "gibbs_langevin" or "tempering"; options by name (clamp_layers,
     coupling="blockwise"|"crn"|"maximal", langevin_steps, step_size, cosine,
     adjust_after, scale_by_variance, closed_form, iteration, precondition,
-    row_offset). The sampler
+    row_offset, and ladder=[beta_0, ..., 1] for "tempering", whose rows are
+    chains of len(ladder) replicas, the last of each at beta = 1). The sampler
     keeps its model alive. Chains belong to the caller: step() and
     coupled_step() move float32 arrays in place.
     """
@@ -943,10 +975,12 @@ def _sampler(model, kind, options):
 
 
 class Estimator(_OnModel):
-    """A gradient estimator (ebm_estimator_t): CD, PCD, UCD, UCD-LMI, GRBM modified CD.
+    """A gradient estimator (ebm_estimator_t): CD, PCD, UCD, UCD-LMI, GRBM modified
+    CD, PT (PCD on parallel-tempering chains).
 
     Estimator(model, kind="ucd", **options): kind "cd", "pcd", "ucd",
-    "ucd_lmi" or "grbm_cd"; options by name: k, max_steps, chains,
+    "ucd_lmi", "grbm_cd" or "pt" (with ladder=[beta_0, ..., 1]); options by
+    name: ladder, k, max_steps, chains,
     marginalize ("none"|"even"|"odd"|"both"), positive ("auto"|"exact"|
     "mean_field"|"coupled"|"sampled"), sampler ("gibbs"|"langevin"|
     "gibbs_langevin"), burn_in, search_sweeps, mean_field_iters,
@@ -990,7 +1024,7 @@ class Estimator(_OnModel):
 
     @property
     def num_chains(self):
-        """The number of persistent chains (PCD)."""
+        """The number of persistent chain rows (PCD: chains; PT: chains x replicas)."""
         return _C.ebm_estimator_num_chains(self._h())
 
     @property
