@@ -57,6 +57,9 @@ typedef struct run {
     int64_t stat_steps;
     double tau_sum, tau_max, ptau_sum, ptau_max, capped;
     double mh_accepted; /* UCD-LMI: MH moves accepted over this process's steps */
+    /* PT: the swap rate summed over steps, and per adjacent pair of the
+     * ladder the exchanges accepted and proposed over this process's steps */
+    double swap_sum, swap_accepted[TRAINER_MAX_BETAS], swap_proposed[TRAINER_MAX_BETAS];
     /* --eval-every: the held-out rows, encoded once, and how they are scored */
     float *heldout_x;
     int64_t heldout_n;
@@ -154,7 +157,14 @@ static const char *method_flag(int method)
     return method == EBM_ESTIMATOR_UCD_LMI ? "ucd-lmi"
            : method == EBM_ESTIMATOR_UCD   ? "ucd"
            : method == EBM_ESTIMATOR_CD    ? "cd"
+           : method == EBM_ESTIMATOR_PT    ? "pt"
                                            : "pcd";
+}
+
+/* PCD's persistent chains: plain or tempered. */
+static int persistent_method(int method)
+{
+    return method == EBM_ESTIMATOR_PCD || method == EBM_ESTIMATOR_PT;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -254,6 +264,34 @@ static int parse_layers(const char *val, void *field)
     return 0;
 }
 
+/* --ladder B0,B1,...,1: 2 to TRAINER_MAX_BETAS values in [0, 1] (the
+ * library checks that they increase to 1); the run becomes PT. */
+static int parse_ladder(const char *val, void *field)
+{
+    trainer_config *c = field;
+    double b[TRAINER_MAX_BETAS];
+    int n = 0;
+    for (const char *p = val; *p != '\0';) {
+        char *end;
+        errno = 0;
+        const double v = strtod(p, &end);
+        if (errno || end == p || !(v >= 0.0 && v <= 1.0) || n == TRAINER_MAX_BETAS ||
+            (*end != ',' && *end != '\0')) {
+            return -1;
+        }
+        b[n++] = v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (n < 2) {
+        return -1;
+    }
+    memcpy(c->ladder, b, (size_t)n * sizeof *b);
+    c->n_ladder = n;
+    c->method = EBM_ESTIMATOR_PT;
+    c->title = "PT";
+    return 0;
+}
+
 enum { MAX_SPECS = 64 }; /* room for every option of any method (about 50) */
 
 /* The table of options (cli.h) for c's method: what is parsed, what --help
@@ -262,7 +300,7 @@ enum { MAX_SPECS = 64 }; /* room for every option of any method (about 50) */
  * "the data's". */
 static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
 {
-    const int lmi = c->method == EBM_ESTIMATOR_UCD_LMI, pcd = c->method == EBM_ESTIMATOR_PCD;
+    const int lmi = c->method == EBM_ESTIMATOR_UCD_LMI, pcd = persistent_method(c->method);
     int n = 0, t = 0;
 #define ADD(...) (s[n++] = (cli_spec)__VA_ARGS__)
     ADD(CLI_HEAD("data:"));
@@ -317,7 +355,15 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
          .dflt = pcd || !lmi ? "the library's, 1" : "the library's, 0"});
     if (pcd) {
         ADD({.type = CLI_INT64, .name = "--chains", .meta = "N", .field = &c->chains, .ilo = 1,
-             .ihi = INT64_C(1) << 24, .help = "persistent chains", .dflt = "the batch size"});
+             .ihi = INT64_C(1) << 24, .help = "persistent chains (--ladder: of R replicas each)",
+             .dflt = "the batch size"});
+        snprintf(text[t], sizeof text[t], "2 to %d values in [0, 1], increasing, the last 1",
+                 TRAINER_MAX_BETAS);
+        ADD({.type = CLI_CUSTOM, .name = "--ladder", .meta = "B0,B1,...,1", .field = c,
+             .parse = parse_ladder, .range = text[t++], .dflt = "none: plain PCD",
+             .help = "parallel tempering (PT): each chain has one replica per inverse "
+                     "temperature, Gibbs sweeps at each and replica exchanges; f from the "
+                     "beta = 1 replicas (a step costs R sweeps)"});
     } else {
         ADD(CLI_I64("--cap", "N", &c->cap, 0, INT64_C(1) << 40,
                     "cap on coupling steps; 0: none (a cap biases the estimate)"));
@@ -424,6 +470,10 @@ static int parse_options(trainer_config *c, int argc, char **argv)
         complain(c, "--eval-every needs --eval auto or ais (it uses the same method)");
         return 2;
     }
+    if (c->method == EBM_ESTIMATOR_PT && c->comm != NULL) {
+        complain(c, "--ladder: parallel tempering is not distributed yet; run train_pcd");
+        return 2;
+    }
     if (c->ais_check_chains == 1) {
         complain(c, "--ais-check-chains 1: AIS needs at least 2 chains (0: --ais-chains)");
         return 2;
@@ -452,9 +502,14 @@ static void config_text(const run *r, char *buf, size_t size)
         at += snprintf(buf + at, size - (size_t)at, "%s%lld", l ? "," : "", (long long)c->layers[l]);
     }
     /* A distributed run's shards fix its results: a setting it must keep. */
-    char shards[48] = "";
+    char shards[48 + 24 * TRAINER_MAX_BETAS] = "";
+    int sat = 0;
     if (c->comm != NULL) {
-        snprintf(shards, sizeof shards, " shards=%lld", (long long)c->shards);
+        sat = snprintf(shards, sizeof shards, " shards=%lld", (long long)c->shards);
+    }
+    for (int k = 0; k < c->n_ladder; k++) {
+        sat += snprintf(shards + sat, sizeof shards - (size_t)sat, "%s%.17g", k ? "," : " ladder=",
+                        c->ladder[k]);
     }
     if (at > 0 && (size_t)at < size) {
         snprintf(buf + at, size - (size_t)at,
@@ -590,7 +645,10 @@ static ebm_estimator_t *new_estimator(run *r)
         set_option(r, e, EBM_ESTIMATOR_POSITIVE, c->positive, "--positive") ||
         (c->method == EBM_ESTIMATOR_UCD_LMI &&
          set_option(r, e, EBM_ESTIMATOR_SEARCH_SWEEPS, c->search_sweeps, "--search-sweeps")) ||
-        (c->method == EBM_ESTIMATOR_PCD &&
+        (c->method == EBM_ESTIMATOR_PT &&
+         ebm_estimator_set_ladder(e, c->n_ladder, c->ladder) != EBM_OK &&
+         complain(c, "--ladder: %s", ebm_estimator_errmsg(e))) ||
+        (persistent_method(c->method) &&
          set_option(r, e, EBM_ESTIMATOR_CHAINS, c->chains > 0 ? c->chains : c->batch,
                     "--chains"))) {
         ebm_estimator_destroy(e);
@@ -918,7 +976,8 @@ static int open_csv(run *r)
     }
     snprintf(header, sizeof header,
              "step,seconds,lr,grad_norm,tau_mean,tau_max,positive_tau_mean,positive_tau_max,"
-             "capped,sweeps_mean,search_capped,accept_rate,mean_field_missed%s%s%s%s%s\n",
+             "capped,sweeps_mean,search_capped,accept_rate,mean_field_missed%s%s%s%s%s%s\n",
+             r->c->method == EBM_ESTIMATOR_PT ? ",swap_rate" : "",
              r->heldout_column != NULL ? "," : "",
              r->heldout_column != NULL ? r->heldout_column : "",
              r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "", is, averaged);
@@ -946,8 +1005,21 @@ static int open_csv(run *r)
 /* Statistics averaged between two progress lines. */
 typedef struct window {
     int64_t steps;
-    double tau, tau_max, ptau, sweeps, accept, capped, mf_missed;
+    double tau, tau_max, ptau, sweeps, accept, capped, mf_missed, swap;
 } window;
+
+/* PT: add the last step's exchanges, pair by pair. */
+static void record_swaps(run *r)
+{
+    int64_t acc[TRAINER_MAX_BETAS], prop[TRAINER_MAX_BETAS];
+    const int pairs = r->c->n_ladder - 1;
+    if (ebm_estimator_swap_counts(r->e, pairs, acc, prop) == EBM_OK) {
+        for (int k = 0; k < pairs; k++) {
+            r->swap_accepted[k] += (double)acc[k];
+            r->swap_proposed[k] += (double)prop[k];
+        }
+    }
+}
 
 static double stat(const run *r, int s)
 {
@@ -969,7 +1041,10 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
     }
     cli_format_duration(left < 0 ? 0 : left, eta, sizeof eta);
     const double n = w->steps > 0 ? (double)w->steps : 1.0;
-    if (c->method == EBM_ESTIMATOR_PCD) {
+    if (c->method == EBM_ESTIMATOR_PT) {
+        snprintf(stats, sizeof stats, "swap rate %.3f  mean-field rows missed %.1f",
+                 w->swap / n, w->mf_missed / n);
+    } else if (c->method == EBM_ESTIMATOR_PCD) {
         snprintf(stats, sizeof stats, "mean-field rows missed %.1f", w->mf_missed / n);
     } else {
         snprintf(stats, sizeof stats, "tau %.2f (max %.0f, positive %.2f)  sweeps %.1f  accept %.3f%s",
@@ -1087,6 +1162,11 @@ static int train(run *r, double *seconds_out)
         w.accept += stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
         w.capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
         w.mf_missed += stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED);
+        if (c->method == EBM_ESTIMATOR_PT) {
+            w.swap += stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE);
+            r->swap_sum += stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE);
+            record_swaps(r);
+        }
         r->stat_steps++;
         r->tau_sum += stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN);
         r->tau_max = fmax(r->tau_max, stat(r, EBM_ESTIMATOR_STAT_TAU_MAX));
@@ -1129,6 +1209,9 @@ static int train(run *r, double *seconds_out)
                     stat(r, EBM_ESTIMATOR_STAT_SEARCH_CAPPED),
                     stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE),
                     stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED));
+            if (c->method == EBM_ESTIMATOR_PT) {
+                fprintf(r->csv, ",%.5f", stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE));
+            }
             if (r->heldout_column != NULL) {
                 fprintf(r->csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
             }
@@ -1460,7 +1543,17 @@ static void report(const run *r, const result *res, double train_s, double pictu
     printf(", %s units; data %s (%lld train, %lld test images), %s\n", units_names[c->units],
            data_names[c->data], (long long)r->train.n, (long long)r->test.n,
            binarize_names[c->binarize]);
-    if (c->method != EBM_ESTIMATOR_PCD && r->stat_steps > 0) {
+    if (c->method == EBM_ESTIMATOR_PT && r->stat_steps > 0) {
+        printf("parallel tempering, %d replicas per chain: swap rate %.4f over %lld steps; per "
+               "pair (beta_k, beta_k+1):", c->n_ladder, r->swap_sum / (double)r->stat_steps,
+               (long long)r->stat_steps);
+        for (int k = 0; k + 1 < c->n_ladder; k++) {
+            printf(" %.3f", r->swap_proposed[k] > 0 ? r->swap_accepted[k] / r->swap_proposed[k]
+                                                    : NAN);
+        }
+        printf("\n");
+    }
+    if (!persistent_method(c->method) && r->stat_steps > 0) {
         printf("coupling over %lld steps: tau mean %.3f (max %.0f), positive phase tau mean "
                "%.3f (max %.0f); rows stopped by --cap: %.0f\n", (long long)r->stat_steps,
                r->tau_sum / (double)r->stat_steps, r->tau_max,
@@ -1532,6 +1625,10 @@ static void report(const run *r, const result *res, double train_s, double pictu
                 r->ptau_max);
         if (c->method == EBM_ESTIMATOR_UCD_LMI) {
             fprintf(f, "mh_accepted=%.0f\n", r->mh_accepted);
+        }
+        if (c->method == EBM_ESTIMATOR_PT) {
+            fprintf(f, "swap_rate=%.6f\n",
+                    r->stat_steps > 0 ? r->swap_sum / (double)r->stat_steps : NAN);
         }
         if (isfinite(res->is_ll_mean)) {
             fprintf(f, "is_samples=%lld\nis_ll_mean=%.6f\nis_seconds=%.3f\n",

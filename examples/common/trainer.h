@@ -60,6 +60,9 @@
 
 #include "dist.h"
 
+/* The most temperatures --ladder takes. */
+#define TRAINER_MAX_BETAS 64
+
 typedef struct trainer_config {
     const char *prog;   /* program name, for messages */
     const char *title;  /* the method's name in tables: "UCD-LMI" */
@@ -94,6 +97,10 @@ typedef struct trainer_config {
     int marginalize;        /* enum ebm_marginalize, or -1: the library's default */
     int positive;           /* enum ebm_positive_phase */
     int64_t search_sweeps;  /* UCD-LMI local-search cap */
+    /* train_pcd --ladder: parallel tempering (EBM_ESTIMATOR_PT) over these
+     * inverse temperatures; n_ladder 0: plain PCD */
+    double ladder[TRAINER_MAX_BETAS];
+    int n_ladder;
 
     /* run */
     int64_t steps;          /* total steps (including those before a resume); 0: no limit */
