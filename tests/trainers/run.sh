@@ -414,6 +414,34 @@ read -r w h < <(png_size "$T/pics/samples.png")
 check "bas samples.png: 8 x 8 images of 4x4 drawn at least 28 px each (${w}x$h)" \
     test "$w" -ge $((8 * 28)) -a "$h" -ge $((8 * 28))
 
+echo "== train_pcd --ladder: parallel tempering"
+run train_pcd "${TINY[@]}" --layers 16,16 --ladder 0.25,0.5,0.75,1 --chains 8 --steps 200 \
+    --log-every 50 --out "$T/pt"
+check "train_pcd --ladder (4 replicas): exit 0" test "$rc" = 0
+check "train.csv: the old columns, then swap_rate" \
+    test "$(head -1 "$T/pt/train.csv")" = "$OLD_COLUMNS,swap_rate"
+check "swap_rate is a rate in [0, 1] on every line" \
+    awk -F, 'NR > 1 { n++; if (!($14 >= 0 && $14 <= 1) || NF != 14) exit 1 } END { exit n < 4 }' \
+    "$T/pt/train.csv"
+check "the report gives the swap rate of each of the 3 pairs" \
+    test -n "$(grep -E 'parallel tempering, 4 replicas per chain: swap rate [0-9.]+ over 200 steps; per pair \(beta_k, beta_k\+1\): [0-9.]+ [0-9.]+ [0-9.]+$' "$out")"
+check "summary.txt: method=PT and swap_rate" \
+    test -n "$(grep -Fx method=PT "$T/pt/summary.txt")" -a -n "$(grep -E '^swap_rate=0\.[0-9]+$' "$T/pt/summary.txt")"
+run train_pcd "${TINY[@]}" --layers 16,16 --chains 8 --steps 200 --log-every 50 --out "$T/pt0"
+check "without --ladder: PCD, no swap_rate column" \
+    test "$(head -1 "$T/pt0/train.csv")" = "$OLD_COLUMNS" -a -n "$(grep -Fx method=PCD "$T/pt0/summary.txt")"
+run train_pcd "${TINY[@]}" --ladder 0.5,0.4,1 --steps 10
+check "--ladder 0.5,0.4,1: exit 1, the library's message names the betas" \
+    test "$rc" = 1 -a -n "$(grep -F -- '--ladder: betas[1] is 0.4' "$err")"
+run train_pcd "${TINY[@]}" --ladder 1 --steps 10
+check "--ladder 1 (one temperature): exit 2, the range" \
+    test "$rc" = 2 -a -n "$(grep -F "bad value '1' for --ladder" "$err")"
+run train_pcd "${TINY[@]}" --ladder 0.5,2 --steps 10
+check "--ladder 0.5,2: exit 2" test "$rc" = 2
+WAIT_FOR='step 3/'
+resume_test INT 130 train_pcd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --ladder 0.5,1 --chains 8 \
+    --steps 40000 --checkpoint-every 0 --eval none
+
 echo "== plot_curves"
 run plot_curves --out "$T/c.png" --x step --y grad_norm,nosuch "run=$T/ev0/train.csv"
 check "a missing column: exit 1, names it" \
