@@ -1075,7 +1075,27 @@ static void op_ais(const ctx *c, reader *rd)
 
 /* ---- samplers -------------------------------------------------------------- */
 
-static const char *SAMPLER_NAME[4] = {"GIBBS", "MH_UNIFORM", "LANGEVIN", "GIBBS_LANGEVIN"};
+static const char *SAMPLER_NAME[5] = {"GIBBS", "MH_UNIFORM", "LANGEVIN", "GIBBS_LANGEVIN",
+                                     "TEMPERING"};
+
+/* A ladder of 2 to 4 inverse temperatures from the input: increasing to 1,
+ * or (one time in four) broken: one beta out of order, out of [0, 1] or
+ * NaN, or the last not 1. */
+static int64_t fuzz_ladder(reader *rd, double *betas)
+{
+    const int64_t n = 2 + pick(rd, 3);
+    for (int64_t k = 0; k < n; k++) {
+        betas[k] = (double)(k + 1) / (double)n - 0.01 * pick(rd, 3);
+    }
+    betas[0] = betas[0] < 0 ? 0 : betas[0];
+    betas[n - 1] = 1.0;
+    const unsigned how = u8(rd);
+    if ((how & 3u) == 0) {
+        static const double bad[4] = {2.0, -0.5, 0.3, NAN};
+        betas[pick(rd, (int)n)] = bad[how >> 2 & 3u];
+    }
+    return n;
+}
 
 static void sampler_options(const ctx *c, ebm_sampler_t *s, int kind, reader *rd,
                             uint32_t *clamp_layers)
@@ -1099,7 +1119,12 @@ static void sampler_options(const ctx *c, ebm_sampler_t *s, int kind, reader *rd
             *clamp_layers = cl & c->all;
         }
     }
-    if (kind >= EBM_SAMPLER_LANGEVIN) {
+    if (kind == EBM_SAMPLER_TEMPERING) {
+        double betas[4];
+        const int64_t n = fuzz_ladder(rd, betas);
+        rc_ok("ebm_sampler_set_ladder", ebm_sampler_set_ladder(s, n, betas), C(EBM_EVALUE) | C_MEM,
+              -1);
+    } else if (kind >= EBM_SAMPLER_LANGEVIN) {
         rc_ok(call, ebm_sampler_set_int(s, EBM_SAMPLER_LANGEVIN_STEPS, 1 + pick(rd, 4)),
               C(EBM_EVALUE), -1);
         rc_ok(call, ebm_sampler_set_double(s, EBM_SAMPLER_STEP_SIZE, positive(rd)),
@@ -1201,8 +1226,8 @@ static void op_sampler(const ctx *c, reader *rd, int kind)
                       C(EBM_EVALUE) | C(EBM_ESHAPE) | C(EBM_EUNSUPPORTED) | C(EBM_ELIMIT) | C_MEM,
                       -1)) {
                 if (kind >= EBM_SAMPLER_LANGEVIN) {
-                    violation(ccall, "returned EBM_OK for a Langevin kind (documented: "
-                              "EBM_EUNSUPPORTED)");
+                    violation(ccall, "returned EBM_OK for a Langevin or tempering kind "
+                              "(documented: EBM_EUNSUPPORTED)");
                 }
                 check_states(ccall, c, cx, c->n, c->ldx, c->all, 0);
                 check_states(ccall, c, cy, c->n, c->ldx, c->all, 0);
@@ -1254,7 +1279,7 @@ static void op_sampler(const ctx *c, reader *rd, int kind)
 
 /* ---- estimators ------------------------------------------------------------ */
 
-static const char *EST_NAME[5] = {"CD", "PCD", "UCD", "UCD_LMI", "GRBM_CD"};
+static const char *EST_NAME[6] = {"CD", "PCD", "UCD", "UCD_LMI", "GRBM_CD", "PT"};
 
 static int est_set(const char *call, ebm_estimator_t *e, int option, int64_t v)
 {
@@ -1276,6 +1301,12 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
         return;
     }
     const int ucd = kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI;
+    if (kind == EBM_ESTIMATOR_PT) {
+        double betas[4];
+        const int64_t n = fuzz_ladder(rd, betas);
+        rc_ok("ebm_estimator_set_ladder", ebm_estimator_set_ladder(e, n, betas),
+              C(EBM_EVALUE) | C_MEM, -1);
+    }
     /* the caps that keep every input fast: a UCD kind without its coupling
      * cap (and UCD_LMI without its search cap) makes no gradient */
     int capped = est_set(scall, e, EBM_ESTIMATOR_MAX_STEPS, 1 + pick(rd, 50)) || !ucd;
@@ -1411,10 +1442,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         op_log_likelihood(&c, log_z, 0);
         op_log_likelihood(&c, log_z, 1);
         op_ais(&c, &rd);
-        for (int kind = 0; kind < 4; kind++) {
+        for (int kind = 0; kind < 5; kind++) {
             op_sampler(&c, &rd, kind);
         }
-        for (int kind = 0; kind < 5; kind++) {
+        for (int kind = 0; kind < 6; kind++) {
             op_estimator(&c, &rd, kind);
         }
         /* no const call changed the parameters */
