@@ -798,7 +798,8 @@ EBM_API int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n
 /**
  * Set the ladder of an EBM_SAMPLER_TEMPERING sampler: n_betas (2 to 1024)
  * inverse temperatures in [0, 1], strictly increasing, the last exactly 1.
- * The sampler copies them; the swap counts start at 0.
+ * The sampler copies them; the swap counts start at 0 and
+ * EBM_STAT_SWAP_RATE at NaN.
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n_betas), EBM_EVALUE (a beta out
  *         of [0, 1] or NaN, not increasing, or the last not 1; the message
  *         names it), EBM_EUNSUPPORTED (another kind), EBM_ENOMEM; on
@@ -982,8 +983,10 @@ enum ebm_estimator_option {
     EBM_ESTIMATOR_ROW_OFFSET = 11,
     /** int c, 0 to 2^32 - 1: the global number of the estimator's first
      * own chain: PCD's persistent chain j and GRBM_CD's chain j draw from
-     * stream row c + j instead of j (see EBM_ESTIMATOR_ROW_OFFSET). A call
-     * with c + chains > 2^32 fails with EBM_ESHAPE. Default 0. */
+     * stream row c + j instead of j (see EBM_ESTIMATOR_ROW_OFFSET). For PT
+     * it numbers rows (R per chain): a process holding whole chains [a, b)
+     * of the global chains sets c = aR. A call with c + chain rows > 2^32
+     * fails with EBM_ESHAPE. Default 0. */
     EBM_ESTIMATOR_CHAIN_OFFSET = 12,
     /** EBM_ESTIMATOR_SAMPLER_OPTION + o sets sampler option o (enum
      * ebm_sampler_option, e.g. Langevin steps, step size, coupling) on the

@@ -413,6 +413,9 @@ void ebm__temper_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int
     const int gaussian = ebm__is_gaussian(m, l);
     for (int64_t r = 0; r < n; r++) {
         const double beta = betas[r % n_betas];
+        if (beta == 1.0) {
+            continue; /* the model's own input, unrounded */
+        }
         float *ar = a + r * lda;
         for (int64_t j = 0; j < nl; j++) {
             ar[j] = gaussian ? (float)(mu[j] + beta * (ar[j] - mu[j])) : (float)(beta * ar[j]);

@@ -25,7 +25,8 @@ void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const
  * row r to betas[r mod n_betas]. A discrete layer's input b + W x becomes
  * beta (b + W x); a Gaussian layer's mean mu + c becomes mu + beta c. This
  * is the law exp(-E_G - beta (E - E_G)), E_G the Gaussian layer's
- * self-energy: the path of AIS and of parallel tempering. */
+ * self-energy: the path of AIS and of parallel tempering. Rows at beta = 1
+ * are left as they are. */
 void ebm__temper_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda,
                        const double *betas, int64_t n_betas);
 /* Replace the units of the layers in `layers` that clamp does not fix (clamp

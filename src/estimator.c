@@ -485,6 +485,7 @@ int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *
     e->swap_accepted = acc;
     e->swap_proposed = prop;
     e->swap_work = work;
+    e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN; /* no call under this ladder yet */
     return EBM_OK;
 }
 

@@ -493,6 +493,7 @@ int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *beta
     s->swap_accepted = acc;
     s->swap_proposed = prop;
     s->n_betas = n_betas;
+    s->stat[EBM_STAT_SWAP_RATE] = NAN; /* no call under this ladder yet */
     return EBM_OK;
 }
 

@@ -23,9 +23,9 @@ int ebm__tempering_check(const ebm_sampler_t *s, ebm__msg *msg, int64_t n);
 
 /* One step of s (EBM_SAMPLER_TEMPERING) on n validated rows (the checks
  * above passed): a Gibbs sweep of row r at beta_{r mod R}, then the swaps
- * of the even pairs, then of the odd pairs. accepted (NULL: not wanted)
- * gets [R - 1] swap counts of this step, one per adjacent pair, added to
- * it. keep: x is left as it was on failure. */
+ * of the even pairs, then of the odd pairs. On success s's swap counts
+ * and EBM_STAT_SWAP_RATE are this step's; on failure they are unchanged.
+ * keep: x is left as it was on failure. */
 int ebm__tempering_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                         int64_t n, float *x, int64_t ldx, int keep);
 

@@ -519,10 +519,11 @@ START_TEST(pt_bad_input)
     t_fill_states(m, 8, x, w, 7);
     memcpy(saved, x, sizeof x);
     const uint64_t h0 = t_rng_hash(rng);
-    int64_t acc[4];
+    int64_t acc[4], prop[4];
     /* no ladder yet */
     ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_EVALUE);
     T_ASSERT(t_contains(ebm_sampler_errmsg(s), "ebm_sampler_set_ladder"));
+    ck_assert_uint_eq(t_rng_hash(rng), h0);
     ck_assert_int_eq(ebm_sampler_swap_counts(s, 1, acc, NULL), EBM_EVALUE);
     /* bad ladders, each named, the sampler unchanged */
     struct {
@@ -551,7 +552,18 @@ START_TEST(pt_bad_input)
     }
     ck_assert_int_eq(ebm_sampler_set_ladder(s, 2, NULL), EBM_ENULL);
     ck_assert_int_eq(ebm_sampler_set_ladder(NULL, 2, bad[7].b), EBM_ENULL);
-    /* the ladder {0, 1} of bad[7] stands: 2 rows per chain */
+    /* the ladder {0, 1} of bad[7] stands: 2 rows per chain. A good step,
+     * then every failure below leaves its statistics and counts alone. */
+    ck_assert(isnan(ebm_sampler_stat(s, EBM_STAT_SWAP_RATE)));
+    ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_OK);
+    memcpy(saved, x, sizeof x);
+    const uint64_t h1 = t_rng_hash(rng);
+    int64_t acc0[1], prop0[1];
+    ck_assert_int_eq(ebm_sampler_swap_counts(s, 1, acc0, prop0), EBM_OK);
+    ck_assert_int_eq(prop0[0], 2);
+    const double rate0 = ebm_sampler_stat(s, EBM_STAT_SWAP_RATE);
+    ck_assert(rate0 == (double)acc0[0] / 2.0);
+    ck_assert_int_eq(ebm_sampler_set_ladder(s, 3, bad[3].b), EBM_EVALUE);
     ck_assert_int_eq(ebm_sampler_swap_counts(s, 2, acc, NULL), EBM_ESHAPE);
     ck_assert_int_eq(ebm_sampler_swap_counts(NULL, 1, acc, NULL), EBM_ENULL);
     ck_assert_int_eq(ebm_sampler_step(s, rng, 3, x, w), EBM_ESHAPE);
@@ -565,8 +577,11 @@ START_TEST(pt_bad_input)
     ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_EVALUE);
     x[3] = saved[3];
     ck_assert(memcmp(x, saved, sizeof x) == 0);
-    ck_assert_uint_eq(t_rng_hash(rng), h0);
-    ck_assert_int_eq(ebm_sampler_stat(s, EBM_STAT_ITERATION), 0);
+    ck_assert_uint_eq(t_rng_hash(rng), h1);
+    ck_assert_int_eq(ebm_sampler_stat(s, EBM_STAT_ITERATION), 1);
+    ck_assert_int_eq(ebm_sampler_swap_counts(s, 1, acc, prop), EBM_OK);
+    ck_assert(acc[0] == acc0[0] && prop[0] == prop0[0]);
+    ck_assert(ebm_sampler_stat(s, EBM_STAT_SWAP_RATE) == rate0);
     /* another kind has no ladder */
     ebm_sampler_t *g = t_sampler(m, EBM_SAMPLER_GIBBS, 0, EBM_COUPLING_CRN);
     ck_assert_int_eq(ebm_sampler_set_ladder(g, 2, bad[7].b), EBM_EUNSUPPORTED);
@@ -588,7 +603,11 @@ START_TEST(pt_bad_input)
     memcpy(saved, x, sizeof x);
     ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_EVALUE);
     ck_assert(memcmp(x, saved, sizeof x) == 0);
-    ck_assert_uint_eq(t_rng_hash(rng), h0);
+    ck_assert_uint_eq(t_rng_hash(rng), h1);
+    ck_assert_int_eq(ebm_sampler_stat(s, EBM_STAT_ITERATION), 1);
+    ck_assert_int_eq(ebm_sampler_swap_counts(s, 1, acc, prop), EBM_OK);
+    ck_assert(acc[0] == acc0[0] && prop[0] == prop0[0]);
+    ck_assert(ebm_sampler_stat(s, EBM_STAT_SWAP_RATE) == rate0);
     ebm_rng_destroy(rng);
     ebm_sampler_destroy(s);
     ebm_model_destroy(m);
@@ -601,7 +620,7 @@ Suite *ebm_tempering_suite(void)
     const t_test tests[] = {
         {"design", pt_design, PT_N_MODELS, 30 * slow, NULL, NULL},
         {"step_law", pt_step_law_matches, PT_N_MODELS, 120 * slow, NULL, NULL},
-        {"rows", pt_pair_rates, 0, 60 * slow, NULL, NULL},
+        {"pair rates", pt_pair_rates, 0, 60 * slow, NULL, NULL},
         {"rows", pt_rows, 0, 30 * slow, NULL, NULL},
         {"gaussian", pt_grbm, 0, 60 * slow, NULL, NULL},
         {"bad input", pt_bad_input, 0, 10 * slow, NULL, NULL},

@@ -96,8 +96,21 @@ static void run_all(const fixture *f, float *out)
         }
         ebm_sampler_destroy(s);
     }
+    /* parallel tempering: 200 chains of 3 replicas, five steps */
+    float *pt = out + 5 * nw;
+    memcpy(pt, f->x0, (size_t)nw * sizeof *pt);
+    {
+        const double betas[3] = {0.2, 0.6, 1.0};
+        ebm_sampler_t *s = NULL;
+        ck_assert_int_eq(ebm_sampler_create(&s, f->m, EBM_SAMPLER_TEMPERING), EBM_OK);
+        ck_assert_int_eq(ebm_sampler_set_ladder(s, 3, betas), EBM_OK);
+        for (int t = 0; t < 5; t++) {
+            ck_assert_int_eq(ebm_sampler_step(s, rng, N, pt, w), EBM_OK);
+        }
+        ebm_sampler_destroy(s);
+    }
     /* gradients */
-    float *g = out + 5 * nw;
+    float *g = out + 6 * nw;
     const int kinds[2] = {EBM_ESTIMATOR_UCD, EBM_ESTIMATOR_UCD_LMI};
     for (int k = 0; k < 2; k++) {
         ebm_estimator_t *e = NULL;
@@ -115,7 +128,7 @@ START_TEST(thread_count_independence)
     const int units = _i == 0 ? EBM_UNITS_BINARY : EBM_UNITS_SPIN;
     fixture f;
     fixture_make(&f, units);
-    const size_t total = (size_t)(5 * N * f.w + 2 * f.np);
+    const size_t total = (size_t)(6 * N * f.w + 2 * f.np);
     float *one = calloc(total, sizeof *one), *many = calloc(total, sizeof *many);
     const int saved = omp_get_max_threads();
     omp_set_num_threads(1);
@@ -123,13 +136,13 @@ START_TEST(thread_count_independence)
     omp_set_num_threads(3);
     run_all(&f, many);
     omp_set_num_threads(saved);
-    const char *what[6] = {"draws / coupled x", "coupled y", "means", "local search",
-                           "mean field", "gradients"};
+    const char *what[7] = {"draws / coupled x", "coupled y", "means", "local search",
+                           "mean field", "tempering", "gradients"};
     for (size_t i = 0; i < total; i++) {
         if (memcmp(&one[i], &many[i], sizeof *one) != 0) {
             size_t part = i / (size_t)(N * f.w);
             ck_abort_msg("units %d: %s differ between 1 and 3 threads at float %zu (%g vs %g)",
-                         units, what[part < 5 ? part : 5], i, (double)one[i], (double)many[i]);
+                         units, what[part < 6 ? part : 6], i, (double)one[i], (double)many[i]);
         }
     }
     free(one);

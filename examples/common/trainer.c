@@ -52,7 +52,7 @@ typedef struct run {
     int64_t step;
     double seconds_before; /* training time of earlier processes (resume) */
     FILE *csv;
-    char config_text[1024];
+    char config_text[1024 + 24 * TRAINER_MAX_BETAS]; /* (config_text) */
     /* coupling statistics over this process's steps (UCD kinds) */
     int64_t stat_steps;
     double tau_sum, tau_max, ptau_sum, ptau_max, capped;
@@ -276,7 +276,7 @@ static int parse_ladder(const char *val, void *field)
         errno = 0;
         const double v = strtod(p, &end);
         if (errno || end == p || !(v >= 0.0 && v <= 1.0) || n == TRAINER_MAX_BETAS ||
-            (*end != ',' && *end != '\0')) {
+            (*end != ',' && *end != '\0') || (*end == ',' && end[1] == '\0')) {
             return -1;
         }
         b[n++] = v;
@@ -489,7 +489,7 @@ static int parse_options(trainer_config *c, int argc, char **argv)
  * run must share (they fix the model, the data and the optimiser's state),
  * then, after " | ", those it may change (with a warning), e.g. a --cap
  * added to rescue a run whose coupling does not meet. */
-static void config_text(const run *r, char *buf, size_t size)
+static int config_text(const run *r, char *buf, size_t size)
 {
     const trainer_config *c = r->c;
     int at = snprintf(buf, size,
@@ -501,18 +501,20 @@ static void config_text(const run *r, char *buf, size_t size)
     for (int l = 0; l < c->n_layers && at > 0 && (size_t)at < size; l++) {
         at += snprintf(buf + at, size - (size_t)at, "%s%lld", l ? "," : "", (long long)c->layers[l]);
     }
-    /* A distributed run's shards fix its results: a setting it must keep. */
-    char shards[48 + 24 * TRAINER_MAX_BETAS] = "";
-    int sat = 0;
+    /* A distributed run's shards, and a PT run's ladder, fix its results:
+     * settings it must keep. At most 25 characters a beta. */
+    char shards[48 + 26 * TRAINER_MAX_BETAS] = "";
+    size_t sat = 0;
     if (c->comm != NULL) {
-        sat = snprintf(shards, sizeof shards, " shards=%lld", (long long)c->shards);
+        sat += (size_t)snprintf(shards, sizeof shards, " shards=%lld", (long long)c->shards);
     }
-    for (int k = 0; k < c->n_ladder; k++) {
-        sat += snprintf(shards + sat, sizeof shards - (size_t)sat, "%s%.17g", k ? "," : " ladder=",
-                        c->ladder[k]);
+    for (int k = 0; k < c->n_ladder && sat < sizeof shards; k++) {
+        sat += (size_t)snprintf(shards + sat, sizeof shards - sat, "%s%.17g",
+                                k ? "," : " ladder=", c->ladder[k]);
     }
-    if (at > 0 && (size_t)at < size) {
-        snprintf(buf + at, size - (size_t)at,
+    int tail = -1;
+    if (at > 0 && (size_t)at < size && sat < sizeof shards) {
+        tail = snprintf(buf + at, size - (size_t)at,
                  " optimizer=%s momentum=%s batch=%lld chains=%lld seed=%llu%s%s | lr=%.17g "
                  "schedule=%s gamma=%.17g clip=%.17g k=%lld cap=%lld marginalize=%d "
                  "positive=%d search_sweeps=%lld",
@@ -523,6 +525,10 @@ static void config_text(const run *r, char *buf, size_t size)
                  c->gamma, c->clip, (long long)c->k, (long long)c->cap, c->marginalize,
                  c->positive, (long long)c->search_sweeps);
     }
+    /* a cut text would let a resume change what it must keep */
+    return tail >= 0 && (size_t)tail < size - (size_t)at
+               ? 0
+               : complain(c, "internal: the settings text does not fit in %zu bytes", size);
 }
 
 /* Length of the part before " | " (the whole text if there is none). */
@@ -1734,8 +1740,8 @@ int trainer_main(trainer_config *c, int argc, char **argv)
     rc = any_failed(c, rc || load_data(&r) || build_model(&r) || build_estimator(&r) ||
                            prepare_heldout(&r));
     if (rc == 0) {
-        config_text(&r, r.config_text, sizeof r.config_text);
-        rc = any_failed(c, (c->resume != NULL && resume(&r)) || (r.root && open_csv(&r)));
+        rc = any_failed(c, config_text(&r, r.config_text, sizeof r.config_text) ||
+                               (c->resume != NULL && resume(&r)) || (r.root && open_csv(&r)));
     }
     if (rc == 0 && c->comm != NULL) {
         rc = any_failed(c, same_start_as_root(&r));
