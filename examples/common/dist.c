@@ -19,7 +19,8 @@ int64_t dist_count(int64_t total, int64_t shards, int64_t s)
 }
 
 int dist_init(dist_shards *d, const dist_comm *comm, int64_t n_shards, int64_t batch,
-              int64_t chains, int64_t n_params, int64_t width, char *err, size_t errsize)
+              int64_t chains, int64_t replicas, int64_t n_params, int64_t width, char *err,
+              size_t errsize)
 {
     memset(d, 0, sizeof *d);
     if (n_shards < comm->size || n_shards > batch || (chains > 0 && n_shards > chains)) {
@@ -54,13 +55,18 @@ int dist_init(dist_shards *d, const dist_comm *comm, int64_t n_shards, int64_t b
     d->hi = dist_first(n_shards, comm->size, comm->rank + 1);
     d->batch = batch;
     d->chains = chains;
+    d->replicas = replicas;
     d->n_params = n_params;
     d->width = width;
     d->e = calloc((size_t)(d->hi - d->lo), sizeof *d->e);
     d->g = malloc((size_t)((d->hi - d->lo) * n_params) * sizeof *d->g);
-    d->q = malloc((size_t)(n_params + DIST_STATS) * sizeof *d->q);
-    d->chain_buf = malloc((size_t)(chains > 0 ? chains * width : 1) * sizeof *d->chain_buf);
-    if (d->e == NULL || d->g == NULL || d->q == NULL || d->chain_buf == NULL) {
+    d->q = malloc((size_t)(n_params + DIST_STATS + 2 * replicas) * sizeof *d->q);
+    d->chain_buf = malloc((size_t)(chains > 0 ? chains * replicas * width : 1) *
+                          sizeof *d->chain_buf);
+    d->swap_accepted = calloc((size_t)replicas, sizeof *d->swap_accepted);
+    d->swap_proposed = calloc((size_t)replicas, sizeof *d->swap_proposed);
+    if (d->e == NULL || d->g == NULL || d->q == NULL || d->chain_buf == NULL ||
+        d->swap_accepted == NULL || d->swap_proposed == NULL) {
         dist_free(d);
         snprintf(err, errsize, "out of memory for %lld shards", (long long)n_shards);
         return -1;
@@ -73,9 +79,9 @@ int dist_configure(const dist_shards *d, int64_t i, ebm_estimator_t *e)
     const int64_t s = d->lo + i;
     int rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_ROW_OFFSET,
                                    dist_first(d->batch, d->n_shards, s));
-    if (rc == EBM_OK && d->chains > 0) {
+    if (rc == EBM_OK && d->chains > 0) { /* PT: the offset counts rows */
         rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_CHAIN_OFFSET,
-                                   dist_first(d->chains, d->n_shards, s));
+                                   dist_first(d->chains, d->n_shards, s) * d->replicas);
         if (rc == EBM_OK) {
             rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_CHAINS,
                                        dist_count(d->chains, d->n_shards, s));
@@ -95,6 +101,8 @@ void dist_free(dist_shards *d)
     free(d->g);
     free(d->q);
     free(d->chain_buf);
+    free(d->swap_accepted);
+    free(d->swap_proposed);
     memset(d, 0, sizeof *d);
 }
 
@@ -125,6 +133,8 @@ static const int COUNTS[] = {EBM_ESTIMATOR_STAT_CAPPED, EBM_ESTIMATOR_STAT_SEARC
                              EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED,
                              EBM_ESTIMATOR_STAT_MH_ACCEPTED};
 static const int WEIGHTED[] = {EBM_ESTIMATOR_STAT_SWEEPS_MEAN, EBM_ESTIMATOR_STAT_ACCEPT_RATE};
+/* PT's swap rate is the sum of the exchanges over that of the proposals,
+ * pair by pair (d->q past the statistics). */
 static const int MAXED[] = {EBM_ESTIMATOR_STAT_TAU_MAX, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX};
 enum { N_MEANS = 2, N_COUNTS = 4, N_WEIGHTED = 2, N_MAXED = 2 };
 
@@ -140,7 +150,8 @@ int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd
     if (!failed) {
         err[0] = '\0';
     }
-    memset(d->q, 0, (size_t)(np + DIST_STATS) * sizeof *d->q);
+    const int64_t pairs = d->replicas - 1;
+    memset(d->q, 0, (size_t)(np + DIST_STATS + 2 * pairs) * sizeof *d->q);
     const int64_t mine = d->hi - d->lo;
     int64_t *tail = d->q + np;
     const double t0 = cli_now();
@@ -176,6 +187,14 @@ int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd
             const double v = ebm_estimator_stat(d->e[i], MAXED[k]);
             top[1 + k] = v > top[1 + k] ? v : top[1 + k];
         }
+        int64_t *swaps = d->q + np + DIST_STATS;
+        if (pairs > 0 && ebm_estimator_swap_counts(d->e[i], pairs, d->swap_accepted,
+                                                   d->swap_proposed) == EBM_OK) {
+            for (int64_t k = 0; k < pairs; k++) {
+                swaps[k] += d->swap_accepted[k];
+                swaps[pairs + k] += d->swap_proposed[k];
+            }
+        }
         taus += (double)n * (ebm_estimator_stat(d->e[i], EBM_ESTIMATOR_STAT_TAU_MEAN) +
                              ebm_estimator_stat(d->e[i], EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN));
     }
@@ -203,7 +222,7 @@ int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd
             d->q[j] += llrint(ldexp(w * (double)g[j], e));
         }
     }
-    if (cm->sum_i64(cm->ctx, d->q, np + DIST_STATS) != 0) {
+    if (cm->sum_i64(cm->ctx, d->q, np + DIST_STATS + 2 * pairs) != 0) {
         snprintf(err, errsize, "rank %d: the transport failed", cm->rank);
         return -1;
     }
@@ -224,6 +243,17 @@ int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd
     for (int k = 0; k < N_MAXED; k++) {
         d->stat[MAXED[k]] = top[1 + k];
     }
+    d->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN;
+    if (pairs > 0) {
+        double accepted = 0.0, proposed = 0.0;
+        for (int64_t k = 0; k < pairs; k++) {
+            d->swap_accepted[k] = d->q[np + DIST_STATS + k];
+            d->swap_proposed[k] = d->q[np + DIST_STATS + pairs + k];
+            accepted += (double)d->swap_accepted[k];
+            proposed += (double)d->swap_proposed[k];
+        }
+        d->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = proposed > 0 ? accepted / proposed : 1.0;
+    }
     d->steps++;
     d->slowest_s += spread[0];
     d->fastest_s += -spread[1];
@@ -236,7 +266,8 @@ int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd
 int dist_gather_chains(dist_shards *d, ebm_estimator_t *all, char *err, size_t errsize)
 {
     const dist_comm *cm = d->comm;
-    const int64_t w = d->width, C = d->chains;
+    /* w: the floats of one chain (R rows of the state width, contiguous) */
+    const int64_t R = d->replicas, w = d->width * R, C = d->chains;
     if (C == 0 || ebm_estimator_num_chains(d->e[0]) == 0) {
         return 0; /* no chains yet (every shard is alike) */
     }
@@ -247,7 +278,7 @@ int dist_gather_chains(dist_shards *d, ebm_estimator_t *all, char *err, size_t e
     int failed = f == NULL;
     for (int64_t i = 0; i < d->hi - d->lo && !failed; i++) {
         const int64_t s = d->lo + i, c0 = dist_first(C, d->n_shards, s);
-        failed = ebm_estimator_get_chains(d->e[i], f + c0 * w, w) != EBM_OK;
+        failed = ebm_estimator_get_chains(d->e[i], f + c0 * w, d->width) != EBM_OK;
         for (int64_t k = c0 * w; !failed && k < (c0 + dist_count(C, d->n_shards, s)) * w; k++) {
             d->chain_buf[k] = f[k];
         }
@@ -267,7 +298,7 @@ int dist_gather_chains(dist_shards *d, ebm_estimator_t *all, char *err, size_t e
     for (int64_t k = 0; k < C * w; k++) {
         f[k] = (float)d->chain_buf[k];
     }
-    const int rc = ebm_estimator_set_chains(all, C, f, w);
+    const int rc = ebm_estimator_set_chains(all, C * R, f, d->width);
     free(f);
     if (rc != EBM_OK) {
         snprintf(err, errsize, "the gathered chains: %s", ebm_estimator_errmsg(all));
@@ -278,20 +309,20 @@ int dist_gather_chains(dist_shards *d, ebm_estimator_t *all, char *err, size_t e
 
 int dist_scatter_chains(dist_shards *d, const ebm_estimator_t *all, char *err, size_t errsize)
 {
-    const int64_t w = d->width, C = d->chains;
+    const int64_t R = d->replicas, w = d->width * R, C = d->chains;
     if (C == 0 || ebm_estimator_num_chains(all) == 0) {
         return 0;
     }
     float *f = malloc((size_t)(C * w) * sizeof *f);
-    if (f == NULL || ebm_estimator_get_chains(all, f, w) != EBM_OK) {
+    if (f == NULL || ebm_estimator_get_chains(all, f, d->width) != EBM_OK) {
         free(f);
         snprintf(err, errsize, "cannot read the checkpoint's chains");
         return -1;
     }
     for (int64_t i = 0; i < d->hi - d->lo; i++) {
         const int64_t s = d->lo + i, c0 = dist_first(C, d->n_shards, s);
-        if (ebm_estimator_set_chains(d->e[i], dist_count(C, d->n_shards, s), f + c0 * w, w) !=
-            EBM_OK) {
+        if (ebm_estimator_set_chains(d->e[i], dist_count(C, d->n_shards, s) * R, f + c0 * w,
+                                     d->width) != EBM_OK) {
             snprintf(err, errsize, "shard %lld's chains: %s", (long long)s,
                      ebm_estimator_errmsg(d->e[i]));
             free(f);

@@ -3,7 +3,8 @@
  *
  * The global batch of B rows is cut into S shards, fixed by --shards and
  * not by the number of ranks: shard s holds rows [s B / S, (s + 1) B / S)
- * and, for PCD, chains [s C / S, (s + 1) C / S) of the C global chains.
+ * and, for PCD, chains [s C / S, (s + 1) C / S) of the C global chains
+ * (for PT, chains of R replicas, R rows each, split whole).
  * Each shard is an estimator of its own whose EBM_ESTIMATOR_ROW_OFFSET and
  * EBM_ESTIMATOR_CHAIN_OFFSET are its first row and chain, and every shard
  * starts from the same generator state, so shard s draws exactly what its
@@ -47,13 +48,16 @@ enum { DIST_STATS = EBM_ESTIMATOR_STAT_COUNT };
 typedef struct dist_shards {
     const dist_comm *comm;
     int64_t n_shards, lo, hi;  /* this rank computes shards [lo, hi) */
-    int64_t batch, chains;     /* global rows and PCD chains (0: none) */
+    int64_t batch, chains;     /* global rows and PCD / PT chains (0: none) */
+    int64_t replicas;          /* rows per chain: PT's R, else 1 */
     int64_t n_params, width;
     ebm_estimator_t **e;       /* [hi - lo], the caller's, configured alike */
     float *g;                  /* a shard's gradient */
     int64_t *q;                /* the fixed-point sum, then the statistics */
     double *chain_buf;         /* the gathered chains (chains x width) */
     double stat[DIST_STATS];   /* the last step's statistics, all shards */
+    /* PT: the last step's exchanges per adjacent pair, all shards [R - 1] */
+    int64_t *swap_accepted, *swap_proposed;
     /* Stragglers, summed over the steps: the compute seconds of the
      * slowest and of the fastest rank, and the coupled steps (the sum of
      * the meeting times of both phases over a rank's rows) of the busiest
@@ -72,7 +76,8 @@ int64_t dist_count(int64_t total, int64_t shards, int64_t s);
  * dist_offsets. Returns 0, or -1 with a message in err (too few shards for
  * the ranks or rows, out of memory). */
 int dist_init(dist_shards *d, const dist_comm *comm, int64_t n_shards, int64_t batch,
-              int64_t chains, int64_t n_params, int64_t width, char *err, size_t errsize);
+              int64_t chains, int64_t replicas, int64_t n_params, int64_t width, char *err,
+              size_t errsize);
 /* Give shard lo + i's estimator its offsets (and its chain count). */
 int dist_configure(const dist_shards *d, int64_t i, ebm_estimator_t *e);
 void dist_free(dist_shards *d);
@@ -93,8 +98,8 @@ int dist_gradient(dist_shards *d, ebm_rng_t *rng, const float *data, int64_t ldd
  * message is then in err on every rank. */
 int dist_agree(const dist_comm *comm, int failed, char *err, size_t errsize);
 
-/* PCD: the global chains from all ranks' shards into `all` (an estimator of
- * d->chains chains, on every rank; collective), or back from `all` into
+/* PCD, PT: the global chains from all ranks' shards into `all` (an
+ * estimator of d->chains chains, on every rank; collective), or back from `all` into
  * the shards (after a resume). Nothing to do before the first step. */
 int dist_gather_chains(dist_shards *d, ebm_estimator_t *all, char *err, size_t errsize);
 int dist_scatter_chains(dist_shards *d, const ebm_estimator_t *all, char *err, size_t errsize);

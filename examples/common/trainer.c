@@ -470,10 +470,6 @@ static int parse_options(trainer_config *c, int argc, char **argv)
         complain(c, "--eval-every needs --eval auto or ais (it uses the same method)");
         return 2;
     }
-    if (c->method == EBM_ESTIMATOR_PT && c->comm != NULL) {
-        complain(c, "--ladder: parallel tempering is not distributed yet; run train_pcd");
-        return 2;
-    }
     if (c->ais_check_chains == 1) {
         complain(c, "--ais-check-chains 1: AIS needs at least 2 chains (0: --ais-chains)");
         return 2;
@@ -669,9 +665,10 @@ static int build_shards(run *r)
     trainer_config *c = r->c;
     char err[ERR_SIZE];
     const int64_t chains =
-        c->method == EBM_ESTIMATOR_PCD ? (c->chains > 0 ? c->chains : c->batch) : 0;
-    if (dist_init(&r->dist, c->comm, c->shards, c->batch, chains, r->n_params, r->width, err,
-                  sizeof err) != 0) {
+        persistent_method(c->method) ? (c->chains > 0 ? c->chains : c->batch) : 0;
+    const int64_t replicas = c->method == EBM_ESTIMATOR_PT ? c->n_ladder : 1;
+    if (dist_init(&r->dist, c->comm, c->shards, c->batch, chains, replicas, r->n_params, r->width,
+                  err, sizeof err) != 0) {
         return complain(c, "%s", err);
     }
     for (int64_t i = 0; i < r->dist.hi - r->dist.lo; i++) {
@@ -1019,11 +1016,15 @@ static void record_swaps(run *r)
 {
     int64_t acc[TRAINER_MAX_BETAS], prop[TRAINER_MAX_BETAS];
     const int pairs = r->c->n_ladder - 1;
-    if (ebm_estimator_swap_counts(r->e, pairs, acc, prop) == EBM_OK) {
-        for (int k = 0; k < pairs; k++) {
-            r->swap_accepted[k] += (double)acc[k];
-            r->swap_proposed[k] += (double)prop[k];
-        }
+    if (r->c->comm != NULL) { /* all shards' (dist_gradient) */
+        memcpy(acc, r->dist.swap_accepted, (size_t)pairs * sizeof *acc);
+        memcpy(prop, r->dist.swap_proposed, (size_t)pairs * sizeof *prop);
+    } else if (ebm_estimator_swap_counts(r->e, pairs, acc, prop) != EBM_OK) {
+        return;
+    }
+    for (int k = 0; k < pairs; k++) {
+        r->swap_accepted[k] += (double)acc[k];
+        r->swap_proposed[k] += (double)prop[k];
     }
 }
 

@@ -3,7 +3,7 @@
 # the same results on 1, 2 and 3 ranks: with the same seed, --shards and
 # global batch, the runs' model.ebm are the same bytes and their train.csv
 # the same lines but for the training time (so the same meeting times and
-# statistics at every step), for UCD, UCD-LMI and PCD on bars-and-stripes
+# statistics at every step), for UCD, UCD-LMI, PCD and PT on bars-and-stripes
 # with an RBM and with a small DBM; a checkpoint written on 2 ranks resumes
 # on 3 to the 1-rank run's bytes; the first step's meeting times are the
 # one-process trainers'; a rank that cannot set up (its data
@@ -81,6 +81,28 @@ run 2 "$T/half" "${args[@]}" --steps 15
 run 3 "$T/half" "${args[@]}" --steps 30 --resume "$T/half/checkpoint.ckpt"
 check "pcd: 15 steps on 2 ranks, resumed on 3 to step 30: the 1-rank run's model.ebm" \
     cmp -s "$T/half/model.ebm" "$T/pcd-16-12-8-np1/model.ebm"
+
+# Parallel tempering (--ladder): whole chains of 3 replicas split among the
+# shards; the same bytes and swap rates on 1, 2 and 3 ranks, and a
+# checkpoint of 2 ranks resumed on 3 ends as the 1-rank run.
+args=(--estimator pcd --ladder 0.3,0.6,1 --layers 16,12,8 "${COMMON[@]}")
+for np in 1 2 3; do
+    run "$np" "$T/pt-np$np" "${args[@]}" --steps 30
+    check "pt on $np rank(s): exit 0, 30 steps, a swap_rate column" \
+        test "$rc" = 0 -a "$(tail -1 "$T/pt-np$np/train.csv" | cut -d, -f1)" = 30 \
+        -a -n "$(head -1 "$T/pt-np$np/train.csv" | grep -F ',swap_rate')"
+done
+for np in 2 3; do
+    check "pt: $np ranks give the 1-rank run's model.ebm bytes and train.csv steps (swap rates too)" \
+        same_run "$T/pt-np1" "$T/pt-np$np"
+done
+check "pt: the per-pair swap rates printed by 3 ranks are the 1-rank run's" \
+    test -n "$(grep -F 'per pair' "$T/pt-np1.out")" -a \
+    "$(grep -F 'per pair' "$T/pt-np1.out")" = "$(grep -F 'per pair' "$T/pt-np3.out")"
+run 2 "$T/pt-half" "${args[@]}" --steps 15
+run 3 "$T/pt-half" "${args[@]}" --steps 30 --resume "$T/pt-half/checkpoint.ckpt"
+check "pt: 15 steps on 2 ranks, resumed on 3 to step 30: the 1-rank run's model.ebm" \
+    cmp -s "$T/pt-half/model.ebm" "$T/pt-np1/model.ebm"
 
 # Ranks that differ stop every rank, each naming the failing rank (mpirun
 # gives each rank its own arguments after ':'): rank 1 without its data;
