@@ -162,9 +162,8 @@ double ebm_estimator_stat(const ebm_estimator_t *e, int stat)
     return (e == NULL || stat < 0 || stat >= N_STATS) ? NAN : e->stat[stat];
 }
 
-/* The samplers an option reaches: each_sampler fills at most N_SAMPLERS. */
+/* The samplers an option reaches (at most N_SAMPLERS), into list. */
 #define N_SAMPLERS 7
-/* The samplers an option reaches. */
 static int each_sampler(ebm_estimator_t *e, ebm_sampler_t **list)
 {
     ebm_sampler_t *all[] = {e->gibbs,    e->gibbs_post,     e->mh,       e->mh_post,
@@ -497,26 +496,10 @@ int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs, int64_t
     }
     ebm__msg msg;
     ebm_estimator_t *me = (ebm_estimator_t *)(uintptr_t)e; /* message slot only */
-    const int64_t R = e->tempering != NULL ? e->tempering->n_betas : 0;
-    int rc = EBM_OK;
-    if (R == 0) {
-        rc = ebm__fail(&msg, EBM_EVALUE, "%s has no ladder, so no swaps", kind_name(e->kind));
-    } else if (n_pairs != R - 1) {
-        rc = ebm__fail(&msg, EBM_ESHAPE, "n_pairs is %lld; the ladder of %lld has %lld pairs",
-                       (long long)n_pairs, (long long)R, (long long)(R - 1));
-    }
-    if (rc != EBM_OK) {
-        return ebm__set_message(me->errmsg, rc, &msg);
-    }
-    for (int64_t k = 0; k < n_pairs; k++) {
-        if (accepted != NULL) {
-            accepted[k] = e->swap_accepted[k];
-        }
-        if (proposed != NULL) {
-            proposed[k] = e->swap_proposed[k];
-        }
-    }
-    return EBM_OK;
+    const int rc =
+        ebm__swap_counts(&msg, kind_name(e->kind), e->tempering != NULL ? e->tempering->n_betas : 0,
+                         e->swap_accepted, e->swap_proposed, n_pairs, accepted, proposed);
+    return rc == EBM_OK ? rc : ebm__set_message(me->errmsg, rc, &msg);
 }
 
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)

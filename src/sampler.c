@@ -505,24 +505,7 @@ int ebm_sampler_swap_counts(const ebm_sampler_t *s, int64_t n_pairs, int64_t *ac
     }
     ebm__msg msg;
     ebm_sampler_t *ms = (ebm_sampler_t *)(uintptr_t)s; /* message slot only */
-    int rc = EBM_OK;
-    if (s->n_betas == 0) {
-        rc = ebm__fail(&msg, EBM_EVALUE, "%s has no ladder, so no swaps",
-                       kind_name(s->kind));
-    } else if (n_pairs != s->n_betas - 1) {
-        rc = ebm__fail(&msg, EBM_ESHAPE, "n_pairs is %lld; the ladder of %lld has %lld pairs",
-                       (long long)n_pairs, (long long)s->n_betas, (long long)(s->n_betas - 1));
-    }
-    if (rc != EBM_OK) {
-        return ebm__set_message(ms->errmsg, rc, &msg);
-    }
-    for (int64_t k = 0; k < n_pairs; k++) {
-        if (accepted != NULL) {
-            accepted[k] = s->swap_accepted[k];
-        }
-        if (proposed != NULL) {
-            proposed[k] = s->swap_proposed[k];
-        }
-    }
-    return EBM_OK;
+    const int rc = ebm__swap_counts(&msg, kind_name(s->kind), s->n_betas, s->swap_accepted,
+                                    s->swap_proposed, n_pairs, accepted, proposed);
+    return rc == EBM_OK ? rc : ebm__set_message(ms->errmsg, rc, &msg);
 }

@@ -219,6 +219,27 @@ int ebm__tempering_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const i
     return EBM_OK;
 }
 
+int ebm__swap_counts(ebm__msg *msg, const char *kind, int64_t R, const int64_t *acc,
+                     const int64_t *prop, int64_t n_pairs, int64_t *accepted, int64_t *proposed)
+{
+    if (R == 0) {
+        return ebm__fail(msg, EBM_EVALUE, "%s has no ladder, so no swaps", kind);
+    }
+    if (n_pairs != R - 1) {
+        return ebm__fail(msg, EBM_ESHAPE, "n_pairs is %lld; the ladder of %lld has %lld pairs",
+                         (long long)n_pairs, (long long)R, (long long)(R - 1));
+    }
+    for (int64_t k = 0; k < n_pairs; k++) {
+        if (accepted != NULL) {
+            accepted[k] = acc[k];
+        }
+        if (proposed != NULL) {
+            proposed[k] = prop[k];
+        }
+    }
+    return EBM_OK;
+}
+
 void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin)
 {
     s->twin_swap = twin;

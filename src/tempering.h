@@ -29,6 +29,12 @@ int ebm__tempering_check(const ebm_sampler_t *s, ebm__msg *msg, int64_t n);
 int ebm__tempering_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
                         int64_t n, float *x, int64_t ldx, int keep);
 
+/* The swap_counts calls: a ladder of R (0: none yet) whose per-pair counts
+ * are acc and prop; checks n_pairs against it and copies into accepted
+ * and proposed (either may be NULL). kind names the handle's kind. */
+int ebm__swap_counts(ebm__msg *msg, const char *kind, int64_t R, const int64_t *acc,
+                     const int64_t *prop, int64_t n_pairs, int64_t *accepted, int64_t *proposed);
+
 /* Tests only: 1 flips the sign of the swaps' log acceptance ratio (the
  * broken twin of the exchange rule). */
 void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin);
