@@ -533,6 +533,23 @@ EBM_API int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t
 EBM_API int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
                                         int64_t n_betas, double *log_z, double *std_err);
 /**
+ * ebm_model_log_partition_ais from a base distribution fitted to the data
+ * (Salakhutdinov and Murray 2008): p_0 has independent visible units with
+ * inputs base[0..n_0) (binary: P(v_i = 1) = sigmoid(base_i); spin: P(+1) =
+ * sigmoid(2 base_i)) and uniform other units, and the path is
+ * p_beta(x) ~ exp((1 - beta) base.v - beta E(x)). With base set to the
+ * log-odds of the training data's pixel means the path starts near the
+ * data and anneals sharp models with far fewer temperatures than from
+ * uniform units. base NULL is ebm_model_log_partition_ais.
+ * @param[in] base NULL, or n_0 biases, each finite and within +-1e4
+ * @return as ebm_model_log_partition_ais; also EBM_EVALUE (a base bias out
+ *         of range, named), EBM_EUNSUPPORTED (a base for a Gaussian visible
+ *         layer, whose p_0 is N(mu, sigma^2) already)
+ */
+EBM_API int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng,
+                                             int64_t n_chains, int64_t n_betas,
+                                             const float *base, double *log_z, double *std_err);
+/**
  * ll[r] = the variational lower bound on log p(v_r) of the mean-field
  * posterior Q (ebm_model_mean_field with the visible layer clamped, 200
  * iterations at most, tolerance 1e-7): -E(v, mu) + H(Q) - log_z, where mu are

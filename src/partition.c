@@ -243,6 +243,13 @@ static double unit_log_sum(int units, double t)
 int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
                                 int64_t n_betas, double *log_z, double *std_err)
 {
+    return ebm_model_log_partition_ais_base(m, rng, n_chains, n_betas, NULL, log_z, std_err);
+}
+
+int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
+                                     int64_t n_betas, const float *base, double *log_z,
+                                     double *std_err)
+{
     if (m == NULL) {
         return EBM_ENULL;
     }
@@ -256,6 +263,16 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
     } else if (n_betas < 1 || n_betas > INT32_MAX) {
         rc = ebm__fail(&msg, EBM_ESHAPE, "n_betas is %lld; it must be from 1 to %d",
                        (long long)n_betas, INT32_MAX);
+    } else if (base != NULL && ebm__is_gaussian(m, 0)) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "base is not NULL, but the visible layer is Gaussian: its base is "
+                       "N(mu, sigma^2) already (pass NULL)");
+    }
+    for (int64_t i = 0; rc == EBM_OK && base != NULL && i < m->size[0]; i++) {
+        if (!(fabsf(base[i]) <= 1e4f)) {
+            rc = ebm__fail(&msg, EBM_EVALUE, "base[%lld] is %g; base biases must be finite, "
+                           "within +-1e4", (long long)i, (double)base[i]);
+        }
     }
     if (rc != EBM_OK) {
         return ebm__model_set_error(m, rc, &msg);
@@ -270,12 +287,17 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
     }
     float *a = x + n * w, *draw = a + n * m->max_size;
 
-    /* p_0: uniform discrete units, N(mu, sigma^2) Gaussian units. */
+    /* p_0: uniform discrete units, N(mu, sigma^2) Gaussian units; with a
+     * base, independent visible units with input base[i]. */
     double log_z0 = 0.0;
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (ebm__is_gaussian(m, l)) {
             for (int64_t i = 0; i < m->size[l]; i++) {
                 log_z0 += 0.5 * (LOG_2PI + m->params_d[m->logvar_off + i]);
+            }
+        } else if (l == 0 && base != NULL) {
+            for (int64_t i = 0; i < m->size[0]; i++) {
+                log_z0 += unit_log_sum(m->units[0], (double)base[i]);
             }
         } else {
             log_z0 += (double)m->size[l] * log(2.0);
@@ -284,6 +306,14 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     ebm__stream st = ebm__rng_take_stream(rng);
     ebm__random_units(m, &st, NULL, n, x, w, ebm__all_layers(m), NULL, 0, draw);
+    const int64_t n0 = m->size[0];
+    if (base != NULL) {
+        ebm__stream st0 = ebm__rng_take_stream(rng);
+        for (int64_t r = 0; r < n; r++) {
+            memcpy(a + r * n0, base, (size_t)n0 * sizeof *a);
+        }
+        ebm__sample_from_input(m, 0, &st0, NULL, 0, n, a, n0, x, w);
+    }
     if (ebm__is_gaussian(m, 0)) {
         const float *mu = m->params + m->b_off[0], *logvar = m->params + m->logvar_off;
         for (int64_t r = 0; r < n; r++) {
@@ -298,17 +328,19 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
         const double beta = ais_beta(k, n_betas);
         /* Weights: log p*_beta(x) - log p*_beta_prev(x) at the current even
          * layers, odd layers summed out: the discrete even biases give
-         * (beta - beta_prev) b.x, the odd layers their log-sums. */
+         * (beta - beta_prev) b.x (with a base, (beta - beta_prev) (b -
+         * base).x for the visible layer), the odd layers their log-sums. */
         for (int64_t l = 0; l < m->n_layers; l += 2) {
             if (ebm__is_gaussian(m, l)) {
                 continue; /* its quadratic term does not depend on beta */
             }
             const float *b = m->params + m->b_off[l];
+            const float *b0 = l == 0 ? base : NULL;
             for (int64_t r = 0; r < n; r++) {
                 const float *xl = x + r * w + m->offset[l];
                 double s = 0.0;
                 for (int64_t j = 0; j < m->size[l]; j++) {
-                    s += (double)b[j] * xl[j];
+                    s += ((double)b[j] - (b0 != NULL ? (double)b0[j] : 0.0)) * xl[j];
                 }
                 lw[r] += (beta - beta_prev) * s;
             }
@@ -331,11 +363,17 @@ int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_
             ebm__temper_input(m, l, n, a, nl, &beta, 1);
             ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
         }
-        /* ... then the even layers given the odd ones. */
+        /* ... then the even layers given the odd ones (the visible layer
+         * with (1 - beta) base added to its input). */
         for (int64_t l = 0; l < m->n_layers; l += 2) {
             const int64_t nl = m->size[l];
             ebm__layer_input(m, l, n, x, w, a, nl);
             ebm__temper_input(m, l, n, a, nl, &beta, 1);
+            for (int64_t r = 0; l == 0 && base != NULL && beta < 1.0 && r < n; r++) {
+                for (int64_t j = 0; j < nl; j++) {
+                    a[r * nl + j] = (float)((double)a[r * nl + j] + (1.0 - beta) * base[j]);
+                }
+            }
             ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
         }
         beta_prev = beta;

@@ -654,6 +654,12 @@ static int call_log_partition_ais(fx *f)
     return ebm_model_log_partition_ais(f->m, f->rng, 4, 3, &f->d[0], &f->d[1]);
 }
 
+static int call_log_partition_ais_base(fx *f)
+{
+    static const float base[8] = {0.5f, -1.0f, 0.25f, 1.5f, -0.75f, 0.0f, 2.0f, -2.0f};
+    return ebm_model_log_partition_ais_base(f->m, f->rng, 4, 3, base, &f->d[0], &f->d[1]);
+}
+
 static int call_log_likelihood_bound(fx *f)
 {
     return ebm_model_log_likelihood_bound(f->m, 2.5, f->n, f->data, LDD, f->d);
@@ -914,6 +920,8 @@ static const acase cases[] = {
     MODEL("ebm_model_log_partition_ais", M_DBM, call_log_partition_ais, 0, 0, 0, 0),
     MODEL("ebm_model_log_partition_ais", M_DBM4_BIN, call_log_partition_ais, 0, 0, 0, 0),
     MODEL("ebm_model_log_partition_ais", M_GRBM, call_log_partition_ais, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_ais_base", M_RBM_SPIN, call_log_partition_ais_base, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_ais_base", M_DBM_BIN, call_log_partition_ais_base, 0, 0, 0, 0),
     MODEL("ebm_model_log_likelihood_bound", M_RBM, call_log_likelihood_bound, 0, 0, 0, 0),
     MODEL("ebm_model_log_likelihood_bound", M_DBM, call_log_likelihood_bound, 0, 0, 0, 0),
     MODEL("ebm_model_log_likelihood_bound", M_DBM4, call_log_likelihood_bound, 0, 0, 0, 0),

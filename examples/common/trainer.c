@@ -31,6 +31,8 @@ enum { HELDOUT_LOG_Z_BITS = 20 };
  * stream 2; the pictures 3 + step and 4). */
 #define FINAL_IS_STREAM (UINT64_C(3) << 32)
 #define AIS_CHECK_STREAM ((UINT64_C(3) << 32) + 1)
+/* --ais-base data: the Bernoulli draws of the training images' encoding */
+#define AIS_BASE_STREAM ((UINT64_C(3) << 32) + 2)
 
 /* Everything one run holds. */
 typedef struct run {
@@ -62,6 +64,7 @@ typedef struct run {
     double swap_sum, swap_accepted[TRAINER_MAX_BETAS], swap_proposed[TRAINER_MAX_BETAS];
     /* --eval-every: the held-out rows, encoded once, and how they are scored */
     float *heldout_x;
+    float *ais_base; /* --ais-base data: the base's visible biases, else NULL */
     int64_t heldout_n;
     int heldout_exact, heldout_bound;
     int heldout_is; /* a DBM's IS estimate too (--is-samples > 0) */
@@ -174,6 +177,7 @@ static int persistent_method(int method)
 static const char *const data_names[] = {"fashion", "mnist", "bas", "digits"};
 static const char *const units_names[] = {"binary", "spin"};
 static const char *const binarize_names[] = {"grey", "threshold", "bernoulli", "8bit"};
+static const char *const ais_base_names[] = {"uniform", "data"};
 static const char *const init_names[] = {"orthogonal", "gaussian"};
 static const char *const optimizer_names[] = {"sgd", "adam"};
 static const char *const schedule_names[] = {"constant", "invsqrt", "cosine"};
@@ -412,6 +416,10 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
                 "AIS runs (the final evaluation and --eval-every)"));
     ADD(CLI_I64("--ais-betas", "N", &c->ais_betas, 1, INT64_C(1) << 30,
                 "AIS inverse temperatures of the final evaluation"));
+    ADD(CLI_ONE_OF("--ais-base", &c->ais_base, ais_base_names, 0,
+                   "AIS's start: independent uniform units, or visible units with the training "
+                   "data's pixel means (Salakhutdinov and Murray 2008: far fewer temperatures "
+                   "for sharp models)"));
     ADD(CLI_I64("--ais-check", "N", &c->ais_check, 0, 1000,
                 "the AIS bias check: a second AIS with N x --ais-betas temperatures beside "
                 "the first (its own generator); 0: none"));
@@ -1321,6 +1329,50 @@ static double mean_of(const double *x, int64_t n)
  * --ais-chains x --eval-betas and, for a DBM, the mean-field bound. Names the
  * CSV column after the method.
  */
+/* --ais-base data: the visible biases of AIS's base distribution, the
+ * log-odds of the training images' encoded units, (count + 1) / (N + 2)
+ * for each (spin units: half the log-odds of +1). */
+static int prepare_ais_base(run *r)
+{
+    const trainer_config *c = r->c;
+    if (c->ais_base == 0 || c->eval == TRAINER_EVAL_NONE) {
+        return 0;
+    }
+    enum { CHUNK = 1024 };
+    const int64_t d = r->dim, n = r->train.n;
+    double *ones = calloc((size_t)d, sizeof *ones);
+    float *x = malloc((size_t)(CHUNK * d) * sizeof *x);
+    r->ais_base = malloc((size_t)d * sizeof *r->ais_base);
+    ebm_rng_t *rng = NULL;
+    char err[ERR_SIZE] = "";
+    int rc = ones != NULL && x != NULL && r->ais_base != NULL
+                 ? (ebm_rng_create(&rng, c->seed, AIS_BASE_STREAM) == EBM_OK ? DATA_OK : DATA_ERNG)
+                 : -1;
+    for (int64_t r0 = 0; rc == DATA_OK && r0 < n; r0 += CHUNK) {
+        const int64_t rows = n - r0 < CHUNK ? n - r0 : CHUNK;
+        int64_t ids[CHUNK];
+        for (int64_t i = 0; i < rows; i++) {
+            ids[i] = r0 + i;
+        }
+        rc = data_batch(&r->train, &r->enc, rng, ids, rows, x, d, err, sizeof err);
+        for (int64_t i = 0; rc == DATA_OK && i < rows * d; i++) {
+            ones[i % d] += c->units == EBM_UNITS_SPIN ? 0.5 * (x[i] + 1.0) : x[i];
+        }
+    }
+    for (int64_t j = 0; rc == DATA_OK && j < d; j++) {
+        const double p = (ones[j] + 1.0) / ((double)n + 2.0);
+        const double logit = log(p / (1.0 - p));
+        r->ais_base[j] = (float)(c->units == EBM_UNITS_SPIN ? 0.5 * logit : logit);
+    }
+    ebm_rng_destroy(rng);
+    free(ones);
+    free(x);
+    if (rc != DATA_OK) {
+        return complain(c, "--ais-base data: %s", rc == -1 ? "out of memory" : err);
+    }
+    return 0;
+}
+
 static int prepare_heldout(run *r)
 {
     const trainer_config *c = r->c;
@@ -1371,8 +1423,8 @@ static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *
     } else {
         rc = ebm_rng_create(&rng, c->seed, HELDOUT_STREAM + (uint64_t)step);
         if (rc == EBM_OK) {
-            rc = ebm_model_log_partition_ais(m, rng, c->ais_chains, c->eval_betas, log_z,
-                                             NULL);
+            rc = ebm_model_log_partition_ais_base(m, rng, c->ais_chains, c->eval_betas,
+                                                  r->ais_base, log_z, NULL);
         }
     }
     if (rc == EBM_OK) {
@@ -1454,8 +1506,8 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
     }
     if (!exact || res->is_bound) {
         double t = cli_now();
-        rc = ebm_model_log_partition_ais(m, rng, c->ais_chains, c->ais_betas, &res->log_z,
-                                         &res->log_z_se);
+        rc = ebm_model_log_partition_ais_base(m, rng, c->ais_chains, c->ais_betas, r->ais_base,
+                                              &res->log_z, &res->log_z_se);
         res->ais_s = cli_now() - t;
         if (rc != EBM_OK) {
             complain(c, "AIS: %s", ebm_model_errmsg(m));
@@ -1468,9 +1520,9 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
             t = cli_now();
             int crc = ebm_rng_create(&check_rng, c->seed, AIS_CHECK_STREAM);
             if (crc == EBM_OK) {
-                crc = ebm_model_log_partition_ais(m, check_rng, check_chains(c),
-                                                  c->ais_check * c->ais_betas, &res->check_log_z,
-                                                  &res->check_log_z_se);
+                crc = ebm_model_log_partition_ais_base(m, check_rng, check_chains(c),
+                                                       c->ais_check * c->ais_betas, r->ais_base,
+                                                       &res->check_log_z, &res->check_log_z_se);
             }
             const int no_rng = check_rng == NULL;
             ebm_rng_destroy(check_rng);
@@ -1586,9 +1638,10 @@ static void report(const run *r, const result *res, double train_s, double pictu
                res->exact_log_z, res->exact_ll_mean, res->exact_s);
     }
     if (isfinite(res->log_z)) {
-        printf("AIS (%lld chains, %lld betas): log Z = %.3f +- %.3f (%.1f s)\n",
-               (long long)c->ais_chains, (long long)c->ais_betas, res->log_z, res->log_z_se,
-               res->ais_s);
+        printf("AIS (%lld chains, %lld betas%s): log Z = %.3f +- %.3f (%.1f s)\n",
+               (long long)c->ais_chains, (long long)c->ais_betas,
+               r->ais_base != NULL ? ", from the data's pixel means" : "", res->log_z,
+               res->log_z_se, res->ais_s);
         printf("test %s = %.3f nats/image (%.1f s)\n",
                res->is_bound ? "log-likelihood lower bound (mean field)" : "log-likelihood",
                res->ll_mean, res->ll_s);
@@ -1630,6 +1683,7 @@ static void report(const run *r, const result *res, double train_s, double pictu
                 (long long)c->ais_betas, res->log_z, res->log_z_se, res->ais_s, res->ll_mean,
                 res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
                 r->ptau_max);
+        fprintf(f, "ais_base=%s\n", ais_base_names[c->ais_base]);
         if (c->method == EBM_ESTIMATOR_UCD_LMI) {
             fprintf(f, "mh_accepted=%.0f\n", r->mh_accepted);
         }
@@ -1702,6 +1756,7 @@ static void free_run(run *r)
     free(r->grad);
     free(r->rows);
     free(r->heldout_x);
+    free(r->ais_base);
     data_set_free(&r->train);
     data_set_free(&r->test);
 }
@@ -1739,7 +1794,7 @@ int trainer_main(trainer_config *c, int argc, char **argv)
              ? complain(c, "cannot create %s: %s", c->out, strerror(errno))
              : 0;
     rc = any_failed(c, rc || load_data(&r) || build_model(&r) || build_estimator(&r) ||
-                           prepare_heldout(&r));
+                           prepare_heldout(&r) || prepare_ais_base(&r));
     if (rc == 0) {
         rc = any_failed(c, config_text(&r, r.config_text, sizeof r.config_text) ||
                                (c->resume != NULL && resume(&r)) || (r.root && open_csv(&r)));

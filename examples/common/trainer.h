@@ -119,6 +119,8 @@ typedef struct trainer_config {
     int64_t ais_check_chains; /* ... and this many chains (0: --ais-chains) */
     int64_t is_samples;     /* DBMs: importance samples per test row (0: no IS estimate) */
     int eval;               /* enum trainer_eval */
+    int ais_base;           /* 0: AIS from uniform units; 1: from the training data's
+                             * pixel means (ebm_model_log_partition_ais_base) */
     int64_t eval_every;     /* held-out log-likelihood every N steps (0: never) */
     int64_t eval_rows;      /* ... on this prefix of the test rows (0: all) */
     int64_t eval_betas;     /* ... with this many AIS betas where AIS is needed */

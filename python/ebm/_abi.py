@@ -53,6 +53,7 @@ DECLARATIONS = (
     'int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z)',
     'int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n, const float *data, int64_t ldd, double *ll)',
     'int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains, int64_t n_betas, double *log_z, double *std_err)',
+    'int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains, int64_t n_betas, const float *base, double *log_z, double *std_err)',
     'int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n, const float *data, int64_t ldd, double *ll)',
     'int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log_z, int64_t n_samples, int64_t n, const float *data, int64_t ldd, double *ll)',
     'int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)',

@@ -681,11 +681,14 @@ class Model(_Handle):
     # -- evaluation ---------------------------------------------------------
 
     def log_partition(self, method="exact", rng=None, chains=100, betas=10000,
-                      return_std=False):
+                      return_std=False, base=None):
         """log Z: "exact" (enumeration) or "ais" (annealed importance sampling).
 
-        AIS uses rng, chains runs and betas inverse temperatures; with
-        return_std=True it returns (log_z, standard error).
+        AIS uses rng, chains runs and betas inverse temperatures; base (None,
+        or n_visible biases: e.g. the log-odds of the data's pixel means)
+        starts it from independent visible units with those inputs
+        (ebm_model_log_partition_ais_base). With return_std=True it returns
+        (log_z, standard error).
         """
         out, err = ctypes.c_double(), ctypes.c_double(0.0)
         if method == "exact":
@@ -693,9 +696,15 @@ class Model(_Handle):
         elif method == "ais":
             if rng is None:
                 raise ValueError("log_partition(method='ais') needs rng")
-            self._call("ebm_model_log_partition_ais", _generator(rng)._h(),
+            b = None
+            if base is not None:
+                b = np.ascontiguousarray(base, dtype=_f32)
+                if b.shape != (self.n_visible,):
+                    raise ValueError("base must have shape (%d,), not %r" %
+                                     (self.n_visible, b.shape))
+            self._call("ebm_model_log_partition_ais_base", _generator(rng)._h(),
                        _check_int(chains, "chains"), _check_int(betas, "betas"),
-                       ctypes.byref(out), ctypes.byref(err))
+                       None if b is None else _ptr(b), ctypes.byref(out), ctypes.byref(err))
         else:
             raise ValueError("method must be 'exact' or 'ais', not %r" % (method,))
         return (out.value, err.value) if return_std else out.value

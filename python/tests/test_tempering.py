@@ -86,3 +86,18 @@ def test_pt_estimator(rbm, ref):
     with pytest.raises(ebm.EbmValueError, match="set_ladder"):
         ebm.Estimator(rbm, "pt").gradient(data, ebm.Generator(1))
     assert np.isnan(ebm.Estimator(rbm, "pcd").stats["swap_rate"])
+
+
+def test_ais_from_a_data_base(rbm, ref):
+    """AIS from the data's pixel means (ebm_model_log_partition_ais_base)
+    agrees with the exact log Z; a wrong shape and a NaN bias are refused."""
+    exact = rbm.log_partition("exact")
+    base = np.linspace(-1.0, 1.0, rbm.n_visible).astype(np.float32)
+    z, se = rbm.log_partition("ais", ebm.Generator(21), chains=200, betas=5000,
+                              return_std=True, base=base)
+    assert abs(z - exact) <= 4 * se + 1e-9
+    with pytest.raises(ValueError, match="base must have shape"):
+        rbm.log_partition("ais", ebm.Generator(1), base=base[:-1])
+    base[2] = np.nan
+    with pytest.raises(ebm.EbmValueError, match=r"base\[2\] is nan"):
+        rbm.log_partition("ais", ebm.Generator(1), base=base)

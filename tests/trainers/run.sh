@@ -442,6 +442,20 @@ WAIT_FOR='step 3/'
 resume_test INT 130 train_pcd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --ladder 0.5,1 --chains 8 \
     --steps 40000 --checkpoint-every 0 --eval none
 
+echo "== --ais-base data"
+run train_pcd "${TINY[@]}" --layers 16,16 --steps 100 --eval ais --ais-betas 200 --ais-base data \
+    --out "$T/aisb"
+check "train_pcd --eval ais --ais-base data: exit 0, the AIS line names the base, summary ais_base=data" \
+    test "$rc" = 0 -a -n "$(grep -F "AIS (100 chains, 200 betas, from the data's pixel means)" "$out")" \
+    -a -n "$(grep -Fx ais_base=data "$T/aisb/summary.txt")"
+run train_pcd "${TINY[@]}" --layers 16,16 --steps 100 --eval ais --ais-betas 200 --out "$T/aisu"
+check "--ais-base data does not change training (same model.ebm); the default is uniform" \
+    test -n "$(cmp -s "$T/aisb/model.ebm" "$T/aisu/model.ebm" && echo same)" \
+    -a -n "$(grep -Fx ais_base=uniform "$T/aisu/summary.txt")"
+run train_pcd "${TINY[@]}" --ais-base nosuch --steps 10
+check "--ais-base nosuch: exit 2, the choices" \
+    test "$rc" = 2 -a -n "$(grep -F 'expected one of uniform, data' "$err")"
+
 echo "== plot_curves"
 run plot_curves --out "$T/c.png" --x step --y grad_norm,nosuch "run=$T/ev0/train.csv"
 check "a missing column: exit 1, names it" \
