@@ -61,6 +61,23 @@ static const ais_case ais_cases[] = {
     {2, {5, 8, 0}, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, 0.5},
 };
 
+/* The broken twin of the AIS tests: flip the first bias of layer l of m (0
+ * becomes 1) and return the exact log Z of that model. */
+static double flipped_log_z(ebm_model_t *m, int64_t l)
+{
+    int64_t np = ebm_model_param_count(m), off;
+    float *p = malloc((size_t)np * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+    ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_BIAS, l, &off, NULL, NULL), EBM_OK);
+    p[off] = -p[off] + (p[off] == 0.0f ? 1.0f : 0.0f);
+    ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
+    free(p);
+    double flipped;
+    ck_assert_int_eq(ebm_model_log_partition_exact(m, &flipped), EBM_OK);
+    return flipped;
+}
+
 /*
  * AIS is consistent: with 2000 betas and 200 chains its estimate is within
  * 3 standard errors of the exact log Z (a Gaussian tail of 0.27% per case;
@@ -85,19 +102,9 @@ START_TEST(ais_matches_exact)
     ck_assert_msg(se_fine < se, "case %d: the standard error did not shrink (%g -> %g)", _i, se,
                   se_fine);
     /* broken twin: a model with the first visible bias flipped */
-    int64_t np = ebm_model_param_count(m), off;
-    float *p = malloc((size_t)np * sizeof *p);
-    ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
-    ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_BIAS, c->vu == EBM_UNITS_GAUSSIAN ? 1 : 0,
-                                           &off, NULL, NULL),
-                     EBM_OK);
-    p[off] = -p[off] + (p[off] == 0.0f ? 1.0f : 0.0f);
-    ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
-    double flipped;
-    ck_assert_int_eq(ebm_model_log_partition_exact(m, &flipped), EBM_OK);
+    const double flipped = flipped_log_z(m, c->vu == EBM_UNITS_GAUSSIAN ? 1 : 0);
     ck_assert_msg(fabs(est_fine - flipped) > 3.0 * se_fine, "case %d: the twin was not detected",
                   _i);
-    free(p);
     ebm_rng_destroy(rng);
     ebm_model_destroy(m);
 }
@@ -131,16 +138,8 @@ START_TEST(ais_base_matches_exact)
     T_VLOG("  AIS from a base, case %d: %.6f +- %.6f, exact %.6f\n", _i, est, se, exact);
     ck_assert_msg(fabs(est - exact) <= 3.0 * se + 1e-9, "case %d: AIS %.6f +- %.6f, exact %.6f",
                   _i, est, se, exact);
-    int64_t np = ebm_model_param_count(m), off;
-    float *p = malloc((size_t)np * sizeof *p);
-    ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
-    ck_assert_int_eq(ebm_model_param_block(m, EBM_PARAM_BIAS, 0, &off, NULL, NULL), EBM_OK);
-    p[off] = -p[off] + (p[off] == 0.0f ? 1.0f : 0.0f);
-    ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
-    double flipped;
-    ck_assert_int_eq(ebm_model_log_partition_exact(m, &flipped), EBM_OK);
+    const double flipped = flipped_log_z(m, 0);
     ck_assert_msg(fabs(est - flipped) > 3.0 * se, "case %d: the twin was not detected", _i);
-    free(p);
     ebm_rng_destroy(rng);
     ebm_model_destroy(m);
 }

@@ -507,6 +507,21 @@ END_TEST
 /* 5. Bad input                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* After a failed call: x, rng, the step counter (1 good step), the swap
+ * counts and the swap rate are those after the last good step. */
+static void pt_unchanged(const ebm_sampler_t *s, const ebm_rng_t *rng, uint64_t rng_hash,
+                         const float *x, const float *saved, size_t bytes, int64_t acc0,
+                         int64_t prop0, double rate0)
+{
+    int64_t acc, prop;
+    ck_assert(memcmp(x, saved, bytes) == 0);
+    ck_assert_uint_eq(t_rng_hash(rng), rng_hash);
+    ck_assert_int_eq(ebm_sampler_stat(s, EBM_STAT_ITERATION), 1);
+    ck_assert_int_eq(ebm_sampler_swap_counts(s, 1, &acc, &prop), EBM_OK);
+    ck_assert(acc == acc0 && prop == prop0);
+    ck_assert(ebm_sampler_stat(s, EBM_STAT_SWAP_RATE) == rate0);
+}
+
 START_TEST(pt_bad_input)
 {
     const int64_t sizes[2] = {3, 2};
@@ -519,7 +534,7 @@ START_TEST(pt_bad_input)
     t_fill_states(m, 8, x, w, 7);
     memcpy(saved, x, sizeof x);
     const uint64_t h0 = t_rng_hash(rng);
-    int64_t acc[4], prop[4];
+    int64_t acc[4];
     /* no ladder yet */
     ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_EVALUE);
     T_ASSERT(t_contains(ebm_sampler_errmsg(s), "ebm_sampler_set_ladder"));
@@ -576,12 +591,7 @@ START_TEST(pt_bad_input)
     x[3] = 0.5f; /* not a binary value */
     ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_EVALUE);
     x[3] = saved[3];
-    ck_assert(memcmp(x, saved, sizeof x) == 0);
-    ck_assert_uint_eq(t_rng_hash(rng), h1);
-    ck_assert_int_eq(ebm_sampler_stat(s, EBM_STAT_ITERATION), 1);
-    ck_assert_int_eq(ebm_sampler_swap_counts(s, 1, acc, prop), EBM_OK);
-    ck_assert(acc[0] == acc0[0] && prop[0] == prop0[0]);
-    ck_assert(ebm_sampler_stat(s, EBM_STAT_SWAP_RATE) == rate0);
+    pt_unchanged(s, rng, h1, x, saved, sizeof x, acc0[0], prop0[0], rate0);
     /* another kind has no ladder */
     ebm_sampler_t *g = t_sampler(m, EBM_SAMPLER_GIBBS, 0, EBM_COUPLING_CRN);
     ck_assert_int_eq(ebm_sampler_set_ladder(g, 2, bad[7].b), EBM_EUNSUPPORTED);
@@ -602,12 +612,7 @@ START_TEST(pt_bad_input)
     }
     memcpy(saved, x, sizeof x);
     ck_assert_int_eq(ebm_sampler_step(s, rng, 4, x, w), EBM_EVALUE);
-    ck_assert(memcmp(x, saved, sizeof x) == 0);
-    ck_assert_uint_eq(t_rng_hash(rng), h1);
-    ck_assert_int_eq(ebm_sampler_stat(s, EBM_STAT_ITERATION), 1);
-    ck_assert_int_eq(ebm_sampler_swap_counts(s, 1, acc, prop), EBM_OK);
-    ck_assert(acc[0] == acc0[0] && prop[0] == prop0[0]);
-    ck_assert(ebm_sampler_stat(s, EBM_STAT_SWAP_RATE) == rate0);
+    pt_unchanged(s, rng, h1, x, saved, sizeof x, acc0[0], prop0[0], rate0);
     ebm_rng_destroy(rng);
     ebm_sampler_destroy(s);
     ebm_model_destroy(m);
