@@ -178,6 +178,11 @@ EBM_API void ebm_rng_destroy(ebm_rng_t *r);
  * exp(logvar)), the term -b_0 . v is replaced by 0.5 ||(v - mu) / sigma||^2
  * and v couples through v / sigma^2 (Liao et al. 2022, eq. 1):
  *   E(v, x_1, ...) = 0.5 ||(v - mu)/sigma||^2 - (v/sigma^2)^T W_1 x_1 - ...
+ * A centred model (ebm_model_set_offsets) measures every binary or spin unit
+ * from its offset mu_l (Melchior, Fischer and Wiskott 2016, eq. 6):
+ *   E(x) = - sum_l b_l . (x_l - mu_l) - sum_{l>=1} (x_{l-1} - mu_{l-1})^T W_l (x_l - mu_l)
+ * Every call below (energies, conditionals, samplers, estimators, log Z)
+ * uses this energy; the offsets are 0 until set, which is the energy above.
  */
 typedef struct ebm_model ebm_model_t;
 
@@ -283,6 +288,43 @@ EBM_API int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g);
  *         EBM_ENOMEM; on failure the parameters and rng are unchanged
  */
 EBM_API int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale);
+
+/**
+ * Centring. The offsets mu are one value per unit, a state row's width of
+ * them (layer l at ebm_model_layer_offset), outside the parameter vector:
+ * they are not trained but moved by the caller, usually towards the data's
+ * or the model's layer means (Melchior et al. 2016). Gradients
+ * (ebm_model_energy_grad, every estimator) are then with respect to the
+ * centred parameters: dE/db_l = -(x_l - mu_l), dE/dW_l = -(x_{l-1} -
+ * mu_{l-1}) (x_l - mu_l)^T. A binary unit's offset is in [0, 1], a spin
+ * unit's in [-1, 1]; a model with Gaussian visible units has none. Offsets
+ * are saved with the model (format version 2, docs/format.md).
+ */
+/** Copy the offsets to out[state width]. @return EBM_OK, EBM_ENULL */
+EBM_API int ebm_model_get_offsets(const ebm_model_t *m, float *out);
+/**
+ * Replace the offsets by mu[state width].
+ * @param[in] keep_law 1: first move the biases, b_l += W_l^T (mu'_{l-1} -
+ *                     mu_{l-1}) + W_{l+1} (mu'_{l+1} - mu_{l+1}), so that the
+ *                     distribution stays the same (up to the rounding of the
+ *                     new biases to float; energies move by a constant);
+ *                     0: keep the parameters, so that the distribution changes
+ * @return EBM_OK, EBM_ENULL, EBM_EVALUE (an offset outside its unit's range
+ *         or not finite, keep_law not 0 or 1, or a moved bias beyond float's
+ *         range), EBM_EUNSUPPORTED (a nonzero offset in a model with Gaussian
+ *         visible units), EBM_ENOMEM; on failure the model is unchanged
+ */
+EBM_API int ebm_model_set_offsets(ebm_model_t *m, const float *mu, int keep_law);
+/**
+ * The offset update of centred training: mu <- mu + rate (target - mu),
+ * an exponential moving average of the targets (e.g. batch means of the
+ * data or of the model's samples), with the biases moved as in
+ * ebm_model_set_offsets(..., 1) so that the distribution stays the same.
+ * @param[in] rate   in [0, 1] (Melchior et al. 2016 use 0.01 to 0.1)
+ * @param[in] target state width values, each in its unit's offset range
+ * @return as ebm_model_set_offsets, and EBM_EVALUE for a bad rate
+ */
+EBM_API int ebm_model_move_offsets(ebm_model_t *m, double rate, const float *target);
 
 /**
  * Save to a file atomically: write a temporary file beside it, flush, then

@@ -33,7 +33,7 @@ void ebm__layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x
                       float *a, int64_t lda)
 {
     int nl = (int)m->size[l];
-    const float *b = m->params + m->b_off[l];
+    const float *b = m->bias + m->offset[l];
     for (int64_t r = 0; r < n; r++) {
         memcpy(a + r * lda, b, (size_t)nl * sizeof *a);
     }
@@ -65,7 +65,7 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
                         int64_t ldxd, double *a, int64_t lda)
 {
     int nl = (int)m->size[l];
-    const double *b = m->params_d + m->b_off[l];
+    const double *b = m->bias_d + m->offset[l];
     for (int64_t r = 0; r < n; r++) {
         memcpy(a + r * lda, b, (size_t)nl * sizeof *a);
     }
@@ -147,7 +147,7 @@ static double weight_norm(const ebm_model_t *m, int64_t l) /* sum |W_l|, entrywi
 
 static double bias_norm(const ebm_model_t *m, int64_t l)
 {
-    const float *b = m->params + m->b_off[l];
+    const float *b = m->bias + m->offset[l];
     double sum = 0.0;
     for (int64_t j = 0; j < m->size[l]; j++) {
         sum += fabsf(b[j]);
@@ -169,8 +169,10 @@ static void compute_bounds(const ebm_model_t *m, double *fast, double *from_inpu
         const double k = (double)m->size[l - 1], kd = k + (double)m->size[l] + 2.0;
         *fast += (gamma_k(k, 0x1p-24) + gamma_k(kd, 0x1p-53)) * wn[l] * (1.0 + 1e-6);
     }
-    /* The bias sums, in double in both paths but in different orders. */
+    /* The bias sums (with c), in double in both paths but in different
+     * orders. */
     const double gb = gamma_k((double)m->width + 2.0, 0x1p-53);
+    bn = fabs(m->shift);
     for (int64_t l = 0; l < m->n_layers; l++) {
         bn += bias_norm(m, l);
     }
@@ -224,12 +226,12 @@ void ebm__energy_from_input(const ebm_model_t *m, int64_t rows, const float *x, 
 {
     const int64_t n1 = m->size[1];
     for (int64_t r = 0; r < rows; r++) {
-        double s = 0.0;
+        double s = m->shift;
         for (int64_t l = 0; l < m->n_layers; l++) {
             if (l == 1) {
                 continue;
             }
-            const double *b = m->params_d + m->b_off[l];
+            const double *b = m->bias_d + m->offset[l];
             const float *xl = x + r * ldx + m->offset[l];
             for (int64_t j = 0; j < m->size[l]; j++) {
                 s -= b[j] * (double)xl[j];
@@ -247,9 +249,9 @@ void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_
                       float *t)
 {
     for (int64_t r = 0; r < rows; r++) {
-        double s = 0.0;
+        double s = m->shift;
         for (int64_t l = 0; l < m->n_layers; l++) {
-            const double *b = m->params_d + m->b_off[l];
+            const double *b = m->bias_d + m->offset[l];
             const float *xl = x + r * ldx + m->offset[l];
             for (int64_t j = 0; j < m->size[l]; j++) {
                 s -= b[j] * (double)xl[j];
@@ -286,7 +288,7 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
     double *xd = work;            /* rows x width: the kept layers in double */
     double *t = work + rows * w;  /* rows x max_size */
     for (int64_t r = 0; r < rows; r++) {
-        f[r] = 0.0;
+        f[r] = m->shift;
         for (int64_t l = 0; l < m->n_layers; l++) {
             const float *src = x + r * ldx + m->offset[l];
             double *dst = xd + r * w + m->offset[l];
@@ -301,7 +303,7 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
         if (sum_out >> l & 1u) {
             continue;
         }
-        const double *b = m->params_d + m->b_off[l];
+        const double *b = m->bias_d + m->offset[l];
         for (int64_t r = 0; r < rows; r++) {
             const double *xl = xd + r * w + m->offset[l];
             double s = 0.0;
@@ -493,13 +495,22 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
     const int64_t n0 = m->size[0];
     float *cx = work + n * m->width, *cf = cx + n * m->max_size, *vs = cf + n, *p = vs + n * n0;
     const int gauss = m->logvar_off >= 0, summed = sum_out & 1u;
-    /* xh: x itself when no layer is summed out, else the expected state. */
+    /* xh: x itself when no layer is summed out, else the expected state;
+     * centred, x - mu: dE/db_l = -(x_l - mu_l) and dE/dW_l = -(x_{l-1} -
+     * mu_{l-1})(x_l - mu_l)^T (summed layers by their conditional means). */
     const float *xh = x;
     int64_t ldh = ldx;
-    if (sum_out != 0) {
+    if (sum_out != 0 || m->centred) {
         expected_state(m, sum_out, n, x, ldx, work);
         xh = work;
         ldh = m->width;
+    }
+    if (m->centred) {
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t j = 0; j < m->width; j++) {
+                work[r * m->width + j] -= m->offsets[j];
+            }
+        }
     }
     for (int64_t r = 0; r < n; r++) {
         cf[r] = (float)coef[r];

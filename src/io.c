@@ -1,5 +1,5 @@
-/* Model files: the version-1 byte format (docs/format.md), its validating
- * loader and the atomic saver. Every multi-byte field is little-endian and
+/* Model files: the byte format (docs/format.md; version 2 adds the offsets
+ * of a centred model), its validating loader and the atomic saver. Every multi-byte field is little-endian and
  * is read and written byte by byte, so the format does not depend on the
  * host's byte order, alignment or struct padding. */
 #include "error.h"
@@ -25,7 +25,8 @@ typedef char io_float_is_binary32[(sizeof(float) == 4 && FLT_RADIX == 2 && FLT_M
 /* PNG-style: a high-bit byte, the name, then CR LF, ^Z and LF, so that a
  * text-mode transfer or a 7-bit channel visibly damages the first 8 bytes. */
 static const unsigned char io_magic[8] = {0x89, 'E', 'B', 'M', '\r', '\n', 0x1a, '\n'};
-#define IO_VERSION 1u
+/* A model without offsets is written as version 1, a centred one as 2. */
+#define IO_VERSION_MAX 2u
 /* magic, version, n_layers, visible units, hidden units */
 #define IO_FIXED 24u
 
@@ -131,7 +132,8 @@ int64_t ebm_model_save_size(const ebm_model_t *m)
     if (m == NULL) {
         return -1;
     }
-    return (int64_t)head_size((uint64_t)m->n_layers) + 4 * m->n_params + 4;
+    return (int64_t)head_size((uint64_t)m->n_layers) + 4 * m->n_params +
+           (m->centred ? 4 * m->width : 0) + 4;
 }
 
 /* Write the whole file image of m into p[0 .. ebm_model_save_size(m)). */
@@ -139,7 +141,7 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
 {
     unsigned char *start = p;
     memcpy(p, io_magic, sizeof io_magic);
-    put_u32(p + 8, IO_VERSION);
+    put_u32(p + 8, m->centred ? 2u : 1u);
     put_u32(p + 12, (uint32_t)m->n_layers);
     put_u32(p + 16, (uint32_t)m->units[0]);
     put_u32(p + 20, (uint32_t)m->units[1]); /* every hidden layer has this kind */
@@ -152,6 +154,11 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
     for (int64_t i = 0; i < m->n_params; i++, p += 4) {
         uint32_t bits;
         memcpy(&bits, &m->params[i], sizeof bits);
+        put_u32(p, bits);
+    }
+    for (int64_t j = 0; m->centred && j < m->width; j++, p += 4) {
+        uint32_t bits;
+        memcpy(&bits, &m->offsets[j], sizeof bits);
         put_u32(p, bits);
     }
     put_u32(p, crc32_ieee(start, (size_t)(p - start)));
@@ -390,10 +397,11 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
         return bad_magic(msg, p);
     }
     uint32_t version = get_u32(p + 8);
-    if (version != IO_VERSION) {
+    if (version < 1 || version > IO_VERSION_MAX) {
         return ebm__fail(msg, EBM_EFORMAT,
-                         "format version %lu is not supported; this libebm reads version %u",
-                         (unsigned long)version, IO_VERSION);
+                         "format version %lu is not supported; this libebm reads versions 1 "
+                         "to %u",
+                         (unsigned long)version, IO_VERSION_MAX);
     }
     uint32_t n_layers = get_u32(p + 12);
     if (n_layers < 2 || n_layers > EBM_MAX_LAYERS) {
@@ -432,7 +440,9 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
      * error below: a 60-byte file never makes a 19 GB allocation. */
     int64_t n_params = width <= EBM__BLAS_MAX ? layout_param_count(n_layers, sizes, (int)visible)
                                              : -1;
-    uint64_t room = size >= head + 4 ? (size - head - 4) / 4 : 0;
+    /* Version 2: the offsets, one per unit, follow the parameters. */
+    const uint64_t extra = version == 2 ? 4 * (uint64_t)width : 0;
+    uint64_t room = size >= head + extra + 4 ? (size - head - extra - 4) / 4 : 0;
     ebm_model_t *m = NULL;
     if (n_params < 0 || (uint64_t)n_params <= room) {
         ebm__msg inner;
@@ -457,7 +467,7 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
         return ebm__fail(msg, EBM_EFORMAT, "param_count is %llu; the shape has %lld parameters",
                          (unsigned long long)declared, (long long)n_params);
     }
-    uint64_t expected = head + 4 * (uint64_t)n_params + 4; /* n_params < 2^61 */
+    uint64_t expected = head + 4 * (uint64_t)n_params + extra + 4; /* n_params < 2^61 */
     if (size < expected) {
         ebm_model_destroy(m);
         return ebm__fail(msg, EBM_EFORMAT, "file is %zu bytes; the header declares %llu", size,
@@ -488,6 +498,25 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
     if (rc != EBM_OK) {
         ebm_model_destroy(m);
         return EBM_EFORMAT;
+    }
+    if (version == 2) {
+        int any = 0;
+        for (int64_t j = 0; j < width; j++, q += 4) {
+            uint32_t bits = get_u32(q);
+            memcpy(&m->offsets[j], &bits, sizeof bits);
+            any |= m->offsets[j] != 0.0f;
+        }
+        rc = ebm__check_offsets(m, msg, "invalid offset: offsets", m->offsets);
+        if (rc == EBM_OK && !any) {
+            rc = ebm__fail(msg, EBM_EFORMAT,
+                           "version 2 with every offset 0: a model without offsets is saved "
+                           "as version 1");
+        }
+        if (rc != EBM_OK) {
+            ebm_model_destroy(m);
+            return EBM_EFORMAT;
+        }
+        m->centred = 1;
     }
     ebm__model_refresh(m);
     *out = m;

@@ -63,6 +63,9 @@ static void model_free(ebm_model_t *m)
     free(m->inv_var_d);
     free(m->w1_scaled);
     free(m->w1_scaled_d);
+    free(m->offsets);
+    free(m->bias);
+    free(m->bias_d);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -151,7 +154,11 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
     m->logvar_off = n_logvar > 0 ? boff : -1;
     m->params = calloc((size_t)n_params, sizeof *m->params);
     m->params_d = calloc((size_t)n_params, sizeof *m->params_d);
-    int ok = m->params != NULL && m->params_d != NULL;
+    m->offsets = calloc((size_t)width, sizeof *m->offsets);
+    m->bias = malloc((size_t)width * sizeof *m->bias);
+    m->bias_d = malloc((size_t)width * sizeof *m->bias_d);
+    int ok = m->params != NULL && m->params_d != NULL && m->offsets != NULL && m->bias != NULL &&
+             m->bias_d != NULL;
     if (n_logvar > 0 && ok) {
         size_t n0 = (size_t)sizes[0], w1 = (size_t)(sizes[0] * sizes[1]);
         m->inv_var = malloc(n0 * sizeof *m->inv_var);
@@ -208,12 +215,56 @@ static void refresh_gaussian(ebm_model_t *m)
     }
 }
 
+void ebm__refresh_bias(ebm_model_t *m)
+{
+    const int64_t nb = m->width;
+    if (!m->centred) {
+        memcpy(m->bias, m->params + m->b_off[0], (size_t)nb * sizeof *m->bias);
+        memcpy(m->bias_d, m->params_d + m->b_off[0], (size_t)nb * sizeof *m->bias_d);
+        m->shift = 0.0;
+        return;
+    }
+    /* Only binary and spin layers are centred (offsets.c), so every layer
+     * couples through W_l itself. */
+    double c = 0.0;
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        const int64_t nl = m->size[l], o = m->offset[l];
+        const double *b = m->params_d + m->b_off[l];
+        const float *mu = m->offsets + o;
+        for (int64_t j = 0; j < nl; j++) {
+            m->bias_d[o + j] = b[j];
+            c += b[j] * (double)mu[j];
+        }
+    }
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        const int64_t na = m->size[l - 1], nl = m->size[l];
+        const double *w = m->params_d + m->w_off[l];
+        const float *mua = m->offsets + m->offset[l - 1], *mul = m->offsets + m->offset[l];
+        double *ba = m->bias_d + m->offset[l - 1], *bl = m->bias_d + m->offset[l];
+        for (int64_t i = 0; i < na; i++) {
+            const double *wi = w + i * nl;
+            double s = 0.0;
+            for (int64_t j = 0; j < nl; j++) {
+                s += wi[j] * (double)mul[j];
+                bl[j] -= (double)mua[i] * wi[j];
+            }
+            ba[i] -= s;
+            c -= (double)mua[i] * s;
+        }
+    }
+    for (int64_t j = 0; j < nb; j++) {
+        m->bias[j] = (float)m->bias_d[j];
+    }
+    m->shift = c;
+}
+
 void ebm__model_refresh(ebm_model_t *m)
 {
     for (int64_t i = 0; i < m->n_params; i++) {
         m->params_d[i] = m->params[i];
     }
     refresh_gaussian(m);
+    ebm__refresh_bias(m);
     m->bounds_valid = 0;
 }
 
@@ -438,6 +489,7 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
     }
     k->update_apply(m->n_params, alpha, g, m->params, m->params_d);
     refresh_gaussian(m);
+    ebm__refresh_bias(m);
     m->bounds_valid = 0;
     return EBM_OK;
 }

@@ -36,6 +36,16 @@ struct ebm_model {
     double *inv_var_d;
     float *w1_scaled;   /* diag(1/sigma^2) W_1: couples v/sigma^2 to layer 1 */
     double *w1_scaled_d;
+    /* Centring (offsets.c): the offsets mu [width] (all 0 unless set), the
+     * biases the energy is computed with [width], bt_l = b_l - W_l^T
+     * mu_{l-1} - W_{l+1} mu_{l+1} (b_l itself when uncentred), and the
+     * constant c = sum_l b_l.mu_l - sum_l mu_{l-1}^T W_l mu_l, so that E(x) =
+     * -sum_l bt_l.x_l - sum_l x_{l-1}^T W_l x_l + c. */
+    float *offsets;
+    int centred;        /* some offset is nonzero */
+    float *bias;
+    double *bias_d;
+    double shift;       /* c */
     /* The energy paths' error bounds (ebm__energy_bounds): computed on first
      * use after a change (ebm__model_refresh and axpy clear bounds_valid),
      * under lock, since const calls may need them concurrently. */
@@ -51,10 +61,17 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
 /* Every value finite, every log-variance within +-EBM__LOGVAR_MAX; the
  * message names the block and index ("W_2[3,4] is nan"). */
 int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p);
+/* Every offset in mu (state width) in its unit's range: [0, 1] for binary
+ * units, [-1, 1] for spin units; all 0 in a model with Gaussian visible
+ * units (else EBM_EUNSUPPORTED). The message names name[k], layer and unit. */
+int ebm__check_offsets(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *mu);
 /* Store a message in the model's slot (thread-safe; m may be const). Returns code. */
 int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg);
-/* Recompute params_d and the Gaussian caches from params. */
+/* Recompute params_d, the Gaussian caches and the centred biases from
+ * params and the offsets. */
 void ebm__model_refresh(ebm_model_t *m);
+/* The centred biases and c from params, params_d and the offsets. */
+void ebm__refresh_bias(ebm_model_t *m);
 static inline int ebm__is_gaussian(const ebm_model_t *m, int64_t l)
 {
     return m->units[l] == EBM_UNITS_GAUSSIAN;

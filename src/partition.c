@@ -334,7 +334,7 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
             if (ebm__is_gaussian(m, l)) {
                 continue; /* its quadratic term does not depend on beta */
             }
-            const float *b = m->params + m->b_off[l];
+            const float *b = m->bias + m->offset[l];
             const float *b0 = l == 0 ? base : NULL;
             for (int64_t r = 0; r < n; r++) {
                 const float *xl = x + r * w + m->offset[l];
@@ -393,7 +393,9 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
     double var = (sq / (double)n - mean * mean) * (double)n / (double)(n - 1);
     free(x);
     free(lw);
-    const double z = log_z0 + lmax + log(mean);
+    /* The path ends at exp(-E + c) (c: the centring constant, not in
+     * the weights). */
+    const double z = log_z0 + lmax + log(mean) - m->shift;
     const double se = sqrt(var > 0 ? var : 0.0) / (mean * sqrt((double)n));
     if (!isfinite(z) || !isfinite(se)) {
         ebm__rng_restore(rng, &rng_saved);

@@ -566,6 +566,38 @@ static void prep_buffer(fx *f)
     ck_assert_int_eq(ebm_model_save_buffer(f->m, f->buf, (size_t)size, &f->buf_size), EBM_OK);
 }
 
+/* Offsets 0.25 + 0.5 j / width: in every unit's range. */
+static void quarter_offsets(const fx *f, float *mu)
+{
+    const int64_t w = ebm_model_state_width(f->m);
+    for (int64_t j = 0; j < w; j++) {
+        mu[j] = 0.25f + 0.5f * (float)j / (float)w;
+    }
+}
+
+/* A centred model's image (format version 2). */
+static void prep_centred_buffer(fx *f)
+{
+    float mu[64];
+    quarter_offsets(f, mu);
+    ck_assert_int_eq(ebm_model_set_offsets(f->m, mu, 0), EBM_OK);
+    prep_buffer(f);
+}
+
+static int call_set_offsets(fx *f)
+{
+    float mu[64];
+    quarter_offsets(f, mu);
+    return ebm_model_set_offsets(f->m, mu, 1);
+}
+
+static int call_move_offsets(fx *f)
+{
+    float mu[64];
+    quarter_offsets(f, mu);
+    return ebm_model_move_offsets(f->m, 0.5, mu);
+}
+
 static int call_load_buffer(fx *f)
 {
     return ebm_model_load_buffer(&f->m_out, f->buf, f->buf_size, f->errbuf, sizeof f->errbuf);
@@ -833,6 +865,8 @@ static const acase cases[] = {
     LIFE("ebm_model_load_buffer", M_RBM, call_load_buffer, prep_buffer, MSG_ERRBUF),
     LIFE("ebm_model_load_buffer", M_DBM4, call_load_buffer, prep_buffer, MSG_ERRBUF),
     LIFE("ebm_model_load_buffer", M_GRBM, call_load_buffer, prep_buffer, MSG_ERRBUF),
+    LIFE("ebm_model_load_buffer centred", M_DBM4_BIN, call_load_buffer, prep_centred_buffer,
+         MSG_ERRBUF),
     INIT(ORTH, M_RBM_SPIN),
     INIT(ORTH, M_RBM_WIDE),
     INIT(ORTH, M_DBM),
@@ -849,6 +883,8 @@ static const acase cases[] = {
     INIT(GAUSS, M_GRBM_SPIN),
     MODEL("ebm_model_set_params", M_GRBM, call_set_params, 0, 0, 0, 0),
     MODEL("ebm_model_axpy_params", M_GDBM, call_axpy_params, 0, 0, 0, 0),
+    MODEL("ebm_model_set_offsets", M_DBM_BIN, call_set_offsets, 0, 0, 0, 0),
+    MODEL("ebm_model_move_offsets", M_RBM_SPIN, call_move_offsets, 0, 0, 0, 0),
     /* ---- energies ---- */
     MODEL("ebm_model_energy", M_RBM, call_energy, 0, 0, 0, 0),
     MODEL("ebm_model_energy", M_DBM4, call_energy, 0, 0, 0, 0),

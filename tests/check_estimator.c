@@ -322,6 +322,7 @@ typedef struct ucfg {
     uint64_t seed;
     int coupling, k, marg, positive; /* -1: default */
     int distinct;                    /* distinct data rows in the batch: 1 or 2 */
+    int centred;                     /* offsets in [0.1, 0.9] (spin: [-0.8, 0.8]) */
 } ucfg;
 
 #define UCD_ EBM_ESTIMATOR_UCD
@@ -337,57 +338,65 @@ typedef struct ucfg {
 
 static const ucfg UCFG[] = {
     /* binary RBM 3x2 and 4x3: the three couplings, K = 1 and K = 3 (exact positive phase) */
-    {"UCD RBM 3x2 CRN K=1", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 101, CRN_, 1, -1, -1, 1},
-    {"UCD RBM 3x2 CRN K=3", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 102, CRN_, 3, -1, -1, 1},
-    {"UCD RBM 3x2 MAXIMAL K=1", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 103, MAX_, 1, -1, -1, 1},
-    {"UCD RBM 3x2 MAXIMAL K=3", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 104, MAX_, 3, -1, -1, 2},
-    {"UCD RBM 4x3 CRN K=1", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 105, CRN_, 1, -1, -1, 1},
-    {"UCD RBM 4x3 CRN K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 106, CRN_, 3, -1, -1, 2},
-    {"UCD RBM 4x3 MAXIMAL K=1", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 107, MAX_, 1, -1, -1, 1},
-    {"UCD RBM 4x3 MAXIMAL K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 108, MAX_, 3, -1, -1, 1},
-    {"UCD RBM 3x2 BLOCKWISE K=1", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 150, BLK_, 1, -1, -1, 1},
-    {"UCD RBM 4x3 BLOCKWISE K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 151, BLK_, 3, -1, -1, 2},
-    {"UCD spin RBM 3x2 BLOCKWISE", UCD_, 2, {3, 2, 0}, S_, S_, 0.8, 152, BLK_, -1, -1, -1, 2},
+    {"UCD RBM 3x2 CRN K=1", UCD_, 2, {3, 2}, B_, B_, 1.5, 101, CRN_, 1, -1, -1, 1, 0},
+    {"UCD RBM 3x2 CRN K=3", UCD_, 2, {3, 2}, B_, B_, 1.5, 102, CRN_, 3, -1, -1, 1, 0},
+    {"UCD RBM 3x2 MAXIMAL K=1", UCD_, 2, {3, 2}, B_, B_, 1.5, 103, MAX_, 1, -1, -1, 1, 0},
+    {"UCD RBM 3x2 MAXIMAL K=3", UCD_, 2, {3, 2}, B_, B_, 1.5, 104, MAX_, 3, -1, -1, 2, 0},
+    {"UCD RBM 4x3 CRN K=1", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 105, CRN_, 1, -1, -1, 1, 0},
+    {"UCD RBM 4x3 CRN K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 106, CRN_, 3, -1, -1, 2, 0},
+    {"UCD RBM 4x3 MAXIMAL K=1", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 107, MAX_, 1, -1, -1, 1, 0},
+    {"UCD RBM 4x3 MAXIMAL K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 108, MAX_, 3, -1, -1, 1, 0},
+    {"UCD RBM 3x2 BLOCKWISE K=1", UCD_, 2, {3, 2}, B_, B_, 1.5, 150, BLK_, 1, -1, -1, 1, 0},
+    {"UCD RBM 4x3 BLOCKWISE K=3", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 151, BLK_, 3, -1, -1, 2, 0},
+    {"UCD spin RBM 3x2 BLOCKWISE", UCD_, 2, {3, 2}, S_, S_, 0.8, 152, BLK_, -1, -1, -1, 2, 0},
     /* RBM: the other f, the other positive phases (mean field is exact on an
      * RBM, whose posterior factorises), K = 0, spin units */
-    {"UCD RBM 3x2 two rows", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 109, -1, -1, -1, -1, 2},
-    {"UCD RBM 3x2 marg NONE", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 110, -1, -1, M_NONE, -1, 1},
-    {"UCD RBM 3x2 marg ODD", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 111, -1, -1, M_ODD, -1, 1},
-    {"UCD RBM 3x2 marg BOTH", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 112, -1, -1, M_BOTH, -1, 1},
-    {"UCD RBM 3x2 K=0", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 113, -1, 0, -1, -1, 1},
-    {"UCD RBM 3x2 positive COUPLED", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 114, -1, -1, -1, P_COUP, 1},
-    {"UCD RBM 3x2 positive SAMPLED", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 115, -1, -1, -1,
-     EBM_POSITIVE_SAMPLED, 1},
-    {"UCD RBM 3x2 positive MEAN_FIELD", UCD_, 2, {3, 2, 0}, B_, B_, 1.5, 116, -1, -1, -1,
-     EBM_POSITIVE_MEAN_FIELD, 1},
-    {"UCD spin RBM 3x2 CRN", UCD_, 2, {3, 2, 0}, S_, S_, 0.8, 117, CRN_, -1, -1, -1, 2},
+    {"UCD RBM 3x2 two rows", UCD_, 2, {3, 2}, B_, B_, 1.5, 109, -1, -1, -1, -1, 2, 0},
+    {"UCD RBM 3x2 marg NONE", UCD_, 2, {3, 2}, B_, B_, 1.5, 110, -1, -1, M_NONE, -1, 1, 0},
+    {"UCD RBM 3x2 marg ODD", UCD_, 2, {3, 2}, B_, B_, 1.5, 111, -1, -1, M_ODD, -1, 1, 0},
+    {"UCD RBM 3x2 marg BOTH", UCD_, 2, {3, 2}, B_, B_, 1.5, 112, -1, -1, M_BOTH, -1, 1, 0},
+    {"UCD RBM 3x2 K=0", UCD_, 2, {3, 2}, B_, B_, 1.5, 113, -1, 0, -1, -1, 1, 0},
+    {"UCD RBM 3x2 positive COUPLED", UCD_, 2, {3, 2}, B_, B_, 1.5, 114, -1, -1, -1, P_COUP, 1, 0},
+    {"UCD RBM 3x2 positive SAMPLED", UCD_, 2, {3, 2}, B_, B_, 1.5, 115, -1, -1, -1,
+     EBM_POSITIVE_SAMPLED, 1, 0},
+    {"UCD RBM 3x2 positive MEAN_FIELD", UCD_, 2, {3, 2}, B_, B_, 1.5, 116, -1, -1, -1,
+     EBM_POSITIVE_MEAN_FIELD, 1, 0},
+    {"UCD spin RBM 3x2 CRN", UCD_, 2, {3, 2}, S_, S_, 0.8, 117, CRN_, -1, -1, -1, 2, 0},
     /* DBM 3-3-2, coupled positive phase (the default), f EVEN and NONE */
-    {"UCD DBM binary EVEN", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 120, -1, -1, M_EVEN, P_COUP, 1},
+    {"UCD DBM binary EVEN", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 120, -1, -1, M_EVEN, P_COUP, 1, 0},
     {"UCD DBM binary CRN NONE", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 121, CRN_, -1, M_NONE, P_COUP,
-     1},
-    {"UCD DBM spin CRN EVEN", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 122, CRN_, -1, M_EVEN, -1, 1},
-    {"UCD DBM spin NONE", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 123, -1, -1, M_NONE, -1, 2},
+     1, 0},
+    {"UCD DBM spin CRN EVEN", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 122, CRN_, -1, M_EVEN, -1, 1, 0},
+    {"UCD DBM spin NONE", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 123, -1, -1, M_NONE, -1, 2, 0},
     {"UCD DBM binary MAXIMAL K=2 BOTH", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 124, MAX_, 2, M_BOTH,
-     -1, 1},
+     -1, 1, 0},
     {"UCD DBM binary BLOCKWISE NONE", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 153, BLK_, -1, M_NONE,
-     P_COUP, 1},
-    {"UCD DBM spin BLOCKWISE EVEN", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 154, BLK_, -1, M_EVEN, -1, 2},
+     P_COUP, 1, 0},
+    {"UCD DBM spin BLOCKWISE EVEN", UCD_, 3, {3, 3, 2}, S_, S_, 0.6, 154, BLK_, -1, M_EVEN, -1, 2, 0},
     /* UCD-LMI on DBMs 3-3-2: f BOTH (default) and NONE */
-    {"LMI DBM binary BOTH", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 130, -1, -1, -1, -1, 1},
-    {"LMI DBM binary NONE", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 131, -1, -1, M_NONE, -1, 1},
-    {"LMI DBM spin BOTH", LMI_, 3, {3, 3, 2}, S_, S_, 0.6, 132, -1, -1, M_BOTH, -1, 1},
-    {"LMI DBM spin NONE", LMI_, 3, {3, 3, 2}, S_, S_, 0.6, 133, -1, -1, M_NONE, -1, 2},
-    {"LMI DBM binary EVEN K=2", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 134, -1, 2, M_EVEN, -1, 1},
-    {"LMI RBM 3x2 ODD", LMI_, 2, {3, 2, 0}, B_, B_, 1.5, 135, -1, -1, M_ODD, -1, 1},
+    {"LMI DBM binary BOTH", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 130, -1, -1, -1, -1, 1, 0},
+    {"LMI DBM binary NONE", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 131, -1, -1, M_NONE, -1, 1, 0},
+    {"LMI DBM spin BOTH", LMI_, 3, {3, 3, 2}, S_, S_, 0.6, 132, -1, -1, M_BOTH, -1, 1, 0},
+    {"LMI DBM spin NONE", LMI_, 3, {3, 3, 2}, S_, S_, 0.6, 133, -1, -1, M_NONE, -1, 2, 0},
+    {"LMI DBM binary EVEN K=2", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 134, -1, 2, M_EVEN, -1, 1, 0},
+    {"LMI RBM 3x2 ODD", LMI_, 2, {3, 2}, B_, B_, 1.5, 135, -1, -1, M_ODD, -1, 1, 0},
     /* UCD on GRBMs (reflection-maximal coupling of v under CRN and BLOCKWISE) */
-    {"UCD GRBM 3x2 CRN EVEN", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 140, CRN_, -1, M_EVEN, -1, 1},
-    {"UCD GRBM 3x2 CRN NONE", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 141, CRN_, -1, M_NONE, -1, 1},
-    {"UCD GRBM 3x2 MAXIMAL EVEN", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 142, MAX_, -1, M_EVEN, -1, 2},
-    {"UCD GRBM 3x2 MAXIMAL NONE", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 143, MAX_, -1, M_NONE, -1, 1},
-    {"UCD GRBM 3x2 CRN ODD K=2", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 144, CRN_, 2, M_ODD, -1, 1},
-    {"UCD GRBM 3x2 BLOCKWISE NONE", UCD_, 2, {3, 2, 0}, G_, B_, 1.0, 155, BLK_, -1, M_NONE, -1, 1},
-    {"UCD GRBM 2x2 spin hidden BOTH", UCD_, 2, {2, 2, 0}, G_, S_, 0.8, 145, -1, -1, M_BOTH, -1,
+    {"UCD GRBM 3x2 CRN EVEN", UCD_, 2, {3, 2}, G_, B_, 1.0, 140, CRN_, -1, M_EVEN, -1, 1, 0},
+    {"UCD GRBM 3x2 CRN NONE", UCD_, 2, {3, 2}, G_, B_, 1.0, 141, CRN_, -1, M_NONE, -1, 1, 0},
+    {"UCD GRBM 3x2 MAXIMAL EVEN", UCD_, 2, {3, 2}, G_, B_, 1.0, 142, MAX_, -1, M_EVEN, -1, 2, 0},
+    {"UCD GRBM 3x2 MAXIMAL NONE", UCD_, 2, {3, 2}, G_, B_, 1.0, 143, MAX_, -1, M_NONE, -1, 1, 0},
+    {"UCD GRBM 3x2 CRN ODD K=2", UCD_, 2, {3, 2}, G_, B_, 1.0, 144, CRN_, 2, M_ODD, -1, 1, 0},
+    {"UCD GRBM 3x2 BLOCKWISE NONE", UCD_, 2, {3, 2}, G_, B_, 1.0, 155, BLK_, -1, M_NONE, -1, 1, 0},
+    {"UCD GRBM 2x2 spin hidden BOTH", UCD_, 2, {2, 2}, G_, S_, 0.8, 145, -1, -1, M_BOTH, -1,
+     1, 0},
+    /* centred models: the gradient in the centred parameters */
+    {"UCD RBM 4x3 CRN centred", UCD_, 2, {4, 3, 0}, B_, B_, 1.2, 160, CRN_, -1, -1, -1, 2, 1},
+    {"UCD spin RBM 3x2 MAXIMAL centred", UCD_, 2, {3, 2, 0}, S_, S_, 0.8, 161, MAX_, -1, -1, -1, 1,
      1},
+    {"UCD DBM binary EVEN centred", UCD_, 3, {3, 3, 2}, B_, B_, 1.2, 162, -1, -1, M_EVEN, P_COUP,
+     1, 1},
+    {"LMI DBM binary BOTH centred", LMI_, 3, {3, 3, 2}, B_, B_, 1.2, 163, -1, -1, -1, -1, 1, 1},
+    {"LMI DBM spin NONE centred", LMI_, 3, {3, 3, 2}, S_, S_, 0.6, 164, -1, -1, M_NONE, -1, 1, 1},
 };
 #define N_UCFG ((int)(sizeof UCFG / sizeof UCFG[0]))
 
@@ -396,6 +405,15 @@ static ebm_model_t *ucfg_model(const ucfg *c, float *rows, double **exact)
 {
     ebm_model_t *m = t_model(c->nl, c->sizes, c->vis, c->hid);
     t_random_params(m, c->seed, c->scale);
+    if (c->centred) {
+        float mu[MAXW];
+        uint64_t us = c->seed;
+        for (int64_t j = 0; j < ebm_model_state_width(m); j++) {
+            const double u = 0.1 + 0.8 * t_uniform(&us);
+            mu[j] = (float)(c->vis == S_ ? 2.0 * u - 1.0 : u);
+        }
+        ck_assert_int_eq(ebm_model_set_offsets(m, mu, 0), EBM_OK);
+    }
     make_rows(m, c->seed * 31 + 7, c->distinct, rows);
     *exact = malloc((size_t)ebm_model_param_count(m) * sizeof **exact);
     ck_assert_ptr_nonnull(*exact);

@@ -49,17 +49,35 @@ typedef struct ais_case {
     int64_t sizes[3];
     int vu, hu;
     double scale;
+    int centred; /* offsets 0.5 + 0.45 sin(0.7 j) (spin: 0.9 sin) */
 } ais_case;
 
 /* Not trivial to enumerate, small enough to: RBM 14x10 (2^10 states),
- * DBM 6-6-4 (2^6), GRBM 5x8 (2^8 hidden states, v integrated). */
+ * DBM 6-6-4 (2^6), GRBM 5x8 (2^8 hidden states, v integrated); the
+ * centred ones last (ais_base_matches_exact runs the first four). */
 static const ais_case ais_cases[] = {
-    {2, {14, 10, 0}, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.8},
-    {2, {14, 10, 0}, EBM_UNITS_SPIN, EBM_UNITS_SPIN, 0.8},
-    {3, {6, 6, 4}, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.8},
-    {3, {6, 6, 4}, EBM_UNITS_SPIN, EBM_UNITS_SPIN, 0.8},
-    {2, {5, 8, 0}, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, 0.5},
+    {2, {14, 10, 0}, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.8, 0},
+    {2, {14, 10, 0}, EBM_UNITS_SPIN, EBM_UNITS_SPIN, 0.8, 0},
+    {3, {6, 6, 4}, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.8, 0},
+    {3, {6, 6, 4}, EBM_UNITS_SPIN, EBM_UNITS_SPIN, 0.8, 0},
+    {2, {5, 8, 0}, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, 0.5, 0},
+    {2, {14, 10, 0}, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0.8, 1},
+    {3, {6, 6, 4}, EBM_UNITS_SPIN, EBM_UNITS_SPIN, 0.8, 1},
 };
+
+static ebm_model_t *ais_model(const ais_case *c)
+{
+    ebm_model_t *m = eval_model(c->n_layers, c->sizes, c->vu, c->hu, c->scale);
+    if (c->centred) {
+        float mu[32];
+        for (int64_t j = 0; j < ebm_model_state_width(m); j++) {
+            mu[j] = (float)(c->vu == EBM_UNITS_SPIN ? 0.9 * sin(0.7 * (double)j)
+                                                    : 0.5 + 0.45 * sin(0.7 * (double)j));
+        }
+        ck_assert_int_eq(ebm_model_set_offsets(m, mu, 0), EBM_OK);
+    }
+    return m;
+}
 
 /* The broken twin of the AIS tests: flip the first bias of layer l of m (0
  * becomes 1) and return the exact log Z of that model. */
@@ -88,7 +106,7 @@ static double flipped_log_z(ebm_model_t *m, int64_t l)
 START_TEST(ais_matches_exact)
 {
     const ais_case *c = &ais_cases[_i];
-    ebm_model_t *m = eval_model(c->n_layers, c->sizes, c->vu, c->hu, c->scale);
+    ebm_model_t *m = ais_model(c);
     double exact, est, se, est_fine, se_fine;
     ck_assert_int_eq(ebm_model_log_partition_exact(m, &exact), EBM_OK);
     ebm_rng_t *rng;
@@ -123,7 +141,7 @@ END_TEST
 START_TEST(ais_base_matches_exact)
 {
     const ais_case *c = &ais_cases[_i];
-    ebm_model_t *m = eval_model(c->n_layers, c->sizes, c->vu, c->hu, c->scale);
+    ebm_model_t *m = ais_model(c);
     double exact, est, se;
     ck_assert_int_eq(ebm_model_log_partition_exact(m, &exact), EBM_OK);
     float base[16];

@@ -98,6 +98,13 @@ static void assert_same_model(const ebm_model_t *a, const ebm_model_t *b)
     ck_assert(memcmp(pa, pb, (size_t)ebm_model_param_count(a) * sizeof *pa) == 0);
     free(pa);
     free(pb);
+    const int64_t w = ebm_model_state_width(a);
+    float *oa = t_floats(w), *ob = t_floats(w);
+    ck_assert_int_eq(ebm_model_get_offsets(a, oa), EBM_OK);
+    ck_assert_int_eq(ebm_model_get_offsets(b, ob), EBM_OK);
+    ck_assert(memcmp(oa, ob, (size_t)w * sizeof *oa) == 0);
+    free(oa);
+    free(ob);
 }
 
 /* Load p[0..n) and require EBM_EFORMAT, no model, and a message containing
@@ -120,18 +127,27 @@ static void expect_format_error_v(const unsigned char *p, size_t n, const char *
         expect_format_error_v((p), (n), subs_);                                          \
     } while (0)
 
-/* The three models every round trip uses, with random parameters. */
-enum { N_KINDS = 3 };
+/* The four models every round trip uses, with random parameters; the
+ * last is centred (a version-2 file). */
+enum { N_KINDS = 4 };
 static ebm_model_t *sample_model(int kind)
 {
-    static const int64_t rbm[] = {6, 4}, dbm[] = {5, 4, 3, 2}, grbm[] = {7, 3};
+    static const int64_t rbm[] = {6, 4}, dbm[] = {5, 4, 3, 2}, grbm[] = {7, 3}, cdbm[] = {4, 3, 2};
     ebm_model_t *m;
     switch (kind) {
     case 0: m = t_model(2, rbm, EBM_UNITS_BINARY, EBM_UNITS_BINARY); break;
     case 1: m = t_model(4, dbm, EBM_UNITS_SPIN, EBM_UNITS_SPIN); break;
-    default: m = t_model(2, grbm, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY); break;
+    case 2: m = t_model(2, grbm, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY); break;
+    default: m = t_model(3, cdbm, EBM_UNITS_BINARY, EBM_UNITS_BINARY); break;
     }
     t_random_params(m, 1000 + (uint64_t)kind, 1.5);
+    if (kind == 3) {
+        float mu[9];
+        for (int j = 0; j < 9; j++) {
+            mu[j] = (float)j / 8.0f;
+        }
+        ck_assert_int_eq(ebm_model_set_offsets(m, mu, 1), EBM_OK);
+    }
     return m;
 }
 
@@ -239,6 +255,47 @@ START_TEST(test_golden_bytes)
     ck_assert_int_eq(ebm_model_layer_units(back, 1), EBM_UNITS_SPIN);
     free(p);
     ebm_model_destroy(back);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* The same RBM centred, offsets (0.5, 0.25 | 0.75): version 2, the offsets
+ * after the parameters (bytes from Python's struct and zlib.crc32). */
+static const unsigned char golden_v2[84] = {
+    0x89, 0x45, 0x42, 0x4d, 0x0d, 0x0a, 0x1a, 0x0a, 0x02, 0x00, 0x00, 0x00, /* magic, v2 */
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* L+1, units */
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* sizes 2, 1 */
+    0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 5 params */
+    0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x80, 0x3e, /* .5 -1 .25 */
+    0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0xbe, 0x00, 0x00, 0x00, 0x3f, /* 2 -.125 | .5 */
+    0x00, 0x00, 0x80, 0x3e, 0x00, 0x00, 0x40, 0x3f, 0x14, 0x32, 0x79, 0x92, /* .25 .75 CRC */
+};
+
+/* Version 2: the golden bytes both ways, and a model whose offsets go back
+ * to 0 is written as version 1 again (the same bytes as never centred). */
+START_TEST(test_golden_bytes_v2)
+{
+    static const int64_t sizes[] = {2, 1};
+    static const float params[] = {0.5f, -1.0f, 0.25f, 2.0f, -0.125f};
+    static const float mu[] = {0.5f, 0.25f, 0.75f}, zero[3] = {0};
+    ebm_model_t *m = t_model(2, sizes, EBM_UNITS_BINARY, EBM_UNITS_SPIN);
+    ck_assert_int_eq(ebm_model_set_params(m, params), EBM_OK);
+    ck_assert_int_eq(ebm_model_set_offsets(m, mu, 0), EBM_OK);
+    ck_assert_int_eq(ebm_model_save_size(m), (int64_t)sizeof golden_v2);
+    size_t n;
+    unsigned char *p = image_of(m, &n);
+    ck_assert(memcmp(p, golden_v2, sizeof golden_v2) == 0);
+    free(p);
+    ebm_model_t *back = NULL;
+    ck_assert_int_eq(ebm_model_load_buffer(&back, golden_v2, sizeof golden_v2, NULL, 0), EBM_OK);
+    assert_same_model(m, back);
+    ebm_model_destroy(back);
+
+    ck_assert_int_eq(ebm_model_set_offsets(m, zero, 0), EBM_OK);
+    ck_assert_int_eq(ebm_model_save_size(m), (int64_t)sizeof golden);
+    p = image_of(m, &n);
+    ck_assert(memcmp(p, golden, sizeof golden) == 0);
+    free(p);
     ebm_model_destroy(m);
 }
 END_TEST
@@ -524,20 +581,24 @@ END_TEST
 START_TEST(test_every_bit_flip)
 {
     /* CRC-32 detects every single-bit error, and the fields before it are
-     * checked exactly, so no flipped file may load. */
-    ebm_model_t *m = sample_model(2);
-    size_t n;
-    unsigned char *p = image_of(m, &n);
-    for (size_t bit = 0; bit < 8 * n; bit++) {
-        p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-        expect_format_error(p, n, "");
-        p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+     * checked exactly, so no flipped file may load (a GRBM, version 1, and
+     * a centred DBM, version 2). */
+    for (int kind = 2; kind <= 3; kind++) {
+        ebm_model_t *m = sample_model(kind);
+        size_t n;
+        unsigned char *p = image_of(m, &n);
+        ck_assert_uint_eq(get_le(p + OFF_VERSION, 4), (uint64_t)kind - 1);
+        for (size_t bit = 0; bit < 8 * n; bit++) {
+            p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+            expect_format_error(p, n, "");
+            p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        }
+        ebm_model_t *back = NULL;
+        ck_assert_int_eq(ebm_model_load_buffer(&back, p, n, NULL, 0), EBM_OK);
+        ebm_model_destroy(back);
+        free(p);
+        ebm_model_destroy(m);
     }
-    ebm_model_t *back = NULL;
-    ck_assert_int_eq(ebm_model_load_buffer(&back, p, n, NULL, 0), EBM_OK);
-    ebm_model_destroy(back);
-    free(p);
-    ebm_model_destroy(m);
 }
 END_TEST
 
@@ -571,9 +632,12 @@ START_TEST(test_each_malformation)
     free(q);
 
     q = copy_image(base, n);
-    put_le(q + OFF_VERSION, 2, 4);
+    put_le(q + OFF_VERSION, 3, 4);
     fix_crc(q, n);
-    expect_format_error(q, n, "format version 2 is not supported");
+    expect_format_error(q, n, "format version 3 is not supported", "versions 1 to 2");
+    put_le(q + OFF_VERSION, 0, 4);
+    fix_crc(q, n);
+    expect_format_error(q, n, "format version 0 is not supported");
 
     memcpy(q, base, n);
     put_le(q + OFF_LAYERS, 1, 4);
@@ -661,6 +725,64 @@ START_TEST(test_each_malformation)
     free(gbase);
     ebm_model_destroy(rbm);
     ebm_model_destroy(grbm);
+}
+END_TEST
+
+/* The checks of version 2's offsets, each with its message. */
+START_TEST(test_version_2_malformations)
+{
+    ebm_model_t *rbm = sample_model(0), *grbm = sample_model(2), *cdbm = sample_model(3);
+    size_t n, ng, nc;
+    unsigned char *base = image_of(rbm, &n), *gbase = image_of(grbm, &ng);
+    unsigned char *cbase = image_of(cdbm, &nc);
+    const size_t offs = nc - 4 - 4 * 9; /* the 9 offsets of the 4-3-2 DBM */
+
+    /* Out of range, not finite, every one 0. */
+    unsigned char *q = copy_image(cbase, nc);
+    put_le(q + offs + 4 * 2, 0x3fc00000u, 4); /* 1.5f */
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "invalid offset: offsets[2] (layer 0, unit 2) is 1.5",
+                        "offsets of binary units must be in [0, 1]");
+    memcpy(q, cbase, nc);
+    put_le(q + offs + 4 * 8, 0x7fc00000u, 4); /* NaN, layer 2 unit 1 */
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "offsets[8] (layer 2, unit 1) is nan");
+    memcpy(q, cbase, nc);
+    memset(q + offs, 0, 4 * 9);
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "version 2 with every offset 0");
+    /* A version-2 image called version 1 is too long; a version-1 image
+     * called version 2 too short. */
+    memcpy(q, cbase, nc);
+    put_le(q + OFF_VERSION, 1, 4);
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "36 trailing bytes after the CRC");
+    free(q);
+    q = copy_image(base, n);
+    put_le(q + OFF_VERSION, 2, 4);
+    fix_crc(q, n);
+    expect_format_error(q, n, "file is 188 bytes; the header declares 228");
+    free(q);
+
+    /* A GRBM with offsets (its 10 units' offsets appended). */
+    q = malloc(ng + 40);
+    ck_assert_ptr_nonnull(q);
+    memcpy(q, gbase, ng - 4);
+    put_le(q + OFF_VERSION, 2, 4);
+    for (int j = 0; j < 10; j++) {
+        put_le(q + ng - 4 + 4 * (size_t)j, j == 8 ? 0x3f000000u : 0u, 4); /* 0.5f at unit 8 */
+    }
+    fix_crc(q, ng + 40);
+    expect_format_error(q, ng + 40, "invalid offset: offsets[8] (layer 1, unit 1) is 0.5",
+                        "Gaussian visible units has no offsets");
+    free(q);
+
+    free(base);
+    free(gbase);
+    free(cbase);
+    ebm_model_destroy(rbm);
+    ebm_model_destroy(grbm);
+    ebm_model_destroy(cdbm);
 }
 END_TEST
 
@@ -1057,6 +1179,7 @@ Suite *ebm_io_suite(void)
     const t_test tests[] = {
         {"known answers", test_crc32_known_answer, 0, 30, NULL, NULL},
         {"known answers", test_golden_bytes, 0, 30, NULL, NULL},
+        {"known answers", test_golden_bytes_v2, 0, 30, NULL, NULL},
         {"round trip", test_buffer_round_trip, 0, 30, NULL, NULL},
         {"round trip", test_file_round_trip, 0, 30, NULL, NULL},
         {"files", test_save_replaces_existing_file, 0, 30, NULL, NULL},
@@ -1069,6 +1192,7 @@ Suite *ebm_io_suite(void)
         {"damage", test_every_truncation, 0, 60, NULL, NULL},
         {"damage", test_every_bit_flip, 0, 60, NULL, NULL},
         {"damage", test_each_malformation, 0, 30, NULL, NULL},
+        {"damage", test_version_2_malformations, 0, 30, NULL, NULL},
         {"allocation", test_no_allocation_for_declared_shape, 0, 10, NULL, NULL},
         {"mutations", test_random_mutations, 0, 120, NULL, NULL},
     };

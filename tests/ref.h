@@ -35,6 +35,7 @@
 /* ======================================================================== */
 /*
  *   E(x) = - sum_l b_l . x_l - sum_{l>=1} x_{l-1}^T W_l x_l      (0/1 and -1/+1 layers)
+ *   centred (offsets mu): every x_l of a 0/1 or -1/+1 layer above is x_l - mu_l
  *   Gaussian layer 0 (mu = b_0, sigma^2 = exp(logvar)):
  *   E(v, x_1, ...) = 0.5 sum_i (v_i - mu_i)^2 / sigma_i^2
  *                    - sum_ij (v_i / sigma_i^2) W1_ij x1_j - (the other terms as above)
@@ -47,7 +48,8 @@
  */
 
 /* The tiny models of the exact tests, and several random parameter draws
- * per model, the last with |W| up to 50. */
+ * per model, one with |W| up to 50 and one centred (random offsets in the
+ * units' ranges, on the models without Gaussian units). */
 typedef struct ref_mspec {
     const char *name;
     int nl;
@@ -60,8 +62,9 @@ extern const ref_mspec REF_MODELS[REF_N_MODELS];
 typedef struct ref_pset {
     uint64_t seed;
     double scale;
+    int centred;
 } ref_pset;
-#define REF_N_PSETS 4
+#define REF_N_PSETS 5
 extern const ref_pset REF_PSETS[REF_N_PSETS];
 
 typedef struct ref {
@@ -75,6 +78,7 @@ typedef struct ref {
     int64_t boff[EBM_MAX_LAYERS];
     int64_t lvoff; /* -1 unless layer 0 is Gaussian */
     double *p;     /* double copy of the parameters (perturbed by the FD tests) */
+    double *mu;    /* the offsets (0 unless centred) */
     double *y;     /* scratch state of ref_free */
     char ctx[160]; /* model / parameter set, for messages */
 } ref_t;
@@ -99,6 +103,9 @@ ebm_model_t *ref_make_model(int mi, int pi, ref_t *R);
  * the parameters. ref_free_all frees the copies. */
 void ref_init(ref_t *R, const ebm_model_t *m, const char *ctx);
 void ref_load_params(ref_t *R, const ebm_model_t *m);
+/* Draw offsets in the units' ranges (seeded), set them without keeping the
+ * law (ebm_model_set_offsets(m, mu, 0)) and reload the reference. */
+void ref_centre(ref_t *R, ebm_model_t *m, uint64_t seed);
 void ref_free_all(ref_t *R);
 
 /* E(x), and its terms that involve layer 0 (ref_e0) and the others. */

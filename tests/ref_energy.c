@@ -30,8 +30,10 @@ const ref_mspec REF_MODELS[REF_N_MODELS] = {
     {"binary-visible spin-hidden DBM 3-2-2", 3, {3, 2, 2, 0}, B_, S_},
 };
 
-/* Several random parameter draws per model, the last with |W| up to 50. */
-const ref_pset REF_PSETS[REF_N_PSETS] = {{101, 1.0}, {202, 1.0}, {303, 3.0}, {404, 50.0}};
+/* Several random parameter draws per model, one with |W| up to 50, one
+ * centred. */
+const ref_pset REF_PSETS[REF_N_PSETS] = {
+    {101, 1.0, 0}, {202, 1.0, 0}, {303, 3.0, 0}, {404, 50.0, 0}, {505, 2.0, 1}};
 
 /* ------------------------------------------------------------------------ */
 /* The reference                                                            */
@@ -46,6 +48,29 @@ void ref_load_params(ref_t *R, const ebm_model_t *m)
         R->p[k] = pf[k];
     }
     free(pf);
+    float *mf = malloc((size_t)R->width * sizeof *mf);
+    ck_assert_ptr_nonnull(mf);
+    ck_assert_int_eq(ebm_model_get_offsets(m, mf), EBM_OK);
+    for (int64_t k = 0; k < R->width; k++) {
+        R->mu[k] = mf[k];
+    }
+    free(mf);
+}
+
+void ref_centre(ref_t *R, ebm_model_t *m, uint64_t seed)
+{
+    float *mu = malloc((size_t)R->width * sizeof *mu);
+    ck_assert_ptr_nonnull(mu);
+    uint64_t rs = seed;
+    for (int l = 0; l < R->nl; l++) {
+        for (int64_t j = 0; j < R->n[l]; j++) {
+            const double lo = ref_down(R->units[l]);
+            mu[R->off[l] + j] = (float)(lo + (1.0 - lo) * t_uniform(&rs));
+        }
+    }
+    ck_assert_int_eq(ebm_model_set_offsets(m, mu, 0), EBM_OK);
+    free(mu);
+    ref_load_params(R, m);
 }
 
 /* Read the shape and the layout from the library, check that the blocks are
@@ -120,8 +145,10 @@ void ref_init(ref_t *R, const ebm_model_t *m, const char *ctx)
     free(cover);
     R->p = malloc((size_t)R->np * sizeof *R->p);
     R->y = malloc((size_t)R->width * sizeof *R->y);
+    R->mu = malloc((size_t)R->width * sizeof *R->mu);
     ck_assert_ptr_nonnull(R->p);
     ck_assert_ptr_nonnull(R->y);
+    ck_assert_ptr_nonnull(R->mu);
     ref_load_params(R, m);
 }
 
@@ -129,8 +156,10 @@ void ref_free_all(ref_t *R)
 {
     free(R->p);
     free(R->y);
+    free(R->mu);
     R->p = NULL;
     R->y = NULL;
+    R->mu = NULL;
 }
 
 /* The terms of E that involve layer 0: visible bias (or the Gaussian
@@ -138,17 +167,18 @@ void ref_free_all(ref_t *R)
 double ref_e0(const ref_t *R, const double *x)
 {
     const double *x0 = x + R->off[0], *x1 = x + R->off[1];
+    const double *m0 = R->mu + R->off[0], *m1 = R->mu + R->off[1];
     double e = 0.0;
     for (int64_t i = 0; i < R->n[0]; i++) {
         double c = 0.0;
         for (int64_t j = 0; j < R->n[1]; j++) {
-            c += ref_W(R, 1, i, j) * x1[j];
+            c += ref_W(R, 1, i, j) * (x1[j] - m1[j]);
         }
         if (ref_gauss0(R)) {
             double s2 = ref_S2(R, i), d = x0[i] - ref_B(R, 0, i);
             e += 0.5 * d * d / s2 - (x0[i] / s2) * c;
         } else {
-            e += -ref_B(R, 0, i) * x0[i] - x0[i] * c;
+            e += -ref_B(R, 0, i) * (x0[i] - m0[i]) - (x0[i] - m0[i]) * c;
         }
     }
     return e;
@@ -159,15 +189,15 @@ double ref_erest(const ref_t *R, const double *x)
 {
     double e = 0.0;
     for (int l = 1; l < R->nl; l++) {
-        const double *xl = x + R->off[l];
+        const double *xl = x + R->off[l], *ml = R->mu + R->off[l];
         for (int64_t j = 0; j < R->n[l]; j++) {
-            e -= ref_B(R, l, j) * xl[j];
+            e -= ref_B(R, l, j) * (xl[j] - ml[j]);
         }
         if (l >= 2) {
-            const double *xp = x + R->off[l - 1];
+            const double *xp = x + R->off[l - 1], *mp = R->mu + R->off[l - 1];
             for (int64_t i = 0; i < R->n[l - 1]; i++) {
                 for (int64_t j = 0; j < R->n[l]; j++) {
-                    e -= xp[i] * ref_W(R, l, i, j) * xl[j];
+                    e -= (xp[i] - mp[i]) * ref_W(R, l, i, j) * (xl[j] - ml[j]);
                 }
             }
         }
@@ -339,22 +369,27 @@ double ref_input(const ref_t *R, int l, const double *x, int64_t j, double *mag)
     } else {
         a = ref_B(R, l, j);
         g = fabs(a);
+        /* Centred, the input is b_l + W_l^T (x_{l-1} - mu_{l-1}) + W_{l+1}
+         * (x_{l+1} - mu_{l+1}); the magnitude counts x and mu apart, as a
+         * float sum of the expanded terms would. */
         if (l >= 1) {
             for (int64_t i = 0; i < R->n[l - 1]; i++) {
+                const double mi = R->mu[R->off[l - 1] + i];
                 double xi = x[R->off[l - 1] + i];
                 if (l == 1 && ref_gauss0(R)) {
                     xi /= ref_S2(R, i);
                 }
-                double t = xi * ref_W(R, l, i, j);
-                a += t;
-                g += fabs(t);
+                const double w = ref_W(R, l, i, j);
+                a += (xi - mi) * w;
+                g += (fabs(xi) + fabs(mi)) * fabs(w);
             }
         }
         if (l + 1 < R->nl) {
             for (int64_t k = 0; k < R->n[l + 1]; k++) {
-                double t = ref_W(R, l + 1, j, k) * x[R->off[l + 1] + k];
-                a += t;
-                g += fabs(t);
+                const double xk = x[R->off[l + 1] + k], mk = R->mu[R->off[l + 1] + k];
+                const double w = ref_W(R, l + 1, j, k);
+                a += (xk - mk) * w;
+                g += (fabs(xk) + fabs(mk)) * fabs(w);
             }
         }
     }
@@ -455,10 +490,15 @@ ebm_model_t *ref_make_model(int mi, int pi, ref_t *R)
     const ref_mspec *s = &REF_MODELS[mi];
     ebm_model_t *m = t_model(s->nl, s->sizes, s->vis, s->hid);
     t_random_params(m, REF_PSETS[pi].seed, REF_PSETS[pi].scale);
+    const int centred = REF_PSETS[pi].centred && s->vis != G_;
     char ctx[160];
-    snprintf(ctx, sizeof ctx, "[%s, seed %llu, scale %g]", s->name,
-             (unsigned long long)REF_PSETS[pi].seed, REF_PSETS[pi].scale);
+    snprintf(ctx, sizeof ctx, "[%s, seed %llu, scale %g%s]", s->name,
+             (unsigned long long)REF_PSETS[pi].seed, REF_PSETS[pi].scale,
+             centred ? ", centred" : "");
     ref_init(R, m, ctx);
+    if (centred) {
+        ref_centre(R, m, REF_PSETS[pi].seed);
+    }
     return m;
 }
 

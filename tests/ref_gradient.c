@@ -5,7 +5,8 @@
  *  - binary and spin models (RBM 3x2 and 4x3, DBM 3-3-2): all 2^width
  *    states are enumerated; the energy is written out from the parameter
  *    blocks (E = -sum_l b_l.x_l - sum_l x_{l-1}^T W_l x_l) and so is its
- *    derivative (dE/dW_l[i][j] = -x_{l-1,i} x_{l,j}, dE/db_l[j] = -x_{l,j}).
+ *    derivative (dE/dW_l[i][j] = -x_{l-1,i} x_{l,j}, dE/db_l[j] = -x_{l,j});
+ *    centred, every x there is x - mu (the offsets).
  *    The energies are checked against ebm_model_energy on every state.
  *  - GRBM (Gaussian visible v, binary or spin hidden h, sigma_i^2 =
  *    exp(logvar_i)): h is enumerated and v integrated in closed form.
@@ -43,6 +44,7 @@ typedef struct lay {
     int64_t size[MAXL], off[MAXL];
     int units[MAXL];
     int64_t woff[MAXL], boff[MAXL], lvoff;
+    double mu[MAXW]; /* the offsets (binary and spin models) */
 } lay;
 
 static void lay_get(const ebm_model_t *m, lay *ly)
@@ -64,6 +66,13 @@ static void lay_get(const ebm_model_t *m, lay *ly)
             ck_assert_int_eq(
                 ebm_model_param_block(m, EBM_PARAM_WEIGHT, l, &ly->woff[l], &rows, &cols), EBM_OK);
             ck_assert(rows == ly->size[l - 1] && cols == ly->size[l]);
+        }
+    }
+    if (ly->w <= MAXW) {
+        float mf[MAXW];
+        ck_assert_int_eq(ebm_model_get_offsets(m, mf), EBM_OK);
+        for (int64_t k = 0; k < ly->w; k++) {
+            ly->mu[k] = mf[k];
         }
     }
     ly->lvoff = -1;
@@ -97,19 +106,22 @@ static void state_of(const lay *ly, uint64_t k, float *x)
     }
 }
 
+/* x - mu at unit k of a binary/spin state. */
+static double xc(const lay *ly, const float *x, int64_t k) { return x[k] - ly->mu[k]; }
+
 static double energy_d(const lay *ly, const double *p, const float *x)
 {
     double e = 0.0;
     for (int64_t l = 0; l < ly->nl; l++) {
         for (int64_t j = 0; j < ly->size[l]; j++) {
-            e -= p[ly->boff[l] + j] * x[ly->off[l] + j];
+            e -= p[ly->boff[l] + j] * xc(ly, x, ly->off[l] + j);
         }
     }
     for (int64_t l = 1; l < ly->nl; l++) {
         for (int64_t i = 0; i < ly->size[l - 1]; i++) {
             for (int64_t j = 0; j < ly->size[l]; j++) {
-                e -= x[ly->off[l - 1] + i] * p[ly->woff[l] + i * ly->size[l] + j] *
-                     x[ly->off[l] + j];
+                e -= xc(ly, x, ly->off[l - 1] + i) * p[ly->woff[l] + i * ly->size[l] + j] *
+                     xc(ly, x, ly->off[l] + j);
             }
         }
     }
@@ -121,14 +133,14 @@ static void add_de(const lay *ly, const float *x, double c, double *acc)
 {
     for (int64_t l = 0; l < ly->nl; l++) {
         for (int64_t j = 0; j < ly->size[l]; j++) {
-            acc[ly->boff[l] + j] -= c * x[ly->off[l] + j];
+            acc[ly->boff[l] + j] -= c * xc(ly, x, ly->off[l] + j);
         }
     }
     for (int64_t l = 1; l < ly->nl; l++) {
         for (int64_t i = 0; i < ly->size[l - 1]; i++) {
             for (int64_t j = 0; j < ly->size[l]; j++) {
                 acc[ly->woff[l] + i * ly->size[l] + j] -=
-                    c * x[ly->off[l - 1] + i] * x[ly->off[l] + j];
+                    c * xc(ly, x, ly->off[l - 1] + i) * xc(ly, x, ly->off[l] + j);
             }
         }
     }

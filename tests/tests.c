@@ -221,6 +221,14 @@ uint64_t t_model_hash(const ebm_model_t *m)
     int64_t shape[3] = {ebm_model_num_layers(m), ebm_model_state_width(m), np};
     uint64_t h = t_checksum(p, (size_t)np * sizeof *p) ^ (3 * t_checksum(shape, sizeof shape));
     free(p);
+    /* The offsets are part of the model too. */
+    float *mu = malloc((size_t)shape[1] * sizeof *mu);
+    if (mu == NULL || ebm_model_get_offsets(m, mu) != EBM_OK) {
+        T_SOFT_FAIL("could not read the offsets of a model");
+    } else {
+        h ^= 5 * t_checksum(mu, (size_t)shape[1] * sizeof *mu);
+    }
+    free(mu);
     return h;
 }
 
@@ -591,7 +599,8 @@ int main(void)
     /* One suite per public area, in the order of include/ebm.h, then the
      * cross-cutting classes (threads, faults, allocation failures). */
     Suite *(*const suites[])(void) = {
-        ebm_rng_suite,       ebm_simd_suite,        ebm_model_suite,    ebm_io_suite,
+        ebm_rng_suite,       ebm_simd_suite,        ebm_model_suite,    ebm_centring_suite,
+        ebm_io_suite,
         ebm_energy_suite,    ebm_conditional_suite, ebm_search_suite,   ebm_evaluation_suite,
         ebm_sampler_suite,   ebm_coupling_suite,    ebm_langevin_suite, ebm_tempering_suite,
         ebm_estimator_suite,
