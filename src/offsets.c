@@ -84,11 +84,16 @@ static int replace_offsets(ebm_model_t *m, ebm__msg *msg, const float *mu, int k
         }
         for (int64_t j = 0; j < w; j++) {
             if (!(fabs(b[j]) <= FLT_MAX)) {
+                int64_t l = m->n_layers - 1;
+                while (m->offset[l] > j) {
+                    l--;
+                }
+                const int rc = ebm__fail(msg, EBM_EVALUE,
+                                         "moving the offsets would make b_%lld[%lld] %g, beyond "
+                                         "float's range; the model is unchanged",
+                                         (long long)l, (long long)(j - m->offset[l]), b[j]);
                 free(b);
-                return ebm__fail(msg, EBM_EVALUE,
-                                 "moving the offsets would make bias %lld %g; the model is "
-                                 "unchanged",
-                                 (long long)j, b[j]);
+                return rc;
             }
         }
         for (int64_t j = 0; j < w; j++) {

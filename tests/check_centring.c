@@ -315,7 +315,8 @@ START_TEST(offsets_bad_input)
     float far[5] = {1.0f, 1.0f, 1.0f, -1.0f, -1.0f}, near[5] = {0, 0, 0, 1.0f, 1.0f};
     ck_assert_int_eq(ebm_model_set_offsets(m, near, 0), EBM_OK);
     t_snap_init(&s, T_MSG_MODEL, m, NULL);
-    FAILS(&s, EBM_EVALUE, "would make bias", "unchanged", ebm_model_set_offsets(m, far, 1));
+    FAILS3(&s, EBM_EVALUE, "would make b_0[0] ", "beyond float", "unchanged",
+           ebm_model_set_offsets(m, far, 1));
 
     /* A Gaussian-visible model has no offsets; zeros are accepted. */
     float gz[4] = {0}, gmu[4] = {0, 0, 0.5f, 0};

@@ -485,6 +485,38 @@ class Model(_Handle):
         g = self._vector(g, "g")
         self._call("ebm_model_axpy_params", float(alpha), _ptr(g))
 
+    @property
+    def centring_offsets(self):
+        """A float32 copy of the centring offsets mu (ebm_model_get_offsets),
+        one per unit: a state row's width, layer l at layer_offset(l); all 0
+        unless set. (`offsets` is the layers' first columns.)"""
+        out = np.empty(self.state_width, _f32)
+        self._call("ebm_model_get_offsets", _ptr(out))
+        return out
+
+    def _offsets_vector(self, mu, name):
+        mu = np.ascontiguousarray(_float_array(mu, name))
+        if mu.shape != (self.state_width,):
+            raise ValueError("%s must have shape (%d,), not %s" % (name, self.state_width,
+                                                                  mu.shape))
+        return mu
+
+    def set_centring_offsets(self, mu, keep_law=False):
+        """Centre the model: E = -sum b.(x - mu) - sum (x - mu)^T W (x' - mu').
+
+        mu: one offset per unit, in [0, 1] for binary units and [-1, 1] for
+        spin units. keep_law=True first moves the biases so that the
+        distribution stays the same; False keeps the parameters.
+        """
+        mu = self._offsets_vector(mu, "mu")
+        self._call("ebm_model_set_offsets", _ptr(mu), 1 if keep_law else 0)
+
+    def move_centring_offsets(self, rate, target):
+        """mu <- mu + rate (target - mu), keeping the distribution (the offset
+        update of centred training; rate in [0, 1])."""
+        target = self._offsets_vector(target, "target")
+        self._call("ebm_model_move_offsets", float(rate), _ptr(target))
+
     def param_block(self, kind, l):
         """(offset, rows, cols) of a block: kind "weight" (l = 1..L), "bias", "logvar"."""
         k = _enum_value(ParamKind, kind, "kind")

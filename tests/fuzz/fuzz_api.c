@@ -45,6 +45,10 @@
  *   states      rows x width bytes: bit 0 for binary/spin units, a value
  *               code for Gaussian ones (non-finite raw values read as 0),
  *               then one byte: the row stride ldx = width + b % 3
+ *   centring    one byte: bit 0 set (and no Gaussian layer): then one byte
+ *               per unit, offset (b % 5) / 4 (spin units: 2 that - 1), set
+ *               with keep_law = bit 1 (ebm_model_set_offsets; a refusal
+ *               must change nothing)
  *   options     the rest: one or two bytes per decision, in call order
  * A value code c is: c = 0xff: the next 4 bytes are a raw binary32; else
  * magnitude class c >> 4 (0, 1.4e-45, 1e-38, 1e-20, 1e-3, 0.1, 0.5, 1, 2,
@@ -499,6 +503,27 @@ static int build(ctx *c, reader *rd)
         }
     }
     c->ldx = c->w + pick(rd, MAX_PAD + 1);
+    const unsigned centring = u8(rd);
+    if ((centring & 1u) && vis_kind != EBM_UNITS_GAUSSIAN) {
+        float mu[MAX_LAYERS * MAX_UNITS];
+        for (int l = 0; l < c->L1; l++) {
+            for (int64_t j = 0; j < c->size[l]; j++) {
+                const float q = (float)(u8(rd) % 5u) / 4.0f;
+                mu[c->off[l] + j] = c->units[l] == EBM_UNITS_SPIN ? 2.0f * q - 1.0f : q;
+            }
+        }
+        rc = ebm_model_set_offsets(c->m, mu, (int)(centring >> 1 & 1u));
+        if (!rc_ok("ebm_model_set_offsets", rc, C(EBM_EVALUE), -1)) {
+            float *after = xmalloc((size_t)c->np * sizeof *after);
+            ebm_model_get_params(c->m, after);
+            if (!same(after, c->params, (size_t)c->np * sizeof *after)) {
+                violation("ebm_model_set_offsets", "failed and changed the parameters");
+            }
+            free(after);
+            model_msg("ebm_model_set_offsets", c);
+        }
+        ebm_model_get_params(c->m, c->params); /* keep_law moves the biases */
+    }
     c->x0 = fbuf((size_t)(c->n * c->ldx), PAD_BITS);
     for (int64_t r = 0; r < c->n; r++) {
         memcpy(c->x0 + r * c->ldx, vals + r * c->w, (size_t)c->w * sizeof *vals);

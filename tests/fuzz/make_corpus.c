@@ -6,9 +6,10 @@
  *
  * The model files cover every unit kind (binary, spin and Gaussian visible;
  * binary and spin hidden), RBMs and DBMs of 3 and 4 layers, in a couple of
- * sizes, each a few hundred bytes to 2 KB. Only the public header is used:
- * ebm_model_create, ebm_model_init, ebm_model_get/set_params (log-variances)
- * and ebm_model_save_buffer. The same library gives the same bytes.
+ * sizes, each a few hundred bytes to 2 KB, and centred models (format
+ * version 2: names ending in "_centred"). Only the public header is used:
+ * ebm_model_create, ebm_model_init, ebm_model_get/set_params (log-variances),
+ * ebm_model_set_offsets and ebm_model_save_buffer. The same library gives the same bytes.
  *
  * The api inputs follow the byte layout decoded by fuzz_api.c (see the
  * comment at its top): a header byte, the layer sizes, one value code per
@@ -89,6 +90,10 @@ static const model_seed MODELS[] = {
      EBM_INIT_GAUSSIAN, 1.0},
     {"dbm4_spin_binary_9x7x5x3", 4, {9, 7, 5, 3}, EBM_UNITS_SPIN, EBM_UNITS_BINARY,
      EBM_INIT_ORTHOGONAL, 0.7},
+    {"rbm_binary_binary_4x3_centred", 2, {4, 3}, EBM_UNITS_BINARY, EBM_UNITS_BINARY,
+     EBM_INIT_ORTHOGONAL, 1.0},
+    {"dbm_spin_binary_5x4x3_centred", 3, {5, 4, 3}, EBM_UNITS_SPIN, EBM_UNITS_BINARY,
+     EBM_INIT_GAUSSIAN, 0.5},
 };
 
 static void write_models(const char *dir)
@@ -126,6 +131,17 @@ static void write_models(const char *dir)
                 die(s->name, ebm_model_errmsg(m));
             }
             free(p);
+        }
+        if (strstr(s->name, "_centred") != NULL) {
+            /* offsets j / width: in [0, 1), so in every unit's range */
+            const int64_t w = ebm_model_state_width(m);
+            float mu[64];
+            for (int64_t j = 0; j < w; j++) {
+                mu[j] = (float)j / (float)w;
+            }
+            if (ebm_model_set_offsets(m, mu, 1) != EBM_OK) {
+                die(s->name, ebm_model_errmsg(m));
+            }
         }
         size_t cap = (size_t)ebm_model_save_size(m), n = 0;
         void *buf = malloc(cap);
