@@ -1,7 +1,8 @@
 #!/bin/sh
 # The DBM comparison of docs/results.md section 5 (make compare-dbm):
-# UCD-LMI (spin units, the paper's; binary units, the released code's) and
-# PCD-1 with a mean-field positive phase, on MNIST digits and Fashion-MNIST,
+# UCD-LMI (spin units, the paper's; binary units, the released code's;
+# binary units centred on the data's layer means, --centre data) and PCD-1
+# with a mean-field positive phase, on MNIST digits and Fashion-MNIST,
 # from the same initial parameters (same seed), for the SAME number of
 # updates, with the paper's optimiser (SGD, lr / sqrt(1 + 1e-3 t)), batch
 # 100, evaluated every EVAL_EVERY steps on 500 test images (AIS log Z with
@@ -13,7 +14,7 @@
 # the script resumes where it stopped; a finished run without the check is
 # evaluated again, with it, from its checkpoint (in <name>_check/; the
 # table then takes the evaluation from there). Usage: examples/compare_dbm.sh [name ...] (names:
-# {fashion,mnist}_{lmi_spin,lmi_binary,pcd}); environment: COMPARE_OUT,
+# {fashion,mnist}_{lmi_spin,lmi_binary,lmi_centred,pcd}); environment: COMPARE_OUT,
 # COMPARE_STEPS, COMPARE_EVAL_EVERY, COMPARE_CAP, COMPARE_THREADS.
 set -eu
 OUT=${COMPARE_OUT:-examples/out/compare}
@@ -65,6 +66,10 @@ for data in fashion mnist; do
     want "${data}_lmi_binary" && run "${data}_lmi_binary" $BIN/train_ucd_lmi --data $data \
         $COMMON --units binary --cap "$CAP"
     # shellcheck disable=SC2086
+    # shellcheck disable=SC2086
+    want "${data}_lmi_centred" && run "${data}_lmi_centred" $BIN/train_ucd_lmi --data $data \
+        $COMMON --units binary --centre data --cap "$CAP"
+    # shellcheck disable=SC2086
     want "${data}_pcd" && run "${data}_pcd" $BIN/train_pcd --data $data $COMMON --units spin
 done
 
@@ -72,8 +77,8 @@ done
 value() { sed -n "s/^$1=//p" "$2" 2>/dev/null; }
 printf '\n%-18s %6s %8s %5s %6s %22s %9s %9s %20s\n' run steps steps/s MH capped \
     "AIS log Z (10^4 betas)" bound IS "check (10^5 betas)"
-for name in fashion_lmi_spin fashion_lmi_binary fashion_pcd mnist_lmi_spin mnist_lmi_binary \
-    mnist_pcd; do
+for name in fashion_lmi_spin fashion_lmi_binary fashion_lmi_centred fashion_pcd mnist_lmi_spin \
+    mnist_lmi_binary mnist_lmi_centred mnist_pcd; do
     s=$OUT/$name/summary.txt
     [ -f "$s" ] || continue
     x=$s

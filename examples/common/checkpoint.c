@@ -585,10 +585,14 @@ int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, opti
         return CHECKPOINT_EMISMATCH;
     }
     float *theta = malloc((size_t)n_params * sizeof *theta);
-    if (theta == NULL) {
+    float *mu = malloc((size_t)ebm_model_state_width(m) * sizeof *mu);
+    if (theta == NULL || mu == NULL) {
+        free(theta);
+        free(mu);
         cli_set_error(err, err_size, "checkpoint_restore: out of memory");
         return CHECKPOINT_ENOMEM;
     }
+    ebm_model_get_offsets(c->model, mu);
     uint64_t old_state[EBM_RNG_STATE_WORDS];
     ebm_rng_get_state(rng, old_state);
     ebm_model_get_params(c->model, theta);
@@ -597,6 +601,7 @@ int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, opti
         cli_set_error(err, err_size, "the checkpoint's generator state is invalid: %s",
                 ebm_rng_errmsg(rng));
         free(theta);
+        free(mu);
         return CHECKPOINT_EMISMATCH;
     }
     if (c->n_chains > 0 &&
@@ -604,11 +609,17 @@ int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, opti
         cli_set_error(err, err_size, "the checkpoint's chains: %s", ebm_estimator_errmsg(e));
         ebm_rng_set_state(rng, old_state);
         free(theta);
+        free(mu);
         return CHECKPOINT_EMISMATCH;
     }
-    /* Parameters last: set_params can only fail on values the loader checked. */
+    /* Parameters and offsets (a centred model's) last: they can only fail
+     * on values the loader checked (keep_law 0 allocates nothing). */
     rc = ebm_model_set_params(m, theta);
+    if (rc == EBM_OK) {
+        rc = ebm_model_set_offsets(m, mu, 0);
+    }
     free(theta);
+    free(mu);
     if (rc != EBM_OK) {
         cli_set_error(err, err_size, "the checkpoint's parameters: %s", ebm_model_errmsg(m));
         ebm_rng_set_state(rng, old_state);

@@ -65,6 +65,10 @@ typedef struct run {
     /* --eval-every: the held-out rows, encoded once, and how they are scored */
     float *heldout_x;
     float *ais_base; /* --ais-base data: the base's visible biases, else NULL */
+    /* --centre data: mean-field states of a batch, its clamp mask, the
+     * offsets' target */
+    float *centre_mu, *centre_target;
+    uint8_t *centre_clamp;
     int64_t heldout_n;
     int heldout_exact, heldout_bound;
     int heldout_is; /* a DBM's IS estimate too (--is-samples > 0) */
@@ -178,6 +182,7 @@ static const char *const data_names[] = {"fashion", "mnist", "bas", "digits"};
 static const char *const units_names[] = {"binary", "spin"};
 static const char *const binarize_names[] = {"grey", "threshold", "bernoulli", "8bit"};
 static const char *const ais_base_names[] = {"uniform", "data"};
+static const char *const centre_names[] = {"none", "data"};
 static const char *const init_names[] = {"orthogonal", "gaussian"};
 static const char *const optimizer_names[] = {"sgd", "adam"};
 static const char *const schedule_names[] = {"constant", "invsqrt", "cosine"};
@@ -194,6 +199,7 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     c->data = TRAINER_FASHION;
     c->bas_side = 4;
     c->init_scale = 1.0;
+    c->offset_rate = 0.01;
     c->optimizer = OPTIM_SGD;
     c->gamma = 1e-3;
     c->batch = 1000;
@@ -337,6 +343,14 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
     ADD(CLI_ONE_OF("--units", &c->units, units_names, 0, "unit values {0,1} or {-1,+1}"));
     ADD(CLI_ONE_OF("--init", &c->init, init_names, 0, "weight initialisation"));
     ADD(CLI_DBL("--init-scale", "X", &c->init_scale, 1e-12, 1e6, "scale of the initial weights"));
+    ADD(CLI_ONE_OF("--centre", &c->centre, centre_names, 0,
+                   "centring (ebm_model_set_offsets): none, or offsets that start at the "
+                   "training data's pixel means and 0.5 (spin: 0) and follow each batch's "
+                   "layer means, the hidden ones by mean field given the batch (Melchior et "
+                   "al. 2016)"));
+    ADD(CLI_DBL("--offset-rate", "X", &c->offset_rate, 0.0, 1.0,
+                "--centre data: the offsets' moving-average rate per step "
+                "(ebm_model_move_offsets)"));
     ADD(CLI_HEAD("optimiser:"));
     ADD(CLI_ONE_OF("--optimizer", &c->optimizer, optimizer_names, 0, "update rule"));
     ADD(CLI_DBL("--lr", "X", &c->lr, 1e-12, 1e6, "learning rate"));
@@ -478,6 +492,15 @@ static int parse_options(trainer_config *c, int argc, char **argv)
         complain(c, "--eval-every needs --eval auto or ais (it uses the same method)");
         return 2;
     }
+    if (c->centre && c->average_from >= 0) {
+        complain(c, "--centre data with --average-from: an average of parameters centred on "
+                    "moving offsets is not a model; give one of them");
+        return 2;
+    }
+    if (c->centre && c->comm != NULL) {
+        complain(c, "--centre data is not supported in distributed runs yet");
+        return 2;
+    }
     if (c->ais_check_chains == 1) {
         complain(c, "--ais-check-chains 1: AIS needs at least 2 chains (0: --ais-chains)");
         return 2;
@@ -518,13 +541,17 @@ static int config_text(const run *r, char *buf, size_t size)
     }
     int tail = -1;
     if (at > 0 && (size_t)at < size && sat < sizeof shards) {
-        tail = snprintf(buf + at, size - (size_t)at,
-                 " optimizer=%s momentum=%s batch=%lld chains=%lld seed=%llu%s%s | lr=%.17g "
+        char centre[64] = "";
+    if (c->centre) {
+        snprintf(centre, sizeof centre, " centre=data offset_rate=%.17g", c->offset_rate);
+    }
+    tail = snprintf(buf + at, size - (size_t)at,
+                 " optimizer=%s momentum=%s batch=%lld chains=%lld seed=%llu%s%s%s | lr=%.17g "
                  "schedule=%s gamma=%.17g clip=%.17g k=%lld cap=%lld marginalize=%d "
                  "positive=%d search_sweeps=%lld",
                  optimizer_names[c->optimizer], c->momentum > 0 ? "on" : "off",
                  (long long)c->batch, (long long)c->chains, (unsigned long long)c->seed,
-                 c->schedule == OPTIM_COSINE ? " cosine" : "", shards, c->lr,
+                 c->schedule == OPTIM_COSINE ? " cosine" : "", centre, shards, c->lr,
                  schedule_names[c->schedule],
                  c->gamma, c->clip, (long long)c->k, (long long)c->cap, c->marginalize,
                  c->positive, (long long)c->search_sweeps);
@@ -1077,6 +1104,7 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
             r->opt.last_norm, optim_rate(&r->opt));
 }
 
+static int centre_step(run *r);
 static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll,
                             double *log_z, double *is_mean);
 
@@ -1137,6 +1165,9 @@ static int train(run *r, double *seconds_out)
             if (c->comm == NULL) {
                 return 1;
             }
+        }
+        if (rc == DATA_OK && c->centre && centre_step(r) != 0) {
+            return 1;
         }
         if (c->comm != NULL) {
             /* Every rank fails together, with the failing rank's message. */
@@ -1329,23 +1360,19 @@ static double mean_of(const double *x, int64_t n)
  * --ais-chains x --eval-betas and, for a DBM, the mean-field bound. Names the
  * CSV column after the method.
  */
-/* --ais-base data: the visible biases of AIS's base distribution, the
- * log-odds of the training images' encoded units, (count + 1) / (N + 2)
- * for each (spin units: half the log-odds of +1). */
-static int prepare_ais_base(run *r)
+/* p[j] = (count + 1) / (N + 2), the smoothed frequency of 1 (spin: of +1)
+ * of each encoded unit over the training images (a Bernoulli encoding with
+ * its own stream, AIS_BASE_STREAM). */
+static int training_means(run *r, double *p, const char *what)
 {
     const trainer_config *c = r->c;
-    if (c->ais_base == 0 || c->eval == TRAINER_EVAL_NONE) {
-        return 0;
-    }
     enum { CHUNK = 1024 };
     const int64_t d = r->dim, n = r->train.n;
     double *ones = calloc((size_t)d, sizeof *ones);
     float *x = malloc((size_t)(CHUNK * d) * sizeof *x);
-    r->ais_base = malloc((size_t)d * sizeof *r->ais_base);
     ebm_rng_t *rng = NULL;
     char err[ERR_SIZE] = "";
-    int rc = ones != NULL && x != NULL && r->ais_base != NULL
+    int rc = ones != NULL && x != NULL
                  ? (ebm_rng_create(&rng, c->seed, AIS_BASE_STREAM) == EBM_OK ? DATA_OK : DATA_ERNG)
                  : -1;
     for (int64_t r0 = 0; rc == DATA_OK && r0 < n; r0 += CHUNK) {
@@ -1360,15 +1387,116 @@ static int prepare_ais_base(run *r)
         }
     }
     for (int64_t j = 0; rc == DATA_OK && j < d; j++) {
-        const double p = (ones[j] + 1.0) / ((double)n + 2.0);
-        const double logit = log(p / (1.0 - p));
-        r->ais_base[j] = (float)(c->units == EBM_UNITS_SPIN ? 0.5 * logit : logit);
+        p[j] = (ones[j] + 1.0) / ((double)n + 2.0);
     }
     ebm_rng_destroy(rng);
     free(ones);
     free(x);
     if (rc != DATA_OK) {
-        return complain(c, "--ais-base data: %s", rc == -1 ? "out of memory" : err);
+        return complain(c, "%s: %s", what, rc == -1 ? "out of memory" : err);
+    }
+    return 0;
+}
+
+/* --ais-base data: the visible biases of AIS's base distribution, the
+ * log-odds of training_means (spin units: half the log-odds of +1). */
+static int prepare_ais_base(run *r)
+{
+    const trainer_config *c = r->c;
+    if (c->ais_base == 0 || c->eval == TRAINER_EVAL_NONE) {
+        return 0;
+    }
+    const int64_t d = r->dim;
+    double *p = malloc((size_t)d * sizeof *p);
+    r->ais_base = malloc((size_t)d * sizeof *r->ais_base);
+    if (p == NULL || r->ais_base == NULL) {
+        free(p);
+        return complain(c, "--ais-base data: out of memory");
+    }
+    if (training_means(r, p, "--ais-base data") != 0) {
+        free(p);
+        return 1;
+    }
+    for (int64_t j = 0; j < d; j++) {
+        const double logit = log(p[j] / (1.0 - p[j]));
+        r->ais_base[j] = (float)(c->units == EBM_UNITS_SPIN ? 0.5 * logit : logit);
+    }
+    free(p);
+    return 0;
+}
+
+/*
+ * --centre data. A fresh run's offsets (keep_law 0: the initial parameters
+ * are read as centred ones): the visible units' training_means (spin: 2p -
+ * 1), and 0.5 (spin: 0) for the hidden units, PyDeep's defaults; a resumed
+ * run's come from its checkpoint. Then the scratch of centre_step.
+ */
+static int centre_start(run *r)
+{
+    const trainer_config *c = r->c;
+    if (!c->centre) {
+        return 0;
+    }
+    const int64_t w = r->width, d = r->dim;
+    r->centre_mu = malloc((size_t)(c->batch * w) * sizeof *r->centre_mu);
+    r->centre_target = malloc((size_t)w * sizeof *r->centre_target);
+    r->centre_clamp = calloc((size_t)w, 1);
+    double *p = malloc((size_t)d * sizeof *p);
+    if (r->centre_mu == NULL || r->centre_target == NULL || r->centre_clamp == NULL ||
+        p == NULL) {
+        free(p);
+        return complain(c, "--centre data: out of memory");
+    }
+    memset(r->centre_clamp, 1, (size_t)d); /* the visible layer */
+    if (c->resume == NULL) {
+        if (training_means(r, p, "--centre data") != 0) {
+            free(p);
+            return 1;
+        }
+        const int spin = c->units == EBM_UNITS_SPIN;
+        for (int64_t j = 0; j < w; j++) {
+            r->centre_target[j] = j < d ? (float)(spin ? 2.0 * p[j] - 1.0 : p[j])
+                                        : (spin ? 0.0f : 0.5f);
+        }
+        if (ebm_model_set_offsets(r->m, r->centre_target, 0) != EBM_OK) {
+            free(p);
+            return complain(c, "--centre data: %s", ebm_model_errmsg(r->m));
+        }
+    }
+    free(p);
+    return 0;
+}
+
+/* --centre data, before a step's gradient: move the offsets, with the law
+ * kept, towards the batch's layer means: the visible units' mean and the
+ * hidden layers' mean-field means given each row (10 iterations from the
+ * offsets). */
+static int centre_step(run *r)
+{
+    const trainer_config *c = r->c;
+    const int64_t w = r->width, d = r->dim, n = c->batch;
+    if (ebm_model_get_offsets(r->m, r->centre_target) != EBM_OK) {
+        return complain(c, "--centre data: %s", ebm_model_errmsg(r->m));
+    }
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(r->centre_mu + i * w, r->batch + i * d, (size_t)d * sizeof *r->batch);
+        memcpy(r->centre_mu + i * w + d, r->centre_target + d, (size_t)(w - d) * sizeof *r->batch);
+    }
+    const int rc = ebm_model_mean_field(r->m, n, r->centre_mu, w, r->centre_clamp, 0, 10, 1e-4);
+    if (rc < 0) {
+        return complain(c, "step %lld: --centre data: ebm_model_mean_field: %s",
+                        (long long)r->step + 1, ebm_model_errmsg(r->m));
+    }
+    for (int64_t j = 0; j < w; j++) {
+        double s = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            s += r->centre_mu[i * w + j];
+        }
+        r->centre_target[j] = (float)(s / (double)n);
+    }
+    if (ebm_model_move_offsets(r->m, c->offset_rate, r->centre_target) != EBM_OK) {
+        return complain(c, "step %lld: --centre data: %s", (long long)r->step + 1,
+                        ebm_model_errmsg(r->m));
     }
     return 0;
 }
@@ -1684,6 +1812,9 @@ static void report(const run *r, const result *res, double train_s, double pictu
                 res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
                 r->ptau_max);
         fprintf(f, "ais_base=%s\n", ais_base_names[c->ais_base]);
+        if (c->centre) {
+            fprintf(f, "centre=data\noffset_rate=%.17g\n", c->offset_rate);
+        }
         if (c->method == EBM_ESTIMATOR_UCD_LMI) {
             fprintf(f, "mh_accepted=%.0f\n", r->mh_accepted);
         }
@@ -1757,6 +1888,9 @@ static void free_run(run *r)
     free(r->rows);
     free(r->heldout_x);
     free(r->ais_base);
+    free(r->centre_mu);
+    free(r->centre_target);
+    free(r->centre_clamp);
     data_set_free(&r->train);
     data_set_free(&r->test);
 }
@@ -1793,7 +1927,8 @@ int trainer_main(trainer_config *c, int argc, char **argv)
     rc = r.root && cli_make_dirs(c->out) != 0
              ? complain(c, "cannot create %s: %s", c->out, strerror(errno))
              : 0;
-    rc = any_failed(c, rc || load_data(&r) || build_model(&r) || build_estimator(&r) ||
+    rc = any_failed(c, rc || load_data(&r) || build_model(&r) || centre_start(&r) ||
+                           build_estimator(&r) ||
                            prepare_heldout(&r) || prepare_ais_base(&r));
     if (rc == 0) {
         rc = any_failed(c, config_text(&r, r.config_text, sizeof r.config_text) ||

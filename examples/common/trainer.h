@@ -82,6 +82,8 @@ typedef struct trainer_config {
     int units;              /* EBM_UNITS_BINARY or EBM_UNITS_SPIN (all layers) */
     int init;               /* EBM_INIT_ORTHOGONAL or EBM_INIT_GAUSSIAN */
     double init_scale;
+    int centre;             /* --centre data (1): offsets that follow the data's layer means */
+    double offset_rate;     /* --offset-rate: their moving-average rate per step */
 
     /* optimiser */
     int optimizer;          /* enum optim_kind */

@@ -143,6 +143,10 @@ check "--shards 2 on 3 ranks: exit != 0, says the shards must be at least the ra
 run 2 "$T/est" --estimator nosuch --data bas --steps 2
 check "--estimator nosuch: exit 2, the choices" \
     test "$rc" != 0 -a -n "$(grep -F 'expected one of ucd, ucd-lmi, pcd, cd' "$T/est.err")"
+run 2 "$T/centre" --data bas --steps 2 --centre data
+check "--centre data: refused in distributed runs, saying so" \
+    test "$rc" != 0 -a -n "$(grep -F -- '--centre data is not supported in distributed runs' \
+        "$T/centre.err")"
 
 echo "mpi: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -456,6 +456,26 @@ run train_pcd "${TINY[@]}" --ais-base nosuch --steps 10
 check "--ais-base nosuch: exit 2, the choices" \
     test "$rc" = 2 -a -n "$(grep -F 'expected one of uniform, data' "$err")"
 
+echo "== --centre data"
+run train_ucd_lmi "${TINY[@]}" --units binary --centre data --offset-rate 0.05 --steps 200 \
+    --out "$T/cen"
+check "train_ucd_lmi --centre data: exit 0, summary centre=data, a version-2 model.ebm" \
+    test "$rc" = 0 -a -n "$(grep -Fx centre=data "$T/cen/summary.txt")" \
+    -a "$(od -An -tu1 -j8 -N1 "$T/cen/model.ebm" | tr -d ' ')" = 2
+run train_ucd_lmi "${TINY[@]}" --units binary --steps 200 --out "$T/cen0"
+check "without --centre: a version-1 model.ebm" \
+    test "$(od -An -tu1 -j8 -N1 "$T/cen0/model.ebm" | tr -d ' ')" = 1
+run train_ucd_lmi "${TINY[@]}" --units binary --centre data --steps 200 \
+    --resume "$T/cen/checkpoint.ckpt" --out "$T/cen1"
+check "a --centre data checkpoint resumed without --offset-rate 0.05: exit 1, names the setting" \
+    test "$rc" = 1 -a -n "$(grep -F offset_rate "$err")"
+run train_ucd "${TINY[@]}" --layers 16,16 --centre data --average-from 2 --steps 10
+check "--centre data --average-from 2: exit 2, names both" \
+    test "$rc" = 2 -a -n "$(grep -F -- '--centre data with --average-from' "$err")"
+WAIT_FOR='step 3/'
+resume_test TERM 143 train_ucd_lmi checkpoint.ckpt "${TINY[@]}" --units binary --centre data \
+    --offset-rate 0.05 --steps 20000 --checkpoint-every 0 --eval none
+
 echo "== plot_curves"
 run plot_curves --out "$T/c.png" --x step --y grad_norm,nosuch "run=$T/ev0/train.csv"
 check "a missing column: exit 1, names it" \
