@@ -505,8 +505,15 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
             uint32_t bits = get_u32(q);
             memcpy(&m->offsets[j], &bits, sizeof bits);
             any |= m->offsets[j] != 0.0f;
+            if (bits == 0x80000000u && rc == EBM_OK) {
+                rc = ebm__fail(msg, EBM_EFORMAT,
+                               "invalid offset: offsets[%lld] is -0; a model stores +0",
+                               (long long)j);
+            }
         }
-        rc = ebm__check_offsets(m, msg, "invalid offset: offsets", m->offsets);
+        if (rc == EBM_OK) {
+            rc = ebm__check_offsets(m, msg, "invalid offset: offsets", m->offsets);
+        }
         if (rc == EBM_OK && !any) {
             rc = ebm__fail(msg, EBM_EFORMAT,
                            "version 2 with every offset 0: a model without offsets is saved "

@@ -97,14 +97,16 @@ static int replace_offsets(ebm_model_t *m, ebm__msg *msg, const float *mu, int k
             }
         }
         for (int64_t j = 0; j < w; j++) {
-            m->params[m->b_off[0] + j] = (float)b[j];
-            m->params_d[m->b_off[0] + j] = (double)m->params[m->b_off[0] + j];
+            if (b[j] != m->params_d[m->b_off[0] + j]) { /* an unmoved bias keeps its bits */
+                m->params[m->b_off[0] + j] = (float)b[j];
+                m->params_d[m->b_off[0] + j] = (double)m->params[m->b_off[0] + j];
+            }
         }
         free(b);
     }
     int centred = 0;
     for (int64_t j = 0; j < w; j++) {
-        m->offsets[j] = mu[j];
+        m->offsets[j] = mu[j] + 0.0f; /* -0 is stored as +0, as a file holds it */
         centred |= mu[j] != 0.0f;
     }
     m->centred = centred;

@@ -334,13 +334,13 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
             if (ebm__is_gaussian(m, l)) {
                 continue; /* its quadratic term does not depend on beta */
             }
-            const float *b = m->bias + m->offset[l];
+            const double *b = m->bias_d + m->offset[l];
             const float *b0 = l == 0 ? base : NULL;
             for (int64_t r = 0; r < n; r++) {
                 const float *xl = x + r * w + m->offset[l];
                 double s = 0.0;
                 for (int64_t j = 0; j < m->size[l]; j++) {
-                    s += ((double)b[j] - (b0 != NULL ? (double)b0[j] : 0.0)) * xl[j];
+                    s += (b[j] - (b0 != NULL ? (double)b0[j] : 0.0)) * xl[j];
                 }
                 lw[r] += (beta - beta_prev) * s;
             }

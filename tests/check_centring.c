@@ -265,6 +265,22 @@ START_TEST(move_is_the_average)
     ck_assert_int_eq(ebm_model_move_offsets(m, 1.0, target), EBM_OK);
     ck_assert_int_eq(ebm_model_get_offsets(m, got), EBM_OK);
     ck_assert(memcmp(got, target, sizeof got) == 0);
+    /* -0 is stored as +0 (as a file holds it), and a move by 0 keeps the
+     * biases' bits, -0 included. */
+    const float negzero[5] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
+    ck_assert_int_eq(ebm_model_set_offsets(m, negzero, 0), EBM_OK);
+    ck_assert_int_eq(ebm_model_get_offsets(m, got), EBM_OK);
+    for (int j = 0; j < 5; j++) {
+        ck_assert_msg(!signbit(got[j]), "offset %d kept its sign bit", j);
+    }
+    float p[11];
+    ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+    p[6] = -0.0f; /* b_0[0] */
+    ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
+    ck_assert_int_eq(ebm_model_set_offsets(m, mu, 0), EBM_OK);
+    const uint64_t h0 = t_model_hash(m);
+    ck_assert_int_eq(ebm_model_set_offsets(m, mu, 1), EBM_OK);
+    ck_assert_uint_eq(t_model_hash(m), h0);
     ebm_model_destroy(m);
 }
 END_TEST

@@ -407,7 +407,7 @@ static ebm_model_t *ucfg_model(const ucfg *c, float *rows, double **exact)
     t_random_params(m, c->seed, c->scale);
     if (c->centred) {
         float mu[MAXW];
-        uint64_t us = c->seed;
+        uint64_t us = c->seed ^ 0x5bd1e995u; /* not the parameters' stream */
         for (int64_t j = 0; j < ebm_model_state_width(m); j++) {
             const double u = 0.1 + 0.8 * t_uniform(&us);
             mu[j] = (float)(c->vis == S_ ? 2.0 * u - 1.0 : u);

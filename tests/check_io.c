@@ -748,6 +748,11 @@ START_TEST(test_version_2_malformations)
     fix_crc(q, nc);
     expect_format_error(q, nc, "offsets[8] (layer 2, unit 1) is nan");
     memcpy(q, cbase, nc);
+    ck_assert_uint_eq(get_le(q + offs, 4), 0); /* offsets[0] is 0 */
+    put_le(q + offs, 0x80000000u, 4);
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "invalid offset: offsets[0] is -0; a model stores +0");
+    memcpy(q, cbase, nc);
     memset(q + offs, 0, 4 * 9);
     fix_crc(q, nc);
     expect_format_error(q, nc, "version 2 with every offset 0");

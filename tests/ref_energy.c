@@ -61,7 +61,7 @@ void ref_centre(ref_t *R, ebm_model_t *m, uint64_t seed)
 {
     float *mu = malloc((size_t)R->width * sizeof *mu);
     ck_assert_ptr_nonnull(mu);
-    uint64_t rs = seed;
+    uint64_t rs = seed ^ 0x5bd1e995u; /* not the parameters' stream */
     for (int l = 0; l < R->nl; l++) {
         for (int64_t j = 0; j < R->n[l]; j++) {
             const double lo = ref_down(R->units[l]);
