@@ -29,6 +29,9 @@ static const unsigned char io_magic[8] = {0x89, 'E', 'B', 'M', '\r', '\n', 0x1a,
 #define IO_VERSION_MAX 2u
 /* magic, version, n_layers, visible units, hidden units */
 #define IO_FIXED 24u
+/* Version 2 only, after them: the visible layer's categories and the flags. */
+#define IO_EXT 8u
+#define IO_FLAG_OFFSETS 1u /* the offsets follow the parameters */
 
 /* ---- bytes ------------------------------------------------------------ */
 
@@ -125,14 +128,20 @@ static uint32_t crc32_ieee(const unsigned char *p, size_t n)
 /* ---- layout ----------------------------------------------------------- */
 
 /* Bytes before the parameters: the fixed header, the sizes, param_count. */
-static uint64_t head_size(uint64_t n_layers) { return IO_FIXED + 8 * n_layers + 8; }
+static uint64_t head_size(uint32_t version, uint64_t n_layers)
+{
+    return IO_FIXED + (version >= 2 ? IO_EXT : 0) + 8 * n_layers + 8;
+}
+
+/* The version a model is written as: 1 unless it needs version 2's fields. */
+static uint32_t version_of(const ebm_model_t *m) { return m->centred ? 2u : 1u; }
 
 int64_t ebm_model_save_size(const ebm_model_t *m)
 {
     if (m == NULL) {
         return -1;
     }
-    return (int64_t)head_size((uint64_t)m->n_layers) + 4 * m->n_params +
+    return (int64_t)head_size(version_of(m), (uint64_t)m->n_layers) + 4 * m->n_params +
            (m->centred ? 4 * m->width : 0) + 4;
 }
 
@@ -141,11 +150,17 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
 {
     unsigned char *start = p;
     memcpy(p, io_magic, sizeof io_magic);
-    put_u32(p + 8, m->centred ? 2u : 1u);
+    const uint32_t version = version_of(m);
+    put_u32(p + 8, version);
     put_u32(p + 12, (uint32_t)m->n_layers);
     put_u32(p + 16, (uint32_t)m->units[0]);
     put_u32(p + 20, (uint32_t)m->units[1]); /* every hidden layer has this kind */
     p += IO_FIXED;
+    if (version >= 2) {
+        put_u32(p, 1u); /* categories */
+        put_u32(p + 4, m->centred ? IO_FLAG_OFFSETS : 0u);
+        p += IO_EXT;
+    }
     for (int64_t l = 0; l < m->n_layers; l++, p += 8) {
         put_u64(p, (uint64_t)m->size[l]);
     }
@@ -413,17 +428,38 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
     if (rc != EBM_OK) {
         return rc;
     }
-    uint64_t head = head_size(n_layers);
+    const uint64_t head = head_size(version, n_layers);
     if (size < head) {
         return ebm__fail(msg, EBM_EFORMAT,
                          "file is %zu bytes; with %lu layers the sizes and param_count end at "
                          "byte %llu",
                          size, (unsigned long)n_layers, (unsigned long long)head);
     }
+    uint32_t flags = 0;
+    if (version >= 2) {
+        const uint32_t categories = get_u32(p + IO_FIXED);
+        flags = get_u32(p + IO_FIXED + 4);
+        if (categories != 1) {
+            return ebm__fail(msg, EBM_EFORMAT,
+                             "categories is %lu; visible units that are not Potts units have 1",
+                             (unsigned long)categories);
+        }
+        if (flags & ~IO_FLAG_OFFSETS) {
+            return ebm__fail(msg, EBM_EFORMAT,
+                             "flags is 0x%lx; only bit 0 (the offsets follow) is defined",
+                             (unsigned long)flags);
+        }
+        if (flags == 0) {
+            return ebm__fail(msg, EBM_EFORMAT,
+                             "version 2 with flags 0: a model without offsets is saved as "
+                             "version 1");
+        }
+    }
+    const unsigned char *size_at = p + head - 8 - 8 * (uint64_t)n_layers;
     int64_t sizes[EBM_MAX_LAYERS];
     int64_t width = 0;
     for (uint32_t l = 0; l < n_layers; l++) {
-        uint64_t s = get_u64(p + IO_FIXED + 8 * l);
+        uint64_t s = get_u64(size_at + 8 * l);
         if (s < 1 || s > (uint64_t)EBM__BLAS_MAX) {
             return ebm__fail(msg, EBM_EFORMAT, "sizes[%lu] is %llu; it must be from 1 to %lld",
                              (unsigned long)l, (unsigned long long)s, (long long)EBM__BLAS_MAX);
@@ -440,8 +476,8 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
      * error below: a 60-byte file never makes a 19 GB allocation. */
     int64_t n_params = width <= EBM__BLAS_MAX ? layout_param_count(n_layers, sizes, (int)visible)
                                              : -1;
-    /* Version 2: the offsets, one per unit, follow the parameters. */
-    const uint64_t extra = version == 2 ? 4 * (uint64_t)width : 0;
+    /* With IO_FLAG_OFFSETS, the offsets, one per unit, follow the parameters. */
+    const uint64_t extra = (flags & IO_FLAG_OFFSETS) ? 4 * (uint64_t)width : 0;
     uint64_t room = size >= head + extra + 4 ? (size - head - extra - 4) / 4 : 0;
     ebm_model_t *m = NULL;
     if (n_params < 0 || (uint64_t)n_params <= room) {
@@ -499,7 +535,7 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
         ebm_model_destroy(m);
         return EBM_EFORMAT;
     }
-    if (version == 2) {
+    if (flags & IO_FLAG_OFFSETS) {
         int any = 0;
         for (int64_t j = 0; j < width; j++, q += 4) {
             uint32_t bits = get_u32(q);
@@ -516,8 +552,8 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
         }
         if (rc == EBM_OK && !any) {
             rc = ebm__fail(msg, EBM_EFORMAT,
-                           "version 2 with every offset 0: a model without offsets is saved "
-                           "as version 1");
+                           "flags say the offsets follow, but every offset is 0: a model "
+                           "without offsets is saved as version 1");
         }
         if (rc != EBM_OK) {
             ebm_model_destroy(m);

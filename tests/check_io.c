@@ -259,16 +259,18 @@ START_TEST(test_golden_bytes)
 }
 END_TEST
 
-/* The same RBM centred, offsets (0.5, 0.25 | 0.75): version 2, the offsets
- * after the parameters (bytes from Python's struct and zlib.crc32). */
-static const unsigned char golden_v2[84] = {
+/* The same RBM centred, offsets (0.5, 0.25 | 0.75): version 2, categories
+ * 1 and flags 1 after the unit kinds, the offsets after the parameters
+ * (bytes from Python's struct and zlib.crc32). */
+static const unsigned char golden_v2[92] = {
     0x89, 0x45, 0x42, 0x4d, 0x0d, 0x0a, 0x1a, 0x0a, 0x02, 0x00, 0x00, 0x00, /* magic, v2 */
     0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* L+1, units */
-    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, /* sizes 2, 1 */
-    0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 5 params */
-    0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x80, 0x3e, /* .5 -1 .25 */
-    0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0xbe, 0x00, 0x00, 0x00, 0x3f, /* 2 -.125 | .5 */
-    0x00, 0x00, 0x80, 0x3e, 0x00, 0x00, 0x40, 0x3f, 0x14, 0x32, 0x79, 0x92, /* .25 .75 CRC */
+    0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, /* q 1, flags 1, */
+    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* sizes 2, 1 */
+    0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3f, /* 5 params: .5 */
+    0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x80, 0x3e, 0x00, 0x00, 0x00, 0x40, /* -1 .25 2 */
+    0x00, 0x00, 0x00, 0xbe, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x80, 0x3e, /* -.125 | .5 .25 */
+    0x00, 0x00, 0x40, 0x3f, 0xe9, 0x80, 0x3d, 0xaf,                         /* .75 CRC */
 };
 
 /* Version 2: the golden bytes both ways, and a model whose offsets go back
@@ -563,9 +565,10 @@ START_TEST(test_every_truncation)
             unsigned char *q = malloc(len > 0 ? len : 1);
             ck_assert_ptr_nonnull(q);
             memcpy(q, p, len);
+            const size_t ext = get_le(p + OFF_VERSION, 4) == 2 ? 8 : 0; /* version 2 */
             if (len < 24) {
                 expect_format_error(q, len, "a model file has at least 24");
-            } else if (len >= off_params((size_t)ebm_model_num_layers(m))) {
+            } else if (len >= off_params((size_t)ebm_model_num_layers(m)) + ext) {
                 expect_format_error(q, len, "the header declares");
             } else {
                 expect_format_error(q, len, "the sizes and param_count end at byte");
@@ -755,30 +758,50 @@ START_TEST(test_version_2_malformations)
     memcpy(q, cbase, nc);
     memset(q + offs, 0, 4 * 9);
     fix_crc(q, nc);
-    expect_format_error(q, nc, "version 2 with every offset 0");
-    /* A version-2 image called version 1 is too long; a version-1 image
-     * called version 2 too short. */
+    expect_format_error(q, nc, "flags say the offsets follow, but every offset is 0");
+    /* The fields after the unit kinds: categories, flags. */
+    memcpy(q, cbase, nc);
+    put_le(q + 24, 3, 4);
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "categories is 3; visible units that are not Potts units have 1");
+    memcpy(q, cbase, nc);
+    put_le(q + 28, 3, 4);
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "flags is 0x3; only bit 0 (the offsets follow) is defined");
+    memcpy(q, cbase, nc);
+    put_le(q + 28, 0, 4);
+    fix_crc(q, nc);
+    expect_format_error(q, nc, "version 2 with flags 0: a model without offsets is saved as "
+                               "version 1");
+    /* A version-2 image called version 1 reads categories and flags as
+     * sizes[0]; a version-1 image called version 2 reads sizes[0] = 6 as
+     * categories. */
     memcpy(q, cbase, nc);
     put_le(q + OFF_VERSION, 1, 4);
     fix_crc(q, nc);
-    expect_format_error(q, nc, "36 trailing bytes after the CRC");
+    expect_format_error(q, nc, "sizes[0] is 4294967297");
     free(q);
     q = copy_image(base, n);
     put_le(q + OFF_VERSION, 2, 4);
     fix_crc(q, n);
-    expect_format_error(q, n, "file is 188 bytes; the header declares 228");
+    expect_format_error(q, n, "categories is 6");
     free(q);
 
-    /* A GRBM with offsets (its 10 units' offsets appended). */
-    q = malloc(ng + 40);
+    /* A GRBM with offsets: version 2, categories 1, flags 1, and its 10
+     * units' offsets after the parameters. */
+    const size_t ng2 = ng + 8 + 40;
+    q = malloc(ng2);
     ck_assert_ptr_nonnull(q);
-    memcpy(q, gbase, ng - 4);
+    memcpy(q, gbase, 24);
     put_le(q + OFF_VERSION, 2, 4);
+    put_le(q + 24, 1, 4);
+    put_le(q + 28, 1, 4);
+    memcpy(q + 32, gbase + 24, ng - 28);
     for (int j = 0; j < 10; j++) {
-        put_le(q + ng - 4 + 4 * (size_t)j, j == 8 ? 0x3f000000u : 0u, 4); /* 0.5f at unit 8 */
+        put_le(q + ng + 4 + 4 * (size_t)j, j == 8 ? 0x3f000000u : 0u, 4); /* 0.5f at unit 8 */
     }
-    fix_crc(q, ng + 40);
-    expect_format_error(q, ng + 40, "invalid offset: offsets[8] (layer 1, unit 1) is 0.5",
+    fix_crc(q, ng2);
+    expect_format_error(q, ng2, "invalid offset: offsets[8] (layer 1, unit 1) is 0.5",
                         "Gaussian visible units has no offsets");
     free(q);
 
