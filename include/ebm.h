@@ -188,9 +188,11 @@ typedef struct ebm_model ebm_model_t;
 
 /** Unit kinds. */
 enum ebm_units {
-    EBM_UNITS_BINARY = 0,  /**< values 0 or 1 */
-    EBM_UNITS_SPIN = 1,    /**< values -1 or +1 */
-    EBM_UNITS_GAUSSIAN = 2 /**< real values; visible layer only */
+    EBM_UNITS_BINARY = 0,   /**< values 0 or 1 */
+    EBM_UNITS_SPIN = 1,     /**< values -1 or +1 */
+    EBM_UNITS_GAUSSIAN = 2, /**< real values; visible layer only */
+    EBM_UNITS_POTTS = 3     /**< categorical (one-hot) sites; visible layer only
+                                 (ebm_model_create_potts) */
 };
 
 /** Parameter block kinds (see ebm_model_param_block). */
@@ -228,6 +230,23 @@ EBM_API int ebm_max_layers(void);
 EBM_API int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
                              int visible_units, int hidden_units, char *errbuf,
                              size_t errbuf_size);
+/**
+ * Create a model whose visible units are categorical (Potts): layer 0 is
+ * sites of q categories each, one-hot, so its n_0 = sizes[0] columns are
+ * sizes[0] / q sites of q consecutive columns (site i, category a at column
+ * i q + a). A visible state holds one 1 and q - 1 zeros per site. The
+ * energy is the same formula, -b.x - x^T W h - ...: b_0 and the rows of
+ * W_1 are per (site, category). Parameters start at zero.
+ * @param[in] categories q, from 2 to 65536, dividing sizes[0]
+ * @param[in] hidden_units EBM_UNITS_BINARY or EBM_UNITS_SPIN
+ * @return as ebm_model_create; EBM_ESHAPE when q does not divide sizes[0]
+ */
+EBM_API int ebm_model_create_potts(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
+                                   int64_t categories, int hidden_units, char *errbuf,
+                                   size_t errbuf_size);
+/** @return q of a Potts layer l, 1 for the other layers, -1 if m is NULL or l
+ *  out of range. */
+EBM_API int64_t ebm_model_layer_categories(const ebm_model_t *m, int64_t l);
 /** Free a model. NULL is a no-op. */
 EBM_API void ebm_model_destroy(ebm_model_t *m);
 

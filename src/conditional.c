@@ -38,11 +38,42 @@ void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const
     });
 }
 
+/* One draw per site of q categories from the softmax of its inputs a, by
+ * the inverse CDF in double with the uniform u[i] at the site's first
+ * column; written one-hot into x (which may be u). */
+static void potts_draw(int64_t q, int64_t nl, const float *a, const float *u, float *x)
+{
+    for (int64_t i = 0; i < nl; i += q) {
+        const double lse = ebm__site_lse(q, a + i);
+        const double t = (double)u[i];
+        double cum = 0.0;
+        int64_t pick = q - 1; /* if rounding leaves the sum below t */
+        for (int64_t k = 0; k < q; k++) {
+            cum += exp((double)a[i + k] - lse);
+            if (t < cum) {
+                pick = k;
+                break;
+            }
+        }
+        for (int64_t k = 0; k < q; k++) {
+            x[i + k] = k == pick ? 1.0f : 0.0f;
+        }
+    }
+}
+
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
                             const int64_t *rows, uint64_t word, int64_t n, const float *a,
                             int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
+    if (ebm__is_potts(m, l)) {
+        EBM__FOR_ROWS(r, n, n * nl * 8, {
+            float *o = xl + r * ldx;
+            ebm__stream_uniform(s, ebm__row_id(rows, r), word, nl, o);
+            potts_draw(m->categories[l], nl, a + r * lda, o, o);
+        });
+        return;
+    }
     /* Discrete units: the output rows hold the uniforms, then the draws;
      * short rows get their uniforms all at once. */
     if (!ebm__is_gaussian(m, l) && nl <= EBM__SHORT_ROW) {
@@ -81,11 +112,33 @@ static inline double unit_logprob(int units, double x, double a, double logvar, 
     }
 }
 
+/* log p(x | a) of the one-hot sites of q categories: sum over sites of
+ * a(site, x) - log sum_k exp a(site, k); the inputs in float (af) or in
+ * double (ad, when af is NULL). */
+static double potts_logprob(int64_t q, int64_t nl, const float *x, const float *af,
+                            const double *ad)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < nl; i += q) {
+        for (int64_t k = 0; k < q; k++) {
+            s += x[i + k] != 0.0f ? (af != NULL ? (double)af[i + k] : ad[i + k]) : 0.0;
+        }
+        s -= af != NULL ? ebm__site_lse(q, af + i) : ebm__site_lse_d(q, ad + i);
+    }
+    return s;
+}
+
 void ebm__add_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
                             int64_t lda, const float *xl, int64_t ldx, double *logp)
 {
     const int64_t nl = m->size[l];
     const int gauss = ebm__is_gaussian(m, l);
+    if (ebm__is_potts(m, l)) {
+        for (int64_t r = 0; r < n; r++) {
+            logp[r] += potts_logprob(m->categories[l], nl, xl + r * ldx, a + r * lda, NULL);
+        }
+        return;
+    }
     for (int64_t r = 0; r < n; r++) {
         double s = 0.0;
         for (int64_t j = 0; j < nl; j++) {
@@ -111,6 +164,27 @@ void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t
                 continue;
             }
             float *d = draw + m->offset[l];
+            if (ebm__is_potts(m, l)) {
+                /* A uniform category per site (the uniform at its first
+                 * column); a site with any column clamped is kept. */
+                const int64_t q = m->categories[l];
+                for (int64_t i = 0; i < m->size[l]; i += q) {
+                    const int64_t k0 = m->offset[l] + i;
+                    int kept = 0;
+                    for (int64_t k = 0; c != NULL && k < q; k++) {
+                        kept |= c[k0 + k] != 0;
+                    }
+                    if (kept) {
+                        continue;
+                    }
+                    int64_t pick = (int64_t)(d[i] * (float)q);
+                    pick = pick < q ? pick : q - 1;
+                    for (int64_t k = 0; k < q; k++) {
+                        row[k0 + k] = k == pick ? 1.0f : 0.0f;
+                    }
+                }
+                continue;
+            }
             if (ebm__is_gaussian(m, l)) {
                 ebm__stream_normal(s, id, NORMAL_WORDS, m->size[l], d);
             }
@@ -266,6 +340,10 @@ int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const fl
             const float *v = xl + (r0 + r) * ldxl;
             const double *ar = a + r * nl;
             const int gauss = ebm__is_gaussian(m, l);
+            if (ebm__is_potts(m, l)) {
+                logp[r0 + r] = potts_logprob(m->categories[l], nl, v, NULL, ar);
+                continue;
+            }
             double s = 0.0;
             for (int64_t j = 0; j < nl; j++) {
                 s += unit_logprob(m->units[l], v[j], ar[j],
@@ -328,8 +406,23 @@ int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x,
     const int64_t nl = m->size[l];
     for (int64_t r = 0; r < n; r++) {
         float *xl = x + r * ldx + m->offset[l];
+        const float *ar = a + r * nl;
+        if (ebm__is_potts(m, l)) {
+            /* Each site's category of the largest input (the lowest of ties). */
+            const int64_t q = m->categories[l];
+            for (int64_t i = 0; i < nl; i += q) {
+                int64_t best = 0;
+                for (int64_t k = 1; k < q; k++) {
+                    best = ar[i + k] > ar[i + best] ? k : best;
+                }
+                for (int64_t k = 0; k < q; k++) {
+                    xl[i + k] = k == best ? 1.0f : 0.0f;
+                }
+            }
+            continue;
+        }
         for (int64_t j = 0; j < nl; j++) {
-            xl[j] = argmin_of(m->units[l], a[r * nl + j]);
+            xl[j] = argmin_of(m->units[l], ar[j]);
         }
     }
     free(a);

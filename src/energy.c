@@ -107,6 +107,20 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
             kern->tanh(nl, a + r * lda);
         });
         break;
+    case EBM_UNITS_POTTS: {
+        /* Each site's softmax, in double. */
+        const int64_t q = m->categories[l];
+        EBM__FOR_ROWS(r, n, n * nl * 8, {
+            for (int64_t i = 0; i < nl; i += q) {
+                float *s = a + r * lda + i;
+                const double lse = ebm__site_lse(q, s);
+                for (int64_t k = 0; k < q; k++) {
+                    s[k] = (float)exp((double)s[k] - lse);
+                }
+            }
+        });
+        break;
+    }
     default: /* Gaussian: the input is the mean */
         break;
     }
@@ -357,6 +371,11 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
             case EBM_UNITS_SPIN:
                 for (int64_t j = 0; j < nl; j++) {
                     s += ebm__log2cosh(a[j]);
+                }
+                break;
+            case EBM_UNITS_POTTS:
+                for (int64_t i = 0; i < nl; i += m->categories[l]) {
+                    s += ebm__site_lse_d(m->categories[l], a + i);
                 }
                 break;
             default: {

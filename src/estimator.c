@@ -61,6 +61,15 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
                          "EBM_ESTIMATOR_GRBM_CD needs a GRBM (2 layers, Gaussian visible units)"),
             &msg);
     }
+    if ((kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI) && ebm__is_potts(m, 0)) {
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EUNSUPPORTED,
+                      "%s couples chains, and there is no coupling of Potts sites yet: use "
+                      "EBM_ESTIMATOR_CD, _PCD or _PT",
+                      kind == EBM_ESTIMATOR_UCD ? "EBM_ESTIMATOR_UCD" : "EBM_ESTIMATOR_UCD_LMI"),
+            &msg);
+    }
     if (kind == EBM_ESTIMATOR_UCD_LMI && ebm__is_gaussian(m, 0)) {
         return ebm__model_set_error(
             m,

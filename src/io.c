@@ -133,8 +133,12 @@ static uint64_t head_size(uint32_t version, uint64_t n_layers)
     return IO_FIXED + (version >= 2 ? IO_EXT : 0) + 8 * n_layers + 8;
 }
 
-/* The version a model is written as: 1 unless it needs version 2's fields. */
-static uint32_t version_of(const ebm_model_t *m) { return m->centred ? 2u : 1u; }
+/* The version a model is written as: 1 unless it needs version 2's fields
+ * (offsets, categories). */
+static uint32_t version_of(const ebm_model_t *m)
+{
+    return m->centred || ebm__is_potts(m, 0) ? 2u : 1u;
+}
 
 int64_t ebm_model_save_size(const ebm_model_t *m)
 {
@@ -157,7 +161,7 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
     put_u32(p + 20, (uint32_t)m->units[1]); /* every hidden layer has this kind */
     p += IO_FIXED;
     if (version >= 2) {
-        put_u32(p, 1u); /* categories */
+        put_u32(p, (uint32_t)m->categories[0]);
         put_u32(p + 4, m->centred ? IO_FLAG_OFFSETS : 0u);
         p += IO_EXT;
     }
@@ -377,18 +381,24 @@ static int bad_magic(ebm__msg *msg, const unsigned char *p)
 /* The unit kinds are judged by ebm__model_new itself (same rules, same
  * messages as ebm_model_create) on a 1 x 1 probe: nothing here is sized by
  * the file. */
-static int check_units(ebm__msg *msg, uint32_t visible, uint32_t hidden)
+static int check_units(ebm__msg *msg, uint32_t version, uint32_t visible, uint32_t hidden)
 {
     if (visible > INT_MAX || hidden > INT_MAX) {
         return ebm__fail(msg, EBM_EFORMAT,
                          "invalid units: the unit kinds are %lu (visible) and %lu (hidden); "
-                         "enum ebm_units has 0, 1 and 2",
+                         "enum ebm_units has 0 to 3",
                          (unsigned long)visible, (unsigned long)hidden);
     }
-    const int64_t one[2] = {1, 1};
+    if (visible == EBM_UNITS_POTTS && version < 2) {
+        return ebm__fail(msg, EBM_EFORMAT,
+                         "invalid units: Potts visible units (3) need format version 2, which "
+                         "holds their categories");
+    }
+    /* (a Potts probe of 2 categories: the file's are checked with the shape) */
+    const int64_t probe_sizes[2] = {visible == EBM_UNITS_POTTS ? 2 : 1, 1};
     ebm_model_t *probe = NULL;
     ebm__msg inner;
-    int rc = ebm__model_new(&probe, &inner, 2, one, (int)visible, (int)hidden);
+    int rc = ebm__model_new(&probe, &inner, 2, probe_sizes, (int)visible, (int)hidden, 2);
     ebm_model_destroy(probe);
     if (rc == EBM_OK) {
         return EBM_OK;
@@ -424,7 +434,7 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
                          (unsigned long)n_layers, EBM_MAX_LAYERS);
     }
     uint32_t visible = get_u32(p + 16), hidden = get_u32(p + 20);
-    int rc = check_units(msg, visible, hidden);
+    int rc = check_units(msg, version, visible, hidden);
     if (rc != EBM_OK) {
         return rc;
     }
@@ -435,24 +445,29 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
                          "byte %llu",
                          size, (unsigned long)n_layers, (unsigned long long)head);
     }
-    uint32_t flags = 0;
+    uint32_t flags = 0, categories = 1;
     if (version >= 2) {
-        const uint32_t categories = get_u32(p + IO_FIXED);
+        categories = get_u32(p + IO_FIXED);
         flags = get_u32(p + IO_FIXED + 4);
-        if (categories != 1) {
+        if (visible != EBM_UNITS_POTTS && categories != 1) {
             return ebm__fail(msg, EBM_EFORMAT,
                              "categories is %lu; visible units that are not Potts units have 1",
                              (unsigned long)categories);
+        }
+        if (visible == EBM_UNITS_POTTS && (categories < 2 || categories > EBM__MAX_CATEGORIES)) {
+            return ebm__fail(msg, EBM_EFORMAT,
+                             "categories is %lu; Potts units have from 2 to %d",
+                             (unsigned long)categories, EBM__MAX_CATEGORIES);
         }
         if (flags & ~IO_FLAG_OFFSETS) {
             return ebm__fail(msg, EBM_EFORMAT,
                              "flags is 0x%lx; only bit 0 (the offsets follow) is defined",
                              (unsigned long)flags);
         }
-        if (flags == 0) {
+        if (flags == 0 && visible != EBM_UNITS_POTTS) {
             return ebm__fail(msg, EBM_EFORMAT,
-                             "version 2 with flags 0: a model without offsets is saved as "
-                             "version 1");
+                             "version 2 with flags 0 and no Potts units: such a model is saved "
+                             "as version 1");
         }
     }
     const unsigned char *size_at = p + head - 8 - 8 * (uint64_t)n_layers;
@@ -482,7 +497,8 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
     ebm_model_t *m = NULL;
     if (n_params < 0 || (uint64_t)n_params <= room) {
         ebm__msg inner;
-        rc = ebm__model_new(&m, &inner, n_layers, sizes, (int)visible, (int)hidden);
+        rc = ebm__model_new(&m, &inner, n_layers, sizes, (int)visible, (int)hidden,
+                            (int64_t)categories);
         if (rc == EBM_ENOMEM) {
             return ebm__fail(msg, rc, "%s", inner.text);
         }

@@ -15,6 +15,7 @@ static const char *units_name(int units)
     case EBM_UNITS_BINARY: return "binary";
     case EBM_UNITS_SPIN: return "spin";
     case EBM_UNITS_GAUSSIAN: return "Gaussian";
+    case EBM_UNITS_POTTS: return "Potts";
     default: return "unknown";
     }
 }
@@ -71,7 +72,7 @@ static void model_free(ebm_model_t *m)
 }
 
 int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
-                   int visible_units, int hidden_units)
+                   int visible_units, int hidden_units, int64_t categories)
 {
     if (out == NULL) {
         return ebm__fail(msg, EBM_ENULL, "out is NULL");
@@ -85,11 +86,21 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
                          (long long)n_layers, EBM_MAX_LAYERS);
     }
     if (visible_units != EBM_UNITS_BINARY && visible_units != EBM_UNITS_SPIN &&
-        visible_units != EBM_UNITS_GAUSSIAN) {
+        visible_units != EBM_UNITS_GAUSSIAN && visible_units != EBM_UNITS_POTTS) {
         return ebm__fail(msg, EBM_EVALUE,
                          "visible_units is %d; it must be EBM_UNITS_BINARY (0), "
-                         "EBM_UNITS_SPIN (1) or EBM_UNITS_GAUSSIAN (2)",
+                         "EBM_UNITS_SPIN (1), EBM_UNITS_GAUSSIAN (2) or EBM_UNITS_POTTS (3)",
                          visible_units);
+    }
+    if (visible_units == EBM_UNITS_POTTS && categories == 0) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "visible_units is EBM_UNITS_POTTS (3): create the model with "
+                         "ebm_model_create_potts, which takes the number of categories");
+    }
+    if (visible_units == EBM_UNITS_POTTS &&
+        (categories < 2 || categories > EBM__MAX_CATEGORIES)) {
+        return ebm__fail(msg, EBM_EVALUE, "categories is %lld; it must be from 2 to %d",
+                         (long long)categories, EBM__MAX_CATEGORIES);
     }
     if (hidden_units != EBM_UNITS_BINARY && hidden_units != EBM_UNITS_SPIN) {
         return ebm__fail(msg, EBM_EVALUE,
@@ -102,6 +113,12 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
         if (sizes[l] < 1 || sizes[l] > EBM__BLAS_MAX) {
             return ebm__fail(msg, EBM_ESHAPE, "sizes[%lld] is %lld; it must be from 1 to %lld",
                              (long long)l, (long long)sizes[l], (long long)EBM__BLAS_MAX);
+        }
+        if (l == 0 && visible_units == EBM_UNITS_POTTS && sizes[0] % categories != 0) {
+            return ebm__fail(msg, EBM_ESHAPE,
+                             "sizes[0] is %lld, not a multiple of categories (%lld): the "
+                             "visible layer is sites of q one-hot columns",
+                             (long long)sizes[0], (long long)categories);
         }
         width += sizes[l];
         if (width > EBM__BLAS_MAX) {
@@ -141,6 +158,7 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
         m->offset[l] = col;
         col += sizes[l];
         m->units[l] = l == 0 ? visible_units : hidden_units;
+        m->categories[l] = l == 0 && visible_units == EBM_UNITS_POTTS ? categories : 1;
         if (sizes[l] > m->max_size) {
             m->max_size = sizes[l];
         }
@@ -182,7 +200,19 @@ int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
                      int visible_units, int hidden_units, char *errbuf, size_t errbuf_size)
 {
     ebm__msg msg;
-    int rc = ebm__model_new(out, &msg, n_layers, sizes, visible_units, hidden_units);
+    int rc = ebm__model_new(out, &msg, n_layers, sizes, visible_units, hidden_units, 0);
+    if (rc != EBM_OK) {
+        ebm__copy_text(errbuf, errbuf_size, msg.text);
+    }
+    return rc;
+}
+
+int ebm_model_create_potts(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
+                           int64_t categories, int hidden_units, char *errbuf, size_t errbuf_size)
+{
+    ebm__msg msg;
+    int rc = ebm__model_new(out, &msg, n_layers, sizes, EBM_UNITS_POTTS, hidden_units,
+                            categories);
     if (rc != EBM_OK) {
         ebm__copy_text(errbuf, errbuf_size, msg.text);
     }
@@ -287,6 +317,11 @@ int64_t ebm_model_layer_offset(const ebm_model_t *m, int64_t l)
 int ebm_model_layer_units(const ebm_model_t *m, int64_t l)
 {
     return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->units[l];
+}
+
+int64_t ebm_model_layer_categories(const ebm_model_t *m, int64_t l)
+{
+    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->categories[l];
 }
 
 int64_t ebm_model_state_width(const ebm_model_t *m) { return m == NULL ? -1 : m->width; }
@@ -543,6 +578,37 @@ static int check_value(const ebm_model_t *m, ebm__msg *msg, const char *name, in
                      (double)v, domain[m->units[l]]);
 }
 
+/* Every site of Potts layer l in row r of the caller's matrix holds one 1
+ * and q - 1 zeros; col0 is the layer's first column in the caller's row. */
+static int check_sites(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l,
+                       int64_t r, int64_t col0, const float *xl)
+{
+    const int64_t q = m->categories[l];
+    for (int64_t i = 0; i < m->size[l]; i += q) {
+        int64_t ones = 0, bad = -1;
+        for (int64_t k = 0; k < q; k++) {
+            ones += xl[i + k] == 1.0f;
+            bad = bad < 0 && xl[i + k] != 0.0f && xl[i + k] != 1.0f ? k : bad;
+        }
+        if (bad >= 0) {
+            return ebm__fail(msg, EBM_EVALUE,
+                             "%s: row %lld, unit %lld (layer %lld, site %lld, category %lld) is "
+                             "%g; Potts units take 0 or 1",
+                             name, (long long)r, (long long)(col0 + i + bad), (long long)l,
+                             (long long)(i / q), (long long)bad, (double)xl[i + bad]);
+        }
+        if (ones != 1) {
+            return ebm__fail(msg, EBM_EVALUE,
+                             "%s: row %lld, units %lld to %lld (layer %lld, site %lld) hold %lld "
+                             "ones; a Potts site holds exactly one",
+                             name, (long long)r, (long long)(col0 + i),
+                             (long long)(col0 + i + q - 1), (long long)l, (long long)(i / q),
+                             (long long)ones);
+        }
+    }
+    return EBM_OK;
+}
+
 int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uint32_t layer_mask,
                       int64_t n, const float *x, int64_t ldx)
 {
@@ -553,6 +619,10 @@ int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uin
                 continue;
             }
             const float *xl = row + m->offset[l];
+            if (ebm__is_potts(m, l)) {
+                EBM__PROPAGATE(check_sites(m, msg, name, l, r, m->offset[l], xl));
+                continue;
+            }
             if (ebm__kern()->values_ok(m->size[l], xl, m->units[l])) {
                 continue;
             }
@@ -569,6 +639,10 @@ int ebm__check_layer_values(const ebm_model_t *m, ebm__msg *msg, const char *nam
 {
     int rc = ebm__check_matrix(msg, name, n, xl, ld, m->size[l]);
     for (int64_t r = 0; r < n && rc == EBM_OK; r++) {
+        if (ebm__is_potts(m, l)) {
+            rc = check_sites(m, msg, name, l, r, 0, xl + r * ld);
+            continue;
+        }
         if (ebm__kern()->values_ok(m->size[l], xl + r * ld, m->units[l])) {
             continue;
         }

@@ -22,6 +22,7 @@ struct ebm_model {
     int64_t size[EBM_MAX_LAYERS];
     int64_t offset[EBM_MAX_LAYERS]; /* first column of layer l in a state row */
     int units[EBM_MAX_LAYERS];
+    int64_t categories[EBM_MAX_LAYERS]; /* q of a Potts layer (sites of q columns), else 1 */
     int64_t width;
     int64_t max_size; /* largest layer */
     int64_t n_params;
@@ -56,8 +57,12 @@ struct ebm_model {
 };
 
 /* Validate a shape and allocate a zeroed model (create and load share it). */
+/* categories: q of a Potts visible layer (0: not given, refused for Potts);
+ * ignored for the other kinds. */
 int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
-                   int visible_units, int hidden_units);
+                   int visible_units, int hidden_units, int64_t categories);
+/* The most categories of a Potts layer. */
+#define EBM__MAX_CATEGORIES 65536
 /* Every value finite, every log-variance within +-EBM__LOGVAR_MAX; the
  * message names the block and index ("W_2[3,4] is nan"). */
 int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p);
@@ -75,6 +80,10 @@ void ebm__refresh_bias(ebm_model_t *m);
 static inline int ebm__is_gaussian(const ebm_model_t *m, int64_t l)
 {
     return m->units[l] == EBM_UNITS_GAUSSIAN;
+}
+static inline int ebm__is_potts(const ebm_model_t *m, int64_t l)
+{
+    return m->units[l] == EBM_UNITS_POTTS;
 }
 
 

@@ -161,4 +161,32 @@ static inline double ebm__log2cosh(double a)
 /* log sigmoid(a) = -softplus(-a) */
 static inline double ebm__log_sigmoid(double a) { return -ebm__softplus(-a); }
 
+/* log sum_k exp(a[k]) of q float inputs, in double (a categorical site). */
+static inline double ebm__site_lse(int64_t q, const float *a)
+{
+    double mx = a[0];
+    for (int64_t k = 1; k < q; k++) {
+        mx = a[k] > mx ? a[k] : mx;
+    }
+    double s = 0.0;
+    for (int64_t k = 0; k < q; k++) {
+        s += exp((double)a[k] - mx);
+    }
+    return mx + log(s);
+}
+
+/* The same for double inputs. */
+static inline double ebm__site_lse_d(int64_t q, const double *a)
+{
+    double mx = a[0];
+    for (int64_t k = 1; k < q; k++) {
+        mx = a[k] > mx ? a[k] : mx;
+    }
+    double s = 0.0;
+    for (int64_t k = 0; k < q; k++) {
+        s += exp(a[k] - mx);
+    }
+    return mx + log(s);
+}
+
 #endif /* EBM_NUMERICS_H */

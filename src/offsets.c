@@ -43,7 +43,11 @@ int ebm__check_offsets(const ebm_model_t *m, ebm__msg *msg, const char *name, co
                                  "%s[%lld] (layer %lld, unit %lld) is %g; offsets of %s units "
                                  "must be in [%g, 1]",
                                  name, (long long)(m->offset[l] + j), (long long)l, (long long)j,
-                                 v, m->units[l] == EBM_UNITS_SPIN ? "spin" : "binary", lo);
+                                 v,
+                                 m->units[l] == EBM_UNITS_SPIN    ? "spin"
+                                 : m->units[l] == EBM_UNITS_POTTS ? "Potts"
+                                                                  : "binary",
+                                 lo);
             }
         }
     }

@@ -18,15 +18,31 @@ static const double LN2 = 0.69314718055994530942;
 #define LOGZ_MAX_BITS 32
 #define LL_MAX_BITS 24
 
-static int64_t class_bits(const ebm_model_t *m, uint32_t mask)
+/* log2 of the number of configurations of the layers in mask: a unit has
+ * 2 values, a Potts site q. */
+static double class_bits(const ebm_model_t *m, uint32_t mask)
 {
-    int64_t bits = 0;
+    double bits = 0.0;
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (mask >> l & 1u) {
-            bits += m->size[l];
+            const int64_t q = m->categories[l];
+            bits += q > 1 ? (double)(m->size[l] / q) * log2((double)q) : (double)m->size[l];
         }
     }
     return bits;
+}
+
+/* The number of configurations, when class_bits is at most 32. */
+static uint64_t class_count(const ebm_model_t *m, uint32_t mask)
+{
+    uint64_t count = 1;
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        const int64_t q = m->categories[l];
+        for (int64_t i = 0; (mask >> l & 1u) && i < m->size[l]; i += q) {
+            count *= q > 1 ? (uint64_t)q : 2u;
+        }
+    }
+    return count;
 }
 
 /* Scratch for enumerate(): a chunk of states, their free energies, and the
@@ -65,7 +81,7 @@ static double enumerate(const ebm_model_t *m, uint32_t enum_mask, uint32_t sum_m
                         const float *v, enum_work *ew)
 {
     const int64_t w = m->width;
-    const uint64_t total = UINT64_C(1) << class_bits(m, enum_mask);
+    const uint64_t total = class_count(m, enum_mask);
     if (v != NULL) {
         for (int64_t r = 0; r < EBM__CHUNK; r++) {
             memcpy(ew->state + r * w, v, (size_t)m->size[0] * sizeof *v);
@@ -75,16 +91,26 @@ static double enumerate(const ebm_model_t *m, uint32_t enum_mask, uint32_t sum_m
     for (uint64_t k0 = 0; k0 < total; k0 += EBM__CHUNK) {
         int64_t rows = total - k0 < EBM__CHUNK ? (int64_t)(total - k0) : EBM__CHUNK;
         for (int64_t r = 0; r < rows; r++) {
+            /* Configuration k in mixed radix: a digit of 2 per unit, of q
+             * per Potts site, the first unit's lowest. */
             uint64_t k = k0 + (uint64_t)r;
-            int bit = 0;
             for (int64_t l = 0; l < m->n_layers; l++) {
                 if (!(enum_mask >> l & 1u)) {
                     continue;
                 }
                 float *xl = ew->state + r * w + m->offset[l];
+                const int64_t q = m->categories[l];
+                if (q > 1) {
+                    for (int64_t i = 0; i < m->size[l]; i += q, k /= (uint64_t)q) {
+                        for (int64_t c = 0; c < q; c++) {
+                            xl[i + c] = (uint64_t)c == k % (uint64_t)q ? 1.0f : 0.0f;
+                        }
+                    }
+                    continue;
+                }
                 float low = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
-                for (int64_t j = 0; j < m->size[l]; j++, bit++) {
-                    xl[j] = (k >> bit & 1u) ? 1.0f : low;
+                for (int64_t j = 0; j < m->size[l]; j++, k >>= 1) {
+                    xl[j] = (k & 1u) ? 1.0f : low;
                 }
             }
         }
@@ -131,14 +157,14 @@ int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z)
     if (!ebm__is_gaussian(m, 0) && class_bits(m, even) < class_bits(m, odd)) {
         enum_mask = even;
     }
-    int64_t bits = class_bits(m, enum_mask);
-    if (bits > LOGZ_MAX_BITS) {
+    const double bits = class_bits(m, enum_mask);
+    if (bits > LOGZ_MAX_BITS + 1e-9) {
         return ebm__model_set_error(
             m,
             ebm__fail(&msg, EBM_ELIMIT,
-                      "exact log Z would enumerate 2^%lld states (the %s layers); the limit is "
+                      "exact log Z would enumerate 2^%.4g states (the %s layers); the limit is "
                       "2^%d: use AIS",
-                      (long long)bits, enum_mask == even ? "even" : "odd", LOGZ_MAX_BITS),
+                      bits, enum_mask == even ? "even" : "odd", LOGZ_MAX_BITS),
             &msg);
     }
     enum_work ew;
@@ -178,12 +204,12 @@ int ebm_model_log_likelihood(const ebm_model_t *m, double log_z, int64_t n, cons
     if (m->n_layers == 2) {
         enum_mask = 0; /* RBM, GRBM: the visible free energy in closed form */
     }
-    int64_t bits = class_bits(m, enum_mask);
-    if (rc == EBM_OK && n > 0 && bits > LL_MAX_BITS) { /* n = 0 does nothing */
+    const double bits = class_bits(m, enum_mask);
+    if (rc == EBM_OK && n > 0 && bits > LL_MAX_BITS + 1e-9) { /* n = 0 does nothing */
         rc = ebm__fail(&msg, EBM_ELIMIT,
-                       "exact log p(v) would enumerate 2^%lld hidden states per row; the limit "
+                       "exact log p(v) would enumerate 2^%.4g hidden states per row; the limit "
                        "is 2^%d",
-                       (long long)bits, LL_MAX_BITS);
+                       bits, LL_MAX_BITS);
     }
     enum_work ew = {0};
     if (rc == EBM_OK && n > 0) {
@@ -295,10 +321,16 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
             for (int64_t i = 0; i < m->size[l]; i++) {
                 log_z0 += 0.5 * (LOG_2PI + m->params_d[m->logvar_off + i]);
             }
+        } else if (l == 0 && base != NULL && ebm__is_potts(m, 0)) {
+            for (int64_t i = 0; i < m->size[0]; i += m->categories[0]) {
+                log_z0 += ebm__site_lse(m->categories[0], base + i);
+            }
         } else if (l == 0 && base != NULL) {
             for (int64_t i = 0; i < m->size[0]; i++) {
                 log_z0 += unit_log_sum(m->units[0], (double)base[i]);
             }
+        } else if (ebm__is_potts(m, l)) {
+            log_z0 += (double)(m->size[l] / m->categories[l]) * log((double)m->categories[l]);
         } else {
             log_z0 += (double)m->size[l] * log(2.0);
         }

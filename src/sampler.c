@@ -79,6 +79,14 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
                       ebm__is_gaussian(m, 0) ? "Gaussian" : "discrete"),
             &msg);
     }
+    if (kind == EBM_SAMPLER_MH_UNIFORM && ebm__is_potts(m, 0)) {
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EUNSUPPORTED,
+                      "EBM_SAMPLER_MH_UNIFORM flips single units; a Potts site moves between "
+                      "categories: use EBM_SAMPLER_GIBBS or EBM_SAMPLER_TEMPERING"),
+            &msg);
+    }
     ebm_sampler_t *s = calloc(1, sizeof *s);
     if (s == NULL) {
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
@@ -434,6 +442,10 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
                        "%s has no coupled step; use EBM_SAMPLER_GIBBS (which couples Gaussian "
                        "layers too) or EBM_SAMPLER_MH_UNIFORM",
                        kind_name(s->kind));
+    }
+    if (rc == EBM_OK && ebm__is_potts(s->m, 0)) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "the coupled step has no coupling of Potts sites yet");
     }
     if (rc == EBM_OK) {
         rc = check_chain(s, &msg, "x", n, x, ldx);

@@ -361,6 +361,10 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
     }
     ebm__msg msg;
     int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    if (rc == EBM_OK && ebm__is_potts(m, 0)) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "local search flips single units; it does not move Potts sites yet");
+    }
     if (rc == EBM_OK && max_sweeps < 1) {
         rc = ebm__fail(&msg, EBM_EVALUE, "max_sweeps is %lld; it must be >= 1",
                        (long long)max_sweeps);
