@@ -17,31 +17,37 @@ static const double LOG_2PI = 1.8378770664093454836;
 /* Words of a row's stream used for normals: far from the uniforms at 0. */
 #define NORMAL_WORDS (UINT64_C(1) << 32)
 
-/* The bernoulli kernel on `rows` rows of discrete layer l: p(+1 | a) of a
- * spin is e^a / (e^a + e^-a) = sigmoid(2a). */
-static void bernoulli_rows(const ebm_model_t *m, int64_t l, int64_t rows, const float *a,
-                           int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
+/* The draws of `rows` rows of discrete layer l: p(+1 | a) of a spin is
+ * e^a / (e^a + e^-a) = sigmoid(2a); a Potts site by ebm__potts_draw. */
+static void draw_rows(const ebm_model_t *m, int64_t l, int64_t rows, const float *a, int64_t lda,
+                      const float *u, int64_t ldu, float *xl, int64_t ldx)
 {
+    if (ebm__is_potts(m, l)) {
+        for (int64_t r = 0; r < rows; r++) {
+            ebm__potts_draw(m->categories[l], m->size[l], a + r * lda, u + r * ldu, xl + r * ldx);
+        }
+        return;
+    }
     const int spin = m->units[l] == EBM_UNITS_SPIN;
     ebm__kern()->bernoulli(rows, m->size[l], a, lda, spin ? 2.0f : 1.0f, spin ? -1.0f : 0.0f, u,
                            ldu, xl, ldx);
 }
 
-void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
+void ebm__draw_from_uniforms(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
                                int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
 {
     /* 64 rows per kernel call (the threads' shares under OpenMP). */
     EBM__FOR_ROWS(b, (n + 63) / 64, n * m->size[l] * 8, {
         const int64_t r = b * 64;
-        bernoulli_rows(m, l, n - r < 64 ? n - r : 64, a + r * lda, lda, u + r * ldu, ldu,
+        draw_rows(m, l, n - r < 64 ? n - r : 64, a + r * lda, lda, u + r * ldu, ldu,
                        xl + r * ldx, ldx);
     });
 }
 
 /* One draw per site of q categories from the softmax of its inputs a, by
  * the inverse CDF in double with the uniform u[i] at the site's first
- * column; written one-hot into x (which may be u). */
-static void potts_draw(int64_t q, int64_t nl, const float *a, const float *u, float *x)
+ * column; written one-hot into x (which may be u: u[i] is read first). */
+void ebm__potts_draw(int64_t q, int64_t nl, const float *a, const float *u, float *x)
 {
     for (int64_t i = 0; i < nl; i += q) {
         const double lse = ebm__site_lse(q, a + i);
@@ -66,19 +72,11 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
                             int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
-    if (ebm__is_potts(m, l)) {
-        EBM__FOR_ROWS(r, n, n * nl * 8, {
-            float *o = xl + r * ldx;
-            ebm__stream_uniform(s, ebm__row_id(rows, r), word, nl, o);
-            potts_draw(m->categories[l], nl, a + r * lda, o, o);
-        });
-        return;
-    }
     /* Discrete units: the output rows hold the uniforms, then the draws;
      * short rows get their uniforms all at once. */
     if (!ebm__is_gaussian(m, l) && nl <= EBM__SHORT_ROW) {
         ebm__stream_uniform_rows(s, n, rows, word, nl, xl, ldx);
-        ebm__bernoulli_from_input(m, l, n, a, lda, xl, ldx, xl, ldx);
+        ebm__draw_from_uniforms(m, l, n, a, lda, xl, ldx, xl, ldx);
         return;
     }
     EBM__FOR_ROWS(r, n, n * nl * 8, {
@@ -87,7 +85,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         uint32_t row = ebm__row_id(rows, r);
         if (!ebm__is_gaussian(m, l)) {
             ebm__stream_uniform(s, row, word, nl, o);
-            bernoulli_rows(m, l, 1, ar, lda, o, ldx, o, ldx);
+            draw_rows(m, l, 1, ar, lda, o, ldx, o, ldx);
             continue;
         }
         const float *logvar = m->params + m->logvar_off;

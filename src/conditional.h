@@ -13,13 +13,19 @@
  * uses stream row rows[r] (rows NULL: row r), from its 32-bit word `word`
  * on (uniforms) or 2 * word on past the normals' base (Gaussian): layers
  * drawn from one stream must start at disjoint words, e.g. their offsets. */
+/* That Potts draw for one row: nl columns of sites of q categories, inputs
+ * a, uniforms u (the first of each site's q is used), one-hot into x (x
+ * may be u). */
+void ebm__potts_draw(int64_t q, int64_t nl, const float *a, const float *u, float *x);
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
                             const int64_t *rows, uint64_t word, int64_t n, const float *a,
                             int64_t lda, float *xl, int64_t ldx);
 /* The draws of a discrete layer l from its inputs a and uniforms u (stride
  * ldu; u may be xl), as ebm__sample_from_input makes them from its
- * uniforms. */
-void ebm__bernoulli_from_input(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
+ * uniforms: a unit's upper value iff u < its probability; a Potts site's
+ * category by the inverse CDF of its softmax at the uniform of its first
+ * column (ebm__potts_draw). */
+void ebm__draw_from_uniforms(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
                                int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx);
 /* Inputs a (n rows, stride lda) of layer l to an inverse temperature:
  * row r to betas[r mod n_betas]. A discrete layer's input b + W x becomes

@@ -20,6 +20,7 @@
 #include "gibbs.h"
 #include "kernels.h"
 #include "model.h"
+#include "numerics.h"
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
@@ -98,6 +99,17 @@ static void ratio_setup(couple *c)
             continue;
         }
         const int64_t off = m->offset[l];
+        if (ebm__is_potts(m, l)) {
+            /* log p(z | a) = sum over sites of a(site, z) - lse(a_site) */
+            const int64_t q = m->categories[l];
+            for (int64_t r = 0; r < c->na; r++) {
+                const float *a1 = c->x_input + r * c->w + off, *a2 = c->y_input + r * c->w + off;
+                for (int64_t i = 0; i < m->size[l]; i += q) {
+                    c->lz[r] += ebm__site_lse(q, a2 + i) - ebm__site_lse(q, a1 + i);
+                }
+            }
+            continue;
+        }
         ebm__kern()->coupling_setup(c->na, m->size[l], m->units[l] == EBM_UNITS_SPIN,
                                     c->x_input + off, c->y_input + off, c->w, c->x_prob + off, c->y_prob + off,
                                     c->lz);
@@ -141,6 +153,13 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
         }
         const int64_t off = m->offset[l], nl = m->size[l];
         float *z = dst + off;
+        if (ebm__is_potts(m, l)) {
+            ebm__potts_draw(m->categories[l], nl, (chain == 1 ? a1 : a2) + off, u + off, z);
+            for (int64_t j = 0; j < nl; j++) {
+                s += z[j] != 0.0f ? (double)a2[off + j] - (double)a1[off + j] : 0.0;
+            }
+            continue;
+        }
         if (!ebm__is_gaussian(m, l)) {
             const float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
             s += ebm__kern()->draw_ratio(nl, lo, u + off, p + off, a1 + off, a2 + off, z);
@@ -411,8 +430,8 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
         if (coupling == EBM_COUPLING_CRN && !ebm__is_gaussian(m, l)) {
             /* Both chains compare with the same uniforms: drawn once. */
             ebm__stream_uniform_rows(&st[ST_B2 + l], na, c->id, 0, nl, c->try_u, nl);
-            ebm__bernoulli_from_input(m, l, na, a, nl, c->try_u, nl, c->x_rows + off, w);
-            ebm__bernoulli_from_input(m, l, na, ay, nl, c->try_u, nl, c->y_rows + off, w);
+            ebm__draw_from_uniforms(m, l, na, a, nl, c->try_u, nl, c->x_rows + off, w);
+            ebm__draw_from_uniforms(m, l, na, ay, nl, c->try_u, nl, c->y_rows + off, w);
             continue;
         }
         ebm__sample_from_input(m, l, &st[ST_B2 + l], c->id, 0, na, a, nl, c->x_rows + off, w);

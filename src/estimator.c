@@ -61,13 +61,12 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
                          "EBM_ESTIMATOR_GRBM_CD needs a GRBM (2 layers, Gaussian visible units)"),
             &msg);
     }
-    if ((kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI) && ebm__is_potts(m, 0)) {
+    if (kind == EBM_ESTIMATOR_UCD_LMI && ebm__is_potts(m, 0)) {
         return ebm__model_set_error(
             m,
             ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "%s couples chains, and there is no coupling of Potts sites yet: use "
-                      "EBM_ESTIMATOR_CD, _PCD or _PT",
-                      kind == EBM_ESTIMATOR_UCD ? "EBM_ESTIMATOR_UCD" : "EBM_ESTIMATOR_UCD_LMI"),
+                      "EBM_ESTIMATOR_UCD_LMI's local search and uniform MH proposals flip single "
+                      "units; a Potts site moves between categories: use EBM_ESTIMATOR_UCD"),
             &msg);
     }
     if (kind == EBM_ESTIMATOR_UCD_LMI && ebm__is_gaussian(m, 0)) {
@@ -105,7 +104,8 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
     if (rc == EBM_OK) {
         rc = ebm_sampler_set_int(e->gibbs_post, EBM_SAMPLER_CLAMP_LAYERS, 1);
     }
-    if (rc == EBM_OK && !ebm__is_gaussian(m, 0)) {
+    /* UCD-LMI's samplers (not for Gaussian or Potts visible units) */
+    if (rc == EBM_OK && !ebm__is_gaussian(m, 0) && !ebm__is_potts(m, 0)) {
         rc = ebm_sampler_create(&e->mh, m, EBM_SAMPLER_MH_UNIFORM);
         if (rc == EBM_OK) {
             rc = ebm_sampler_create(&e->mh_post, m, EBM_SAMPLER_MH_UNIFORM);

@@ -443,10 +443,6 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
                        "layers too) or EBM_SAMPLER_MH_UNIFORM",
                        kind_name(s->kind));
     }
-    if (rc == EBM_OK && ebm__is_potts(s->m, 0)) {
-        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
-                       "the coupled step has no coupling of Potts sites yet");
-    }
     if (rc == EBM_OK) {
         rc = check_chain(s, &msg, "x", n, x, ldx);
     }
