@@ -387,8 +387,14 @@ EBM_API int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size);
 /*                                                                          */
 /* States x: n rows, row r at x + r*ldx, with state width <= ldx and both   */
 /* ldx and n at most 2^31 - 1 (they are passed to BLAS). Binary layers      */
-/* must hold 0/1, spin layers -1/+1, Gaussian layers finite values: any     */
-/* other value is EBM_EVALUE with a message naming row, unit and value.     */
+/* must hold 0/1, spin layers -1/+1, Gaussian layers finite values, Potts   */
+/* layers one 1 and q - 1 zeros per site: any other value is EBM_EVALUE     */
+/* with a message naming row, unit (or site) and value.                     */
+/* Potts units: a layer's mean is each site's softmax, its argmin each      */
+/* site's category of the largest input (the lowest of ties), a free        */
+/* energy sums each site's q categories out; the calls that move single     */
+/* units (EBM_SAMPLER_MH_UNIFORM, local search, UCD-LMI) refuse them with   */
+/* EBM_EUNSUPPORTED.                                                        */
 /* Only the layers a call reads are checked: values of summed-out layers,   */
 /* and of layer l itself in the layer conditionals, are ignored entirely.   */
 /* n = 0 is valid and does nothing.                                         */

@@ -50,17 +50,9 @@ void ebm__draw_from_uniforms(const ebm_model_t *m, int64_t l, int64_t n, const f
 void ebm__potts_draw(int64_t q, int64_t nl, const float *a, const float *u, float *x)
 {
     for (int64_t i = 0; i < nl; i += q) {
-        const double lse = ebm__site_lse(q, a + i);
         const double t = (double)u[i];
-        double cum = 0.0;
-        int64_t pick = q - 1; /* if rounding leaves the sum below t */
-        for (int64_t k = 0; k < q; k++) {
-            cum += exp((double)a[i + k] - lse);
-            if (t < cum) {
-                pick = k;
-                break;
-            }
-        }
+        ebm__site_softmax(q, a + i, x + i); /* x's site as scratch */
+        const int64_t pick = ebm__site_pick(q, x + i, t);
         for (int64_t k = 0; k < q; k++) {
             x[i + k] = k == pick ? 1.0f : 0.0f;
         }
@@ -164,15 +156,11 @@ void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t
             float *d = draw + m->offset[l];
             if (ebm__is_potts(m, l)) {
                 /* A uniform category per site (the uniform at its first
-                 * column); a site with any column clamped is kept. */
+                 * column); a clamped site (whole, ebm__check_clamp) is kept. */
                 const int64_t q = m->categories[l];
                 for (int64_t i = 0; i < m->size[l]; i += q) {
                     const int64_t k0 = m->offset[l] + i;
-                    int kept = 0;
-                    for (int64_t k = 0; c != NULL && k < q; k++) {
-                        kept |= c[k0 + k] != 0;
-                    }
-                    if (kept) {
+                    if (c != NULL && c[k0]) {
                         continue;
                     }
                     int64_t pick = (int64_t)(d[i] * (float)q);

@@ -15,7 +15,7 @@
  * drawn from one stream must start at disjoint words, e.g. their offsets. */
 /* That Potts draw for one row: nl columns of sites of q categories, inputs
  * a, uniforms u (the first of each site's q is used), one-hot into x (x
- * may be u). */
+ * may be u): ebm__site_pick of ebm__site_softmax. */
 void ebm__potts_draw(int64_t q, int64_t nl, const float *a, const float *u, float *x);
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
                             const int64_t *rows, uint64_t word, int64_t n, const float *a,

@@ -100,12 +100,16 @@ static void ratio_setup(couple *c)
         }
         const int64_t off = m->offset[l];
         if (ebm__is_potts(m, l)) {
-            /* log p(z | a) = sum over sites of a(site, z) - lse(a_site) */
+            /* log p(z | a) = sum over sites of a(site, z) - lse(a_site); the
+             * sites' probabilities as ebm__potts_draw makes them */
             const int64_t q = m->categories[l];
             for (int64_t r = 0; r < c->na; r++) {
-                const float *a1 = c->x_input + r * c->w + off, *a2 = c->y_input + r * c->w + off;
+                const int64_t o = r * c->w + off;
                 for (int64_t i = 0; i < m->size[l]; i += q) {
-                    c->lz[r] += ebm__site_lse(q, a2 + i) - ebm__site_lse(q, a1 + i);
+                    c->lz[r] += ebm__site_lse(q, c->y_input + o + i) -
+                                ebm__site_lse(q, c->x_input + o + i);
+                    ebm__site_softmax(q, c->x_input + o + i, c->x_prob + o + i);
+                    ebm__site_softmax(q, c->y_input + o + i, c->y_prob + o + i);
                 }
             }
             continue;
@@ -154,9 +158,13 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
         const int64_t off = m->offset[l], nl = m->size[l];
         float *z = dst + off;
         if (ebm__is_potts(m, l)) {
-            ebm__potts_draw(m->categories[l], nl, (chain == 1 ? a1 : a2) + off, u + off, z);
-            for (int64_t j = 0; j < nl; j++) {
-                s += z[j] != 0.0f ? (double)a2[off + j] - (double)a1[off + j] : 0.0;
+            const int64_t q = m->categories[l];
+            for (int64_t i = 0; i < nl; i += q) {
+                const int64_t k = ebm__site_pick(q, p + off + i, (double)u[off + i]);
+                for (int64_t t = 0; t < q; t++) {
+                    z[i + t] = t == k ? 1.0f : 0.0f;
+                }
+                s += (double)a2[off + i + k] - (double)a1[off + i + k];
             }
             continue;
         }

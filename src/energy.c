@@ -112,11 +112,7 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
         const int64_t q = m->categories[l];
         EBM__FOR_ROWS(r, n, n * nl * 8, {
             for (int64_t i = 0; i < nl; i += q) {
-                float *s = a + r * lda + i;
-                const double lse = ebm__site_lse(q, s);
-                for (int64_t k = 0; k < q; k++) {
-                    s[k] = (float)exp((double)s[k] - lse);
-                }
+                ebm__site_softmax(q, a + r * lda + i, a + r * lda + i);
             }
         });
         break;

@@ -679,10 +679,25 @@ int ebm__check_clamp(const ebm_model_t *m, ebm__msg *msg, int64_t n, const uint8
     if (clamp == NULL || n == 0) {
         return EBM_OK;
     }
-    if (ldc == 0) {
-        return EBM_OK;
+    const int64_t rows = ldc == 0 ? 1 : n;
+    EBM__PROPAGATE(ldc == 0 ? EBM_OK : ebm__check_matrix(msg, "clamp", n, clamp, ldc, m->width));
+    /* A Potts site is clamped whole or not at all. */
+    for (int64_t r = 0; ebm__is_potts(m, 0) && r < rows; r++) {
+        const uint8_t *c = clamp + r * ldc;
+        const int64_t q = m->categories[0];
+        for (int64_t i = 0; i < m->size[0]; i += q) {
+            for (int64_t k = 1; k < q; k++) {
+                if ((c[i + k] != 0) != (c[i] != 0)) {
+                    return ebm__fail(msg, EBM_EVALUE,
+                                     "clamp: row %lld clamps part of site %lld of layer 0 (units "
+                                     "%lld to %lld); a Potts site is clamped whole or not at all",
+                                     (long long)r, (long long)(i / q), (long long)i,
+                                     (long long)(i + q - 1));
+                }
+            }
+        }
     }
-    return ebm__check_matrix(msg, "clamp", n, clamp, ldc, m->width);
+    return EBM_OK;
 }
 
 int ebm__check_layer(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l, int64_t lo)

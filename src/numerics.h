@@ -175,6 +175,30 @@ static inline double ebm__site_lse(int64_t q, const float *a)
     return mx + log(s);
 }
 
+/* The softmax of a site's q inputs, in float from double: every Potts mean
+ * and draw uses these. p may be a. */
+static inline void ebm__site_softmax(int64_t q, const float *a, float *p)
+{
+    const double lse = ebm__site_lse(q, a);
+    for (int64_t k = 0; k < q; k++) {
+        p[k] = (float)exp((double)a[k] - lse);
+    }
+}
+
+/* The category at uniform t of a site with probabilities p: the first k
+ * with t < p_0 + .. + p_k (sums in double), else q - 1 (rounding). */
+static inline int64_t ebm__site_pick(int64_t q, const float *p, double t)
+{
+    double cum = 0.0;
+    for (int64_t k = 0; k < q - 1; k++) {
+        cum += (double)p[k];
+        if (t < cum) {
+            return k;
+        }
+    }
+    return q - 1;
+}
+
 /* The same for double inputs. */
 static inline double ebm__site_lse_d(int64_t q, const double *a)
 {

@@ -406,6 +406,21 @@ static int check_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const flo
                                                                        : "lie in [0, 1]");
                 }
             }
+            const int64_t q = m->categories[l];
+            for (int64_t i = 0; q > 1 && i < m->size[l]; i += q) {
+                double sum = 0.0;
+                for (int64_t k = 0; k < q; k++) {
+                    sum += v[i + k];
+                }
+                if (!(fabs(sum - 1.0) <= 1e-4)) {
+                    return ebm__fail(msg, EBM_EVALUE,
+                                     "mu: row %lld, site %lld of layer %lld (units %lld to %lld) "
+                                     "sums to %g; a Potts site's means sum to 1",
+                                     (long long)r, (long long)(i / q), (long long)l,
+                                     (long long)(m->offset[l] + i),
+                                     (long long)(m->offset[l] + i + q - 1), sum);
+                }
+            }
         }
     }
     return EBM_OK;

@@ -19,6 +19,8 @@ DECLARATIONS = (
     'void ebm_rng_destroy(ebm_rng_t *r)',
     'int ebm_max_layers(void)',
     'int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes, int visible_units, int hidden_units, char *errbuf, size_t errbuf_size)',
+    'int ebm_model_create_potts(ebm_model_t **out, int64_t n_layers, const int64_t *sizes, int64_t categories, int hidden_units, char *errbuf, size_t errbuf_size)',
+    'int64_t ebm_model_layer_categories(const ebm_model_t *m, int64_t l)',
     'void ebm_model_destroy(ebm_model_t *m)',
     'int64_t ebm_model_num_layers(const ebm_model_t *m)',
     'int64_t ebm_model_layer_size(const ebm_model_t *m, int64_t l)',
@@ -117,6 +119,7 @@ class Units(IntEnum):
     BINARY = 0
     SPIN = 1
     GAUSSIAN = 2
+    POTTS = 3
 
 
 class ParamKind(IntEnum):

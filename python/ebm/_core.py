@@ -386,22 +386,33 @@ def _layers_mask(sum_out, n_layers):
 class Model(_Handle):
     """A layered Boltzmann machine: RBM, DBM, GRBM (see include/ebm.h).
 
-    Model(sizes, visible="binary", hidden="binary"): layer l has sizes[l]
-    units; visible is "binary", "spin" or "gaussian", hidden "binary" or
-    "spin". All parameters start at zero; call init().
+    Model(sizes, visible="binary", hidden="binary", categories=None): layer
+    l has sizes[l] units; visible is "binary", "spin", "gaussian" or
+    "potts", hidden "binary" or "spin". Potts visible units need categories
+    (q): the visible layer is sizes[0] / q sites of q one-hot columns
+    (ebm_model_create_potts). All parameters start at zero; call init().
     """
 
     _destroy = _C.ebm_model_destroy
 
-    def __init__(self, sizes, visible="binary", hidden="binary"):
+    def __init__(self, sizes, visible="binary", hidden="binary", categories=None):
         sizes = [_check_int(s, "sizes") for s in sizes]
         vis = _enum_value(Units, visible, "visible")
         hid = _enum_value(Units, hidden, "hidden")
         arr = (ctypes.c_int64 * len(sizes))(*sizes)
         out, err = ctypes.c_void_p(), ctypes.create_string_buffer(_ERRBUF)
-        rc = _C.ebm_model_create(ctypes.byref(out), len(sizes), arr, vis, hid, err, _ERRBUF)
+        if vis == Units.POTTS or categories is not None:
+            if vis != Units.POTTS:
+                raise ValueError("categories is for Potts visible units (visible=\"potts\")")
+            q = 0 if categories is None else _check_int(categories, "categories")
+            rc = _C.ebm_model_create_potts(ctypes.byref(out), len(sizes), arr, q, hid, err,
+                                           _ERRBUF)
+            name = "ebm_model_create_potts"
+        else:
+            rc = _C.ebm_model_create(ctypes.byref(out), len(sizes), arr, vis, hid, err, _ERRBUF)
+            name = "ebm_model_create"
         if rc < 0:
-            _fail(rc, "ebm_model_create", err.value.decode(errors="replace"))
+            _fail(rc, name, err.value.decode(errors="replace"))
         self._p = out.value
         self._shape()
 
@@ -418,6 +429,7 @@ class Model(_Handle):
         self.sizes = tuple(_C.ebm_model_layer_size(p, l) for l in range(n))
         self.offsets = tuple(_C.ebm_model_layer_offset(p, l) for l in range(n))
         self.units = tuple(Units(_C.ebm_model_layer_units(p, l)) for l in range(n))
+        self.categories = tuple(_C.ebm_model_layer_categories(p, l) for l in range(n))
         self.state_width = _C.ebm_model_state_width(p)
         self.param_count = _C.ebm_model_param_count(p)
 

@@ -35,15 +35,17 @@
  *
  * Input layout (missing bytes read as 0; tests/fuzz/make_corpus.c writes seeds):
  *   header      bit 0: 3 layers (else 2); bits 1-2: visible units (0 binary,
- *               1 spin, 2 Gaussian, 3 binary); bit 3: spin hidden units;
+ *               1 spin, 2 Gaussian, 3 Potts); bit 3: spin hidden units;
  *               bit 4: parameters by ebm_model_init (bit 7: Gaussian scheme)
  *               from one value code (the scale), else one value code per
  *               parameter in the flat layout [W | b | logvar]; bits 5-6:
  *               rows - 1 (1 to 4)
- *   sizes       one byte per layer: 1 + b % 6 units
+ *   sizes       one byte per layer: 1 + b % 6 units; Potts visible units:
+ *               q = 2 + (b & 1) categories, sites 1 + (b >> 1) % 3
  *   parameters  as above
  *   states      rows x width bytes: bit 0 for binary/spin units, a value
  *               code for Gaussian ones (non-finite raw values read as 0),
+ *               b % q at a Potts site's first column for its category,
  *               then one byte: the row stride ldx = width + b % 3
  *   centring    one byte: bit 0 set (and no Gaussian layer): then one byte
  *               per unit, offset (b % 5) / 4 (spin units: 2 that - 1), set
@@ -68,7 +70,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { MAX_LAYERS = 3, MAX_UNITS = 6, MAX_ROWS = 4, MAX_PAD = 2 };
+/* The coupled step's residual try limit (src/coupling.c), lowered from 2^22
+ * to 2^16: a row whose float probabilities leave it a residual no uniform
+ * can accept (huge parameters) then fails in milliseconds instead of
+ * seconds of sanitised code; what the limit does is the same (EBM_ELIMIT,
+ * nothing changed), and check_faults.c tests it at its real value. */
+extern int64_t ebm__residual_try_limit;
+
+enum { MAX_LAYERS = 3, MAX_UNITS = 9, MAX_ROWS = 4, MAX_PAD = 2 };
 
 /* ---- input decoding ----------------------------------------------------- */
 
@@ -117,6 +126,7 @@ typedef struct ctx {
     int L1;                    /* layers */
     int64_t size[MAX_LAYERS], off[MAX_LAYERS];
     int units[MAX_LAYERS];
+    int64_t q;                 /* categories of a Potts visible layer, else 1 */
     int64_t w, np, n, ldx;
     uint32_t all;              /* mask of all layers */
     float *params;             /* as set, to show no const call changes them */
@@ -285,7 +295,8 @@ static int same(const void *a, const void *b, size_t n) { return memcmp(a, b, n)
 static int valid_unit(int units, float v)
 {
     switch (units) {
-    case EBM_UNITS_BINARY: return v == 0.0f || v == 1.0f;
+    case EBM_UNITS_BINARY:
+    case EBM_UNITS_POTTS: return v == 0.0f || v == 1.0f;
     case EBM_UNITS_SPIN: return v == 1.0f || v == -1.0f;
     default: return isfinite(v);
     }
@@ -294,7 +305,8 @@ static int valid_unit(int units, float v)
 static int valid_mean(int units, float v)
 {
     switch (units) {
-    case EBM_UNITS_BINARY: return v >= 0.0f && v <= 1.0f;
+    case EBM_UNITS_BINARY:
+    case EBM_UNITS_POTTS: return v >= 0.0f && v <= 1.0f;
     case EBM_UNITS_SPIN: return v >= -1.0f && v <= 1.0f;
     default: return isfinite(v);
     }
@@ -336,6 +348,18 @@ static void check_states(const char *call, const ctx *c, const float *x, int64_t
                           means ? "the mean" : "the state value", (double)v, (long long)r, l,
                           (long long)(j - c->off[l]));
                 return;
+            }
+            if (c->units[l] == EBM_UNITS_POTTS && (j - c->off[l]) % c->q == 0) {
+                /* a site's values: one 1 (means: they sum to 1) */
+                double sum = 0.0;
+                for (int64_t k = 0; k < c->q; k++) {
+                    sum += x[r * ld + j + k];
+                }
+                if (means ? !(fabs(sum - 1.0) <= 1e-5) : sum != 1.0) {
+                    violation(call, "returned EBM_OK with a Potts site summing to %g at row "
+                              "%lld, unit %lld", sum, (long long)r, (long long)j);
+                    return;
+                }
             }
         }
     }
@@ -410,14 +434,22 @@ static int build(ctx *c, reader *rd)
 {
     const unsigned h = u8(rd);
     c->L1 = 2 + (int)(h & 1u);
-    const int vis_kind = (int)((h >> 1) & 3u) % 3;
+    const int vis_kind = (int)((h >> 1) & 3u);
     const int hid_kind = (h & 8u) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY;
     c->n = 1 + (int64_t)((h >> 5) & 3u);
+    c->q = 1;
     for (int l = 0; l < c->L1; l++) {
-        c->size[l] = 1 + pick(rd, MAX_UNITS);
+        const unsigned b = u8(rd);
+        c->size[l] = 1 + (int64_t)(b % 6u);
+        if (l == 0 && vis_kind == EBM_UNITS_POTTS) {
+            c->q = 2 + (int64_t)(b & 1u);
+            c->size[0] = c->q * (1 + (int64_t)((b >> 1) % 3u));
+        }
     }
     char err[256];
-    int rc = ebm_model_create(&c->m, c->L1, c->size, vis_kind, hid_kind, err, sizeof err);
+    int rc = vis_kind == EBM_UNITS_POTTS
+                 ? ebm_model_create_potts(&c->m, c->L1, c->size, c->q, hid_kind, err, sizeof err)
+                 : ebm_model_create(&c->m, c->L1, c->size, vis_kind, hid_kind, err, sizeof err);
     if (rc != EBM_OK) {
         violation("ebm_model_create", "a valid shape failed: %d (%s) %s", rc, code_name(rc), err);
         return 0;
@@ -496,6 +528,15 @@ static int build(ctx *c, reader *rd)
                 }
             } else if (c->units[l] == EBM_UNITS_SPIN) {
                 v = (b & 1u) ? 1.0f : -1.0f;
+            } else if (c->units[l] == EBM_UNITS_POTTS) {
+                /* a site's first column picks its category, b % q */
+                if ((j - c->off[l]) % c->q == 0) {
+                    const int64_t cat = (int64_t)(b % (unsigned)c->q);
+                    for (int64_t t = 0; t < c->q; t++) {
+                        vals[r * c->w + j + t] = t == cat ? 1.0f : 0.0f;
+                    }
+                }
+                continue;
             } else {
                 v = (float)(b & 1u);
             }
@@ -529,7 +570,7 @@ static int build(ctx *c, reader *rd)
         memcpy(c->x0 + r * c->ldx, vals + r * c->w, (size_t)c->w * sizeof *vals);
     }
     free(vals);
-    static const char *UNITS[3] = {"binary", "spin", "Gaussian"};
+    static const char *UNITS[4] = {"binary", "spin", "Gaussian", "Potts"};
     int k = snprintf(c->desc, sizeof c->desc, "%s visible, %s hidden, sizes", UNITS[vis_kind],
                      UNITS[hid_kind]);
     for (int l = 0; l < c->L1 && k > 0 && (size_t)k < sizeof c->desc; l++) {
@@ -880,6 +921,9 @@ static uint8_t *make_clamp(const ctx *c, reader *rd, int64_t *ldc)
             clamp[r * ld + j] = (uint8_t)(j >= c->w ? 0x5a /* ignored */
                                           : (layers & 0x80u) ? (u8(rd) & 1u)
                                                              : ((layers >> layer_of(c, j)) & 1u));
+            if (j < c->off[1] && j % c->q != 0) {
+                clamp[r * ld + j] = clamp[r * ld + j - j % c->q]; /* a Potts site: whole */
+            }
         }
     }
     return clamp;
@@ -961,7 +1005,9 @@ static void op_local_search(const ctx *c, reader *rd)
     rng_snap rs = rng_take(c->rng);
     int rc = ebm_model_local_search(c->m, c->rng, c->n, x, c->ldx, clamp, ldc, max_sweeps,
                                     want_sweeps ? sweeps : NULL);
-    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, c->n)) {
+    /* (EBM_EUNSUPPORTED: Potts units, documented) */
+    const unsigned potts = c->q > 1 ? C(EBM_EUNSUPPORTED) : 0u;
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM | potts, c->n)) {
         check_states(call, c, x, c->n, c->ldx, c->all, 0);
         check_clamped_kept(call, c, x, c->x0, clamp, ldc);
         int64_t capped = 0;
@@ -1010,7 +1056,9 @@ static void op_mean_field(const ctx *c, reader *rd)
     for (int64_t r = 0; (start & 1u) && r < c->n; r++) {
         for (int64_t j = 0; j < c->w; j++) {
             const int u = c->units[layer_of(c, j)];
-            if (!clamped(c, clamp, ldc, r, j) && u != EBM_UNITS_GAUSSIAN) {
+            if (!clamped(c, clamp, ldc, r, j) && u == EBM_UNITS_POTTS) {
+                mu[r * c->ldx + j] = 1.0f / (float)c->q; /* uniform sites */
+            } else if (!clamped(c, clamp, ldc, r, j) && u != EBM_UNITS_GAUSSIAN) {
                 const float t = (float)(u8(rd) % 5u) / 4.0f; /* 0, 1/4, .., 1 */
                 mu[r * c->ldx + j] = u == EBM_UNITS_SPIN ? 2.0f * t - 1.0f : t;
             }
@@ -1444,6 +1492,7 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    ebm__residual_try_limit = INT64_C(1) << 16;
     reader rd = {data, size, 0};
     g_input = data;
     g_input_size = size;

@@ -94,6 +94,11 @@ static const model_seed MODELS[] = {
      EBM_INIT_ORTHOGONAL, 1.0},
     {"dbm_spin_binary_5x4x3_centred", 3, {5, 4, 3}, EBM_UNITS_SPIN, EBM_UNITS_BINARY,
      EBM_INIT_GAUSSIAN, 0.5},
+    /* Potts visible units of 3 categories (format version 2) */
+    {"rbm_potts3_binary_12x5", 2, {12, 5}, EBM_UNITS_POTTS, EBM_UNITS_BINARY,
+     EBM_INIT_ORTHOGONAL, 1.0},
+    {"dbm_potts3_spin_9x4x3_centred", 3, {9, 4, 3}, EBM_UNITS_POTTS, EBM_UNITS_SPIN,
+     EBM_INIT_GAUSSIAN, 0.5},
 };
 
 static void write_models(const char *dir)
@@ -106,8 +111,12 @@ static void write_models(const char *dir)
         const model_seed *s = &MODELS[i];
         ebm_model_t *m = NULL;
         char err[256];
-        if (ebm_model_create(&m, s->n_layers, s->sizes, s->visible, s->hidden, err,
-                             sizeof err) != EBM_OK) {
+        const int rc = s->visible == EBM_UNITS_POTTS
+                           ? ebm_model_create_potts(&m, s->n_layers, s->sizes, 3, s->hidden, err,
+                                                    sizeof err)
+                           : ebm_model_create(&m, s->n_layers, s->sizes, s->visible, s->hidden,
+                                              err, sizeof err);
+        if (rc != EBM_OK) {
             die(s->name, err);
         }
         if (s->scheme >= 0 && ebm_model_init(m, rng, s->scheme, s->scale) != EBM_OK) {
@@ -212,6 +221,11 @@ static const api_seed API[] = {
     {"gdbm_gsb_init_gauss", 3, 2, 1, {3, 3, 3}, 2, 5, 7, EBM_INIT_GAUSSIAN, 27},
     {"rbm_sb_mixed", 2, 1, 0, {6, 5, 0}, 4, 8, 4, -1, 28},
     {"dbm_bbs_mixed", 3, 0, 1, {6, 1, 6}, 2, 8, 8, -1, 29},
+    /* Potts visible units (kind 3): sizes[0] is q x sites, q = 3 if 3
+     * divides it, else 2 */
+    {"rbm_potts3_b", 2, 3, 0, {6, 3, 0}, 2, 7, 6, -1, 30},
+    {"dbm_potts2_ss", 3, 3, 1, {4, 3, 2}, 3, 7, 7, -1, 31},
+    {"rbm_potts3_init_orth", 2, 3, 0, {9, 4, 0}, 2, 7, 7, EBM_INIT_ORTHOGONAL, 32},
 };
 
 static void write_api(const char *dir)
@@ -229,7 +243,12 @@ static void write_api(const char *dir)
                            ((s->init_scheme == EBM_INIT_GAUSSIAN) << 7));
         int64_t np = 0;
         for (int l = 0; l < s->n_layers; l++) {
-            b[n++] = (uint8_t)(s->sizes[l] - 1);
+            if (l == 0 && s->visible == 3) { /* b: q - 2 in bit 0, sites - 1 above it */
+                const int q = s->sizes[0] % 3 == 0 ? 3 : 2;
+                b[n++] = (uint8_t)((q - 2) | ((s->sizes[0] / q - 1) << 1));
+            } else {
+                b[n++] = (uint8_t)(s->sizes[l] - 1);
+            }
             np += s->sizes[l];
             if (l > 0) {
                 np += s->sizes[l - 1] * s->sizes[l];
