@@ -38,7 +38,7 @@ enum {
     NR_MIN = 8, /* rows allocated at least (set_chains reads 5) */
     NR_MAX = 320, /* > 256: the chunked loops run more than one chunk */
     LD = 16,  /* state stride: wider than every model below, padding checked */
-    LDD = 6,  /* data stride: wider than every visible layer below */
+    LDD = 7,  /* data stride: wider than every visible layer below */
     NP_MAX = 64,
     MAX_N = 100000 /* more injection points than any call can have */
 };
@@ -56,6 +56,7 @@ enum {
     M_GRBM,      /* Gaussian-binary RBM 3x2 */
     M_GRBM_SPIN, /* Gaussian-spin RBM 3x2 */
     M_GDBM,      /* Gaussian-binary DBM 3-3-2 */
+    M_POTTS,     /* Potts RBM of 2 sites x 3 categories, 3 binary hidden units */
     M_COUNT
 };
 
@@ -77,7 +78,16 @@ static const mspec specs[M_COUNT] = {
     [M_GRBM] = {"GRBM 3x2 (binary hidden)", 2, {3, 2}, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY},
     [M_GRBM_SPIN] = {"GRBM 3x2 (spin hidden)", 2, {3, 2}, EBM_UNITS_GAUSSIAN, EBM_UNITS_SPIN},
     [M_GDBM] = {"Gaussian DBM 3-3-2", 3, {3, 3, 2}, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY},
+    [M_POTTS] = {"Potts RBM (2 sites x 3) x 3", 2, {6, 3}, EBM_UNITS_POTTS, EBM_UNITS_BINARY},
 };
+
+/* A model of spec sp (Potts visible units: 3 categories) into *out. */
+static int create_spec(const mspec *sp, ebm_model_t **out, char *err, size_t size)
+{
+    return sp->visible == EBM_UNITS_POTTS
+               ? ebm_model_create_potts(out, sp->layers, sp->sizes, 3, sp->hidden, err, size)
+               : ebm_model_create(out, sp->layers, sp->sizes, sp->visible, sp->hidden, err, size);
+}
 
 /* Where a failed call leaves its message. */
 enum { MSG_NONE, MSG_MODEL, MSG_RNG, MSG_SAMPLER, MSG_ESTIMATOR, MSG_ERRBUF };
@@ -209,8 +219,8 @@ static void fx_setup(fx *f, const acase *c)
     ck_assert(f->x != NULL && f->y != NULL && f->xl != NULL && f->out != NULL &&
               f->data != NULL && f->d != NULL && f->coef != NULL && f->met != NULL &&
               f->sweeps != NULL);
-    const mspec *sp = &specs[c->model];
-    f->m = t_model(sp->layers, sp->sizes, sp->visible, sp->hidden);
+    char err[256] = "";
+    ck_assert_msg(create_spec(&specs[c->model], &f->m, err, sizeof err) == EBM_OK, "%s", err);
     t_random_params(f->m, 1000 + (uint64_t)c->model, 1.0);
     f->w = ebm_model_state_width(f->m);
     f->n0 = ebm_model_layer_size(f->m, 0);
@@ -524,9 +534,7 @@ static const char *msg_source(int msg)
 
 static int call_create(fx *f)
 {
-    const mspec *sp = &specs[f->c->model];
-    return ebm_model_create(&f->m_out, sp->layers, sp->sizes, sp->visible, sp->hidden, f->errbuf,
-                            sizeof f->errbuf);
+    return create_spec(&specs[f->c->model], &f->m_out, f->errbuf, sizeof f->errbuf);
 }
 
 static void prep_dir(fx *f)
@@ -856,6 +864,8 @@ static const acase cases[] = {
     LIFE("ebm_model_create", M_RBM, call_create, NULL, MSG_ERRBUF),
     LIFE("ebm_model_create", M_DBM4, call_create, NULL, MSG_ERRBUF),
     LIFE("ebm_model_create", M_GRBM, call_create, NULL, MSG_ERRBUF),
+    LIFE("ebm_model_create_potts", M_POTTS, call_create, NULL, MSG_ERRBUF),
+    LIFE("ebm_model_load_buffer Potts", M_POTTS, call_load_buffer, prep_buffer, MSG_ERRBUF),
     LIFE("ebm_model_save", M_RBM, call_save, prep_save, MSG_MODEL),
     LIFE("ebm_model_save", M_DBM, call_save, prep_save, MSG_MODEL),
     LIFE("ebm_model_save", M_GRBM, call_save, prep_save, MSG_MODEL),
@@ -937,6 +947,9 @@ static const acase cases[] = {
     MODEL("ebm_model_local_search", M_GRBM, call_local_search, 0, 0, 0, 0),
     MODEL("ebm_model_local_search, visible clamped", M_GDBM, call_local_search, 0, 0, 1, 0),
     MEANS("ebm_model_mean_field", M_RBM, call_mean_field, 0),
+    MEANS("ebm_model_mean_field", M_POTTS, call_mean_field, 0),
+    MODEL("ebm_model_layer_mean l=0", M_POTTS, call_layer_mean, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_exact", M_POTTS, call_log_partition_exact, 0, 0, 0, 0),
     MEANS("ebm_model_mean_field, visible clamped", M_DBM, call_mean_field, 1),
     MEANS("ebm_model_mean_field, visible clamped", M_DBM4_BIN, call_mean_field, 1),
     MEANS("ebm_model_mean_field", M_GRBM, call_mean_field, 0),
@@ -953,6 +966,7 @@ static const acase cases[] = {
     MODEL("ebm_model_log_likelihood", M_GRBM, call_log_likelihood, 0, 0, 0, 0),
     MODEL("ebm_model_log_likelihood", M_GDBM, call_log_likelihood, 0, 0, 0, 0),
     MODEL("ebm_model_log_partition_ais", M_RBM, call_log_partition_ais, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_ais", M_POTTS, call_log_partition_ais, 0, 0, 0, 0),
     MODEL("ebm_model_log_partition_ais", M_DBM, call_log_partition_ais, 0, 0, 0, 0),
     MODEL("ebm_model_log_partition_ais", M_DBM4_BIN, call_log_partition_ais, 0, 0, 0, 0),
     MODEL("ebm_model_log_partition_ais", M_GRBM, call_log_partition_ais, 0, 0, 0, 0),
@@ -1032,6 +1046,11 @@ static const acase cases[] = {
             O(EBM_SAMPLER_CLAMP_LAYERS, 2), O(EBM_SAMPLER_ADJUST_AFTER, 0)),
     COUPLED("ebm_sampler_coupled_step GIBBS MAXIMAL", M_RBM, GIBBS, 0,
             O(EBM_SAMPLER_COUPLING, EBM_COUPLING_MAXIMAL)),
+    COUPLED("ebm_sampler_coupled_step GIBBS MAXIMAL", M_POTTS, GIBBS, 0,
+            O(EBM_SAMPLER_COUPLING, EBM_COUPLING_MAXIMAL)),
+    COUPLED("ebm_sampler_coupled_step GIBBS CRN", M_POTTS, GIBBS, 0,
+            O(EBM_SAMPLER_COUPLING, EBM_COUPLING_CRN)),
+    SAMPLER("ebm_sampler_step GIBBS", M_POTTS, GIBBS, 0, {0}),
     COUPLED("ebm_sampler_coupled_step GIBBS CRN", M_RBM, GIBBS, 0,
             O(EBM_SAMPLER_COUPLING, EBM_COUPLING_CRN)),
     COUPLED("ebm_sampler_coupled_step GIBBS CRN, after a 1-row step", M_RBM_SPIN, GIBBS, 1,
@@ -1099,6 +1118,8 @@ static const acase cases[] = {
     GRADIENT2("ebm_estimator_gradient PT K=2 (mean-field positive)", M_DBM4, PT, 0, O(K_, 2)),
     GRADIENT2("ebm_estimator_gradient PT", M_GRBM, PT, 0, {0}),
     GRADIENT2("ebm_estimator_gradient UCD (exact positive)", M_RBM, UCD, 0, {0}),
+    GRADIENT2("ebm_estimator_gradient UCD", M_POTTS, UCD, 0, {0}),
+    GRADIENT2("ebm_estimator_gradient PCD", M_POTTS, PCD, 0, {0}),
     GRADIENT3("ebm_estimator_gradient UCD, coupled positive", M_RBM_SPIN, UCD, 0,
               O(POS, EBM_POSITIVE_COUPLED)),
     GRADIENT2("ebm_estimator_gradient UCD, sampled positive", M_RBM, UCD, 0,

@@ -164,6 +164,18 @@ static void fill_rows(const ebm_model_t *m, int64_t n, float *x, int64_t ld, uin
                 double u = t_uniform(&seed);
                 float v;
                 switch (ebm_model_layer_units(m, l)) {
+                case EBM_UNITS_POTTS: {
+                    /* a site: uniform means, or a category (at its first column) */
+                    const int64_t q = ebm_model_layer_categories(m, l);
+                    const int64_t k = j % q;
+                    const int64_t cat = (int64_t)(t_uniform(&seed) * (double)q);
+                    for (int64_t t = 0; k == 0 && t < q; t++) {
+                        x[r * ld + off + j + t] = means ? 1.0f / (float)q : (t == cat);
+                    }
+                    v = x[r * ld + off + j];
+                    (void)u;
+                    break;
+                }
                 case EBM_UNITS_BINARY: v = means ? (float)u : (u < 0.5 ? 0.0f : 1.0f); break;
                 case EBM_UNITS_SPIN:
                     v = means ? (float)(2.0 * u - 1.0) : (u < 0.5 ? -1.0f : 1.0f);
@@ -189,7 +201,8 @@ void t_fill_means(const ebm_model_t *m, int64_t n, float *mu, int64_t ld, uint64
 int t_unit_ok(int units, float v, int mean)
 {
     switch (units) {
-    case EBM_UNITS_BINARY: return mean ? (v >= 0.0f && v <= 1.0f) : (v == 0.0f || v == 1.0f);
+    case EBM_UNITS_BINARY:
+    case EBM_UNITS_POTTS: return mean ? (v >= 0.0f && v <= 1.0f) : (v == 0.0f || v == 1.0f);
     case EBM_UNITS_SPIN: return mean ? (v >= -1.0f && v <= 1.0f) : (v == -1.0f || v == 1.0f);
     default: return isfinite(v);
     }
