@@ -806,8 +806,10 @@ START_TEST(potts_round_trip)
     ck_assert_int_eq(ebm_model_layer_categories(back, 0), 5);
     ck_assert_int_eq(ebm_model_save_buffer(back, again, (size_t)size, &used2), EBM_OK);
     ck_assert(used == used2 && memcmp(buf, again, used) == 0);
+    ebm_model_destroy(back);
     buf[24] = 3; /* 10 columns are not sites of 3 */
     ck_assert_int_eq(ebm_model_load_buffer(&back, buf, used, err, sizeof err), EBM_EFORMAT);
+    ck_assert_ptr_null(back);
     free(buf);
     free(again);
     ebm_model_destroy(back);
