@@ -392,9 +392,9 @@ EBM_API int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size);
 /* with a message naming row, unit (or site) and value.                     */
 /* Potts units: a layer's mean is each site's softmax, its argmin each      */
 /* site's category of the largest input (the lowest of ties), a free        */
-/* energy sums each site's q categories out; the calls that move single     */
-/* units (EBM_SAMPLER_MH_UNIFORM, local search, UCD-LMI) refuse them with   */
-/* EBM_EUNSUPPORTED.                                                        */
+/* energy sums each site's q categories out. Local search and UCD-LMI,     */
+/* which flip single units, and EBM_SAMPLER_MH_UNIFORM (not yet proven for */
+/* them) refuse Potts models with EBM_EUNSUPPORTED.                         */
 /* Only the layers a call reads are checked: values of summed-out layers,   */
 /* and of layer l itself in the layer conditionals, are ignored entirely.   */
 /* n = 0 is valid and does nothing.                                         */

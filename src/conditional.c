@@ -163,7 +163,7 @@ void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t
                     if (c != NULL && c[k0]) {
                         continue;
                     }
-                    int64_t pick = (int64_t)(d[i] * (float)q);
+                    int64_t pick = (int64_t)((double)d[i] * (double)q);
                     pick = pick < q ? pick : q - 1;
                     for (int64_t k = 0; k < q; k++) {
                         row[k0 + k] = k == pick ? 1.0f : 0.0f;

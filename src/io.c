@@ -569,7 +569,7 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
         if (rc == EBM_OK && !any) {
             rc = ebm__fail(msg, EBM_EFORMAT,
                            "flags say the offsets follow, but every offset is 0: a model "
-                           "without offsets is saved as version 1");
+                           "without offsets is saved with flag bit 0 clear");
         }
         if (rc != EBM_OK) {
             ebm_model_destroy(m);

@@ -92,7 +92,7 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
                          "EBM_UNITS_SPIN (1), EBM_UNITS_GAUSSIAN (2) or EBM_UNITS_POTTS (3)",
                          visible_units);
     }
-    if (visible_units == EBM_UNITS_POTTS && categories == 0) {
+    if (visible_units == EBM_UNITS_POTTS && categories == -1) {
         return ebm__fail(msg, EBM_EVALUE,
                          "visible_units is EBM_UNITS_POTTS (3): create the model with "
                          "ebm_model_create_potts, which takes the number of categories");
@@ -200,7 +200,7 @@ int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
                      int visible_units, int hidden_units, char *errbuf, size_t errbuf_size)
 {
     ebm__msg msg;
-    int rc = ebm__model_new(out, &msg, n_layers, sizes, visible_units, hidden_units, 0);
+    int rc = ebm__model_new(out, &msg, n_layers, sizes, visible_units, hidden_units, -1);
     if (rc != EBM_OK) {
         ebm__copy_text(errbuf, errbuf_size, msg.text);
     }

@@ -57,8 +57,8 @@ struct ebm_model {
 };
 
 /* Validate a shape and allocate a zeroed model (create and load share it). */
-/* categories: q of a Potts visible layer (0: not given, refused for Potts);
- * ignored for the other kinds. */
+/* categories: q of a Potts visible layer (-1: not given, as from
+ * ebm_model_create, refused for Potts); ignored for the other kinds. */
 int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
                    int visible_units, int hidden_units, int64_t categories);
 /* The most categories of a Potts layer. */

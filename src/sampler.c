@@ -83,8 +83,8 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
         return ebm__model_set_error(
             m,
             ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "EBM_SAMPLER_MH_UNIFORM flips single units; a Potts site moves between "
-                      "categories: use EBM_SAMPLER_GIBBS or EBM_SAMPLER_TEMPERING"),
+                      "EBM_SAMPLER_MH_UNIFORM is not supported for Potts units yet: use "
+                      "EBM_SAMPLER_GIBBS or EBM_SAMPLER_TEMPERING"),
             &msg);
     }
     ebm_sampler_t *s = calloc(1, sizeof *s);

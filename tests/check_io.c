@@ -758,7 +758,8 @@ START_TEST(test_version_2_malformations)
     memcpy(q, cbase, nc);
     memset(q + offs, 0, 4 * 9);
     fix_crc(q, nc);
-    expect_format_error(q, nc, "flags say the offsets follow, but every offset is 0");
+    expect_format_error(q, nc, "flags say the offsets follow, but every offset is 0",
+                        "flag bit 0 clear");
     /* The fields after the unit kinds: categories, flags. */
     memcpy(q, cbase, nc);
     put_le(q + 24, 3, 4);

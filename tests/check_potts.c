@@ -15,8 +15,9 @@
  * 3. draws: one Gibbs sweep's visible law from a fixed state by chi-square
  *    (false failure below 1e-6), and its twin (a bias flipped) rejected;
  *    random states uniform over categories.
- * 4. AIS: within 3 standard errors of the exact log Z, from uniform sites
- *    and from a base; the twin (a flipped bias) outside.
+ * 4. AIS: within 4 standard errors of the exact log Z (fixed seeds; a
+ *    normal tail of 6e-5 per comparison), from uniform sites and from a
+ *    base; the twin (a flipped bias) outside.
  * 5. bad input: non-one-hot states with their messages, bad shapes and
  *    categories, the calls not yet supported; nothing changes.
  *
@@ -44,6 +45,9 @@ static const potts_spec SPECS[] = {
     {"Potts RBM 2 sites x q 5, 3 spin hidden", 2, {10, 3, 0}, 5, EBM_UNITS_SPIN, 0.8},
     {"Potts RBM 4 sites x q 2, 2 binary hidden", 2, {8, 2, 0}, 2, EBM_UNITS_BINARY, 1.5},
     {"Potts DBM 2 sites x q 3, 2-2 binary hidden", 3, {6, 2, 2}, 3, EBM_UNITS_BINARY, 1.0},
+    /* fewer visible configurations (9) than hidden ones (32): log Z
+     * enumerates the sites */
+    {"Potts RBM 2 sites x q 3, 5 binary hidden", 2, {6, 5, 0}, 3, EBM_UNITS_BINARY, 1.0},
 };
 #define N_SPECS ((int)(sizeof SPECS / sizeof SPECS[0]))
 
@@ -467,7 +471,8 @@ START_TEST(potts_draws)
         double zsum = 0.0;
         for (int64_t k = 0; k < nv; k++) {
             pref_visible(&R, (uint64_t)k, y);
-            p[k] = exp(-pref_energy(&R, y) + (twin && y[0] == 1.0f ? 2.0 * R.p[R.boff[0]] : 0.0));
+            /* (the twin: b_0[0], of site 0's category 0, flipped) */
+            p[k] = exp(-pref_energy(&R, y) - (twin && y[0] == 1.0f ? 2.0 * R.p[R.boff[0]] : 0.0));
             zsum += p[k];
         }
         for (int64_t k = 0; k < nv; k++) {
@@ -502,37 +507,42 @@ END_TEST
 
 /* ---- coupling and UCD --------------------------------------------------------------- */
 
-/* One coupled Gibbs step from x = (v0, h_a), y = (v1, h_b) of the 27-state
- * Potts RBM, under each coupling. Its first block is the visible layer,
- * coupled maximally: each chain's new v has its own conditional law
- * (chi-square, p >= 1e-6), and the chains' new v agree with probability
- * sum_v min(p(v | h_a), p(v | h_b)) (|z| < 5). The twin is the agreement of
- * independent draws, sum_v p(v | h_a) p(v | h_b), which must be far off. */
+/* One coupled Gibbs step from x = (v0, h1_a, h2), y = (v1, h1_b, h2) of the
+ * 27-state Potts RBM and of the Potts DBM 6-2-2, under each coupling. The
+ * first block B1 is the sites (with the DBM's top layer): given h1, the
+ * chains draw it from p(B1 | h1_a) and p(B1 | h1_b), coupled maximally. So
+ * each chain's new B1 has its conditional law (chi-square, p >= 1e-6), and
+ * the new B1 agree with probability sum_b min(p(b | h1_a), p(b | h1_b))
+ * (|z| < 5). The twin is the agreement of independent draws, which must be
+ * far off. */
 START_TEST(potts_coupled_step)
 {
     static const int couplings[3] = {EBM_COUPLING_MAXIMAL, EBM_COUPLING_CRN,
                                      EBM_COUPLING_BLOCKWISE};
-    const potts_spec *s = &SPECS[0];
-    ebm_model_t *m = potts_model(s, 600);
+    const potts_spec *s = &SPECS[_i == 0 ? 0 : 3];
+    ebm_model_t *m = potts_model(s, 600 + (uint64_t)_i);
     pref R;
     pref_init(&R, m, s);
+    ck_assert_int_eq(R.q, 3);
     const int64_t w = R.width, nv = (int64_t)pref_visible_count(&R), n = 40000;
-    double pa[27], pb[27], za = 0.0, zb = 0.0, meet = 0.0, indep = 0.0;
+    const int64_t n1 = R.n[1], nt = s->nl == 3 ? INT64_C(1) << R.n[2] : 1, nb = nv * nt;
+    double pa[64], pb[64], za = 0.0, zb = 0.0, meet = 0.0, indep = 0.0;
+    ck_assert_int_le(nb, 64);
     float *t = t_floats(w);
-    for (int64_t k = 0; k < nv; k++) {
-        pref_visible(&R, (uint64_t)k, t);
-        pref_hidden(&R, 1, t);
-        pa[k] = exp(-pref_energy(&R, t));
-        pref_hidden(&R, 2, t);
-        pb[k] = exp(-pref_energy(&R, t));
-        za += pa[k];
-        zb += pb[k];
+    for (int64_t b = 0; b < nb; b++) { /* b = v + nv * (layer 2's bits) */
+        pref_visible(&R, (uint64_t)(b % nv), t);
+        pref_hidden(&R, 1u | (uint64_t)(b / nv) << n1, t);
+        pa[b] = exp(-pref_energy(&R, t));
+        pref_hidden(&R, 2u | (uint64_t)(b / nv) << n1, t);
+        pb[b] = exp(-pref_energy(&R, t));
+        za += pa[b];
+        zb += pb[b];
     }
-    for (int64_t k = 0; k < nv; k++) {
-        pa[k] /= za;
-        pb[k] /= zb;
-        meet += fmin(pa[k], pb[k]);
-        indep += pa[k] * pb[k];
+    for (int64_t b = 0; b < nb; b++) {
+        pa[b] /= za;
+        pb[b] /= zb;
+        meet += fmin(pa[b], pb[b]);
+        indep += pa[b] * pb[b];
     }
     float *x = t_floats(n * w), *y = t_floats(n * w);
     for (int64_t r = 0; r < n; r++) {
@@ -548,7 +558,7 @@ START_TEST(potts_coupled_step)
         ebm_sampler_t *sm = t_sampler(m, EBM_SAMPLER_GIBBS, 0, couplings[ci]);
         ebm_rng_t *rng = t_rng(61, (uint64_t)ci);
         ck_assert_int_eq(ebm_sampler_coupled_step(sm, rng, n, xc, w, yc, w, NULL), EBM_OK);
-        double cx[27] = {0}, cy[27] = {0}, same = 0.0;
+        double cx[64] = {0}, cy[64] = {0}, same = 0.0;
         for (int64_t r = 0; r < n; r++) {
             uint64_t kx = 0, ky = 0, mul = 1;
             for (int64_t i = 0; i < R.sites; i++, mul *= 3) {
@@ -557,20 +567,24 @@ START_TEST(potts_coupled_step)
                     ky += yc[r * w + i * 3 + a] == 1.0f ? (uint64_t)a * mul : 0;
                 }
             }
+            for (int64_t k = 0; s->nl == 3 && k < R.n[2]; k++, mul *= 2) {
+                kx += xc[r * w + R.off[2] + k] == 1.0f ? mul : 0;
+                ky += yc[r * w + R.off[2] + k] == 1.0f ? mul : 0;
+            }
             cx[kx] += 1.0;
             cy[ky] += 1.0;
             same += kx == ky;
         }
         const char *name = t_coupling_name(couplings[ci]);
-        ck_assert_msg(!ref_gof_fails(ref_chisq(cx, pa, nv, (double)n), 1e-6),
-                      "%s: x's new v does not have its conditional law", name);
-        ck_assert_msg(!ref_gof_fails(ref_chisq(cy, pb, nv, (double)n), 1e-6),
-                      "%s: y's new v does not have its conditional law", name);
+        ck_assert_msg(!ref_gof_fails(ref_chisq(cx, pa, nb, (double)n), 1e-6),
+                      "%s: x's new first block does not have its conditional law", name);
+        ck_assert_msg(!ref_gof_fails(ref_chisq(cy, pb, nb, (double)n), 1e-6),
+                      "%s: y's new first block does not have its conditional law", name);
         const double z = ref_binom_z(same, (double)n, meet);
         const double z_twin = ref_binom_z(same, (double)n, indep);
-        T_VLOG("  %s: v met %.4f (maximal %.4f, independent %.4f), z %.2f, twin z %.1f\n", name,
-               same / (double)n, meet, indep, z, z_twin);
-        ck_assert_msg(fabs(z) < 5.0, "%s: the new v agree in %g of the rows; maximal %g (z %g)",
+        T_VLOG("  %s %s: B1 met %.4f (maximal %.4f, independent %.4f), z %.2f, twin z %.1f\n",
+               s->name, name, same / (double)n, meet, indep, z, z_twin);
+        ck_assert_msg(fabs(z) < 5.0, "%s: the new B1 agree in %g of the rows; maximal %g (z %g)",
                       name, same / (double)n, meet, z);
         ck_assert_msg(fabs(z_twin) > 5.0, "%s: the twin (independent draws) passed", name);
         free(xc);
@@ -709,9 +723,9 @@ START_TEST(potts_ais)
                      EBM_OK);
     T_VLOG("  %s: exact %.5f, AIS %.5f +- %.5f, from a base %.5f +- %.5f\n", s->name, exact, est,
            se, est_b, se_b);
-    ck_assert_msg(fabs(est - exact) <= 3.0 * se + 1e-9, "%s: AIS %.6f +- %.6f, exact %.6f",
+    ck_assert_msg(fabs(est - exact) <= 4.0 * se + 1e-9, "%s: AIS %.6f +- %.6f, exact %.6f",
                   s->name, est, se, exact);
-    ck_assert_msg(fabs(est_b - exact) <= 3.0 * se_b + 1e-9,
+    ck_assert_msg(fabs(est_b - exact) <= 4.0 * se_b + 1e-9,
                   "%s: AIS from a base %.6f +- %.6f, exact %.6f", s->name, est_b, se_b, exact);
     /* the twin: the model with its first visible bias flipped */
     const int64_t np = ebm_model_param_count(m);
@@ -723,7 +737,7 @@ START_TEST(potts_ais)
     ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
     double flipped;
     ck_assert_int_eq(ebm_model_log_partition_exact(m, &flipped), EBM_OK);
-    ck_assert_msg(fabs(est - flipped) > 3.0 * se, "%s: the twin was not detected", s->name);
+    ck_assert_msg(fabs(est - flipped) > 4.0 * se, "%s: the twin was not detected", s->name);
     free(p);
     ebm_rng_destroy(rng);
     ebm_model_destroy(m);
@@ -789,8 +803,22 @@ START_TEST(potts_bad_input)
 }
 END_TEST
 
+/* CRC-32 (zlib's), bit by bit. */
+static uint32_t crc32_of(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) {
+            c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+        }
+    }
+    return c ^ 0xffffffffu;
+}
+
 /* A Potts model saves as format version 2 with its categories, and loads
- * back to the same bytes. */
+ * back to the same bytes; a file whose categories do not divide the
+ * visible columns is refused with the shape's message. */
 START_TEST(potts_round_trip)
 {
     ebm_model_t *m = potts_model(&SPECS[1], 500);
@@ -807,9 +835,14 @@ START_TEST(potts_round_trip)
     ck_assert_int_eq(ebm_model_save_buffer(back, again, (size_t)size, &used2), EBM_OK);
     ck_assert(used == used2 && memcmp(buf, again, used) == 0);
     ebm_model_destroy(back);
-    buf[24] = 3; /* 10 columns are not sites of 3 */
+    buf[24] = 3; /* 10 columns are not sites of 3 (the CRC made right) */
+    const uint32_t crc = crc32_of(buf, used - 4);
+    for (int i = 0; i < 4; i++) {
+        buf[used - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+    }
     ck_assert_int_eq(ebm_model_load_buffer(&back, buf, used, err, sizeof err), EBM_EFORMAT);
     ck_assert_ptr_null(back);
+    ck_assert_msg(t_contains(err, "sizes[0] is 10, not a multiple of categories (3)"), "%s", err);
     free(buf);
     free(again);
     ebm_model_destroy(back);
@@ -824,7 +857,7 @@ Suite *ebm_potts_suite(void)
         {"exact", potts_binary_identity, 0, 30, NULL, NULL},
         {"conditionals", potts_conditionals, N_SPECS, 60, NULL, NULL},
         {"draws", potts_draws, 0, 60, NULL, NULL},
-        {"coupling", potts_coupled_step, 0, 60, NULL, NULL},
+        {"coupling", potts_coupled_step, 2, 60, NULL, NULL},
         {"coupling", potts_ucd_unbiased, 0, 120, NULL, NULL},
         {"ais", potts_ais, N_SPECS, 120, NULL, NULL},
         {"bad input", potts_bad_input, 0, 30, t_soft_setup, NULL},

@@ -404,7 +404,10 @@ class Model(_Handle):
         if vis == Units.POTTS or categories is not None:
             if vis != Units.POTTS:
                 raise ValueError("categories is for Potts visible units (visible=\"potts\")")
-            q = 0 if categories is None else _check_int(categories, "categories")
+            if categories is None:
+                raise ValueError("Potts visible units need categories=q (the categories of a "
+                                 "site)")
+            q = _check_int(categories, "categories")
             rc = _C.ebm_model_create_potts(ctypes.byref(out), len(sizes), arr, q, hid, err,
                                            _ERRBUF)
             name = "ebm_model_create_potts"

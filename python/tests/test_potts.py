@@ -32,8 +32,10 @@ def test_shape_and_kinds(potts):
     assert potts.sizes == (12, 3)
     with pytest.raises(ebm.EbmError, match="not a multiple of categories"):
         ebm.Model([10, 3], "potts", categories=4)
-    with pytest.raises(ebm.EbmError, match="ebm_model_create_potts"):
+    with pytest.raises(ValueError, match="categories=q"):
         ebm.Model([12, 3], "potts")
+    with pytest.raises(ebm.EbmValueError, match="categories is 0"):
+        ebm.Model([12, 3], "potts", categories=0)
     with pytest.raises(ValueError, match="Potts"):
         ebm.Model([12, 3], "binary", categories=4)
 
