@@ -34,13 +34,13 @@ static void draw_rows(const ebm_model_t *m, int64_t l, int64_t rows, const float
 }
 
 void ebm__draw_from_uniforms(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
-                               int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
+                             int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
 {
     /* 64 rows per kernel call (the threads' shares under OpenMP). */
     EBM__FOR_ROWS(b, (n + 63) / 64, n * m->size[l] * 8, {
         const int64_t r = b * 64;
-        draw_rows(m, l, n - r < 64 ? n - r : 64, a + r * lda, lda, u + r * ldu, ldu,
-                       xl + r * ldx, ldx);
+        draw_rows(m, l, n - r < 64 ? n - r : 64, a + r * lda, lda, u + r * ldu, ldu, xl + r * ldx,
+                  ldx);
     });
 }
 

@@ -26,7 +26,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
  * category by the inverse CDF of its softmax at the uniform of its first
  * column (ebm__potts_draw). */
 void ebm__draw_from_uniforms(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
-                               int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx);
+                             int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx);
 /* Inputs a (n rows, stride lda) of layer l to an inverse temperature:
  * row r to betas[r mod n_betas]. A discrete layer's input b + W x becomes
  * beta (b + W x); a Gaussian layer's mean mu + c becomes mu + beta c. This
