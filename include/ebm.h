@@ -178,8 +178,8 @@ EBM_API void ebm_rng_destroy(ebm_rng_t *r);
  * exp(logvar)), the term -b_0 . v is replaced by 0.5 ||(v - mu) / sigma||^2
  * and v couples through v / sigma^2 (Liao et al. 2022, eq. 1):
  *   E(v, x_1, ...) = 0.5 ||(v - mu)/sigma||^2 - (v/sigma^2)^T W_1 x_1 - ...
- * A centred model (ebm_model_set_offsets) measures every binary or spin unit
- * from its offset mu_l (Melchior, Fischer and Wiskott 2016, eq. 6):
+ * A centred model (ebm_model_set_offsets) measures every binary, spin or
+ * Potts unit from its offset mu_l (Melchior, Fischer and Wiskott 2016):
  *   E(x) = - sum_l b_l . (x_l - mu_l) - sum_{l>=1} (x_{l-1} - mu_{l-1})^T W_l (x_l - mu_l)
  * Every call below (energies, conditionals, samplers, estimators, log Z)
  * uses this energy; the offsets are 0 until set, which is the energy above.
@@ -315,9 +315,9 @@ EBM_API int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double sc
  * or the model's layer means (Melchior et al. 2016). Gradients
  * (ebm_model_energy_grad, every estimator) are then with respect to the
  * centred parameters: dE/db_l = -(x_l - mu_l), dE/dW_l = -(x_{l-1} -
- * mu_{l-1}) (x_l - mu_l)^T. A binary unit's offset is in [0, 1], a spin
- * unit's in [-1, 1]; a model with Gaussian visible units has none. Offsets
- * are saved with the model (format version 2, docs/format.md).
+ * mu_{l-1}) (x_l - mu_l)^T. A binary or Potts unit's offset is in [0, 1],
+ * a spin unit's in [-1, 1]; a model with Gaussian visible units has none.
+ * Offsets are saved with the model (format version 2, docs/format.md).
  */
 /** Copy the offsets to out[state width]. @return EBM_OK, EBM_ENULL */
 EBM_API int ebm_model_get_offsets(const ebm_model_t *m, float *out);
@@ -392,8 +392,8 @@ EBM_API int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size);
 /* with a message naming row, unit (or site) and value.                     */
 /* Potts units: a layer's mean is each site's softmax, its argmin each      */
 /* site's category of the largest input (the lowest of ties), a free        */
-/* energy sums each site's q categories out. Local search and UCD-LMI,     */
-/* which flip single units, and EBM_SAMPLER_MH_UNIFORM (not yet proven for */
+/* energy sums each site's q categories out. Local search and UCD-LMI,      */
+/* which flip single units, and EBM_SAMPLER_MH_UNIFORM (not yet proven for  */
 /* them) refuse Potts models with EBM_EUNSUPPORTED.                         */
 /* Only the layers a call reads are checked: values of summed-out layers,   */
 /* and of layer l itself in the layer conditionals, are ignored entirely.   */
