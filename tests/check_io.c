@@ -18,20 +18,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* CRC-32 (zlib, PNG) computed bit by bit: independent of the library's
- * table, so that agreement checks both. */
-static uint32_t crc32_bitwise(const unsigned char *p, size_t n)
-{
-    uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++) {
-            c = (c & 1u) ? (c >> 1) ^ 0xedb88320u : c >> 1;
-        }
-    }
-    return c ^ 0xffffffffu;
-}
-
 static void put_le(unsigned char *p, uint64_t v, int bytes)
 {
     for (int i = 0; i < bytes; i++) {
@@ -46,14 +32,6 @@ static uint64_t get_le(const unsigned char *p, int bytes)
         v = (v << 8) | p[i];
     }
     return v;
-}
-
-/* Rewrite the last 4 bytes as the CRC of the rest. */
-static void fix_crc(unsigned char *p, size_t n)
-{
-    if (n >= 4) {
-        put_le(p + n - 4, crc32_bitwise(p, n - 4), 4);
-    }
 }
 
 /* Offsets of the v1 fields. */
@@ -211,14 +189,14 @@ static void uncap_address_space(const struct rlimit *old) { setrlimit(RLIMIT_AS,
 
 START_TEST(test_crc32_known_answer)
 {
-    ck_assert_uint_eq(crc32_bitwise((const unsigned char *)"123456789", 9), 0xcbf43926u);
-    ck_assert_uint_eq(crc32_bitwise((const unsigned char *)"", 0), 0u);
+    ck_assert_uint_eq(t_crc32((const unsigned char *)"123456789", 9), 0xcbf43926u);
+    ck_assert_uint_eq(t_crc32((const unsigned char *)"", 0), 0u);
     /* The library's CRC agrees with this one on every image it writes. */
     for (int kind = 0; kind < N_KINDS; kind++) {
         ebm_model_t *m = sample_model(kind);
         size_t n;
         unsigned char *p = image_of(m, &n);
-        ck_assert_uint_eq(get_le(p + n - 4, 4), crc32_bitwise(p, n - 4));
+        ck_assert_uint_eq(get_le(p + n - 4, 4), t_crc32(p, n - 4));
         free(p);
         ebm_model_destroy(m);
     }
@@ -636,10 +614,10 @@ START_TEST(test_each_malformation)
 
     q = copy_image(base, n);
     put_le(q + OFF_VERSION, 3, 4);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "format version 3 is not supported", "versions 1 to 2");
     put_le(q + OFF_VERSION, 0, 4);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "format version 0 is not supported");
 
     memcpy(q, base, n);
@@ -652,11 +630,11 @@ START_TEST(test_each_malformation)
 
     memcpy(q, base, n);
     put_le(q + OFF_VISIBLE, 7, 4);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "invalid units: ", "visible_units is 7");
     memcpy(q, base, n);
     put_le(q + OFF_HIDDEN, EBM_UNITS_GAUSSIAN, 4);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "invalid units: ", "hidden_units is 2");
     memcpy(q, base, n);
     put_le(q + OFF_HIDDEN, 0x80000000u, 4);
@@ -670,7 +648,7 @@ START_TEST(test_each_malformation)
 
     memcpy(q, base, n);
     put_le(q + OFF_SIZES + 8, 0, 8);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "sizes[1] is 0; it must be from 1 to 2147483647");
     put_le(q + OFF_SIZES, 0x80000000u, 8);
     expect_format_error(q, n, "sizes[0] is 2147483648; it must be from 1 to 2147483647");
@@ -680,18 +658,18 @@ START_TEST(test_each_malformation)
     put_le(q + OFF_SIZES, 2147483647u, 8);
     put_le(q + OFF_SIZES + 8, 2147483647u, 8);
     put_le(q + cnt, 2147483647ull * 2147483647ull + 2 * 2147483647ull, 8);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "invalid shape: ", "2147483647");
 
     memcpy(q, base, n);
     put_le(q + cnt, 999, 8);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "param_count is 999; the shape has 34 parameters");
 
     memcpy(q, base, n);
     memcpy(q + n, "\1\2\3", 3);
     expect_format_error(q, n + 3, "3 trailing bytes after the CRC");
-    fix_crc(q, n + 3);
+    t_fix_crc(q, n + 3);
     expect_format_error(q, n + 3, "3 trailing bytes after the CRC");
 
     memcpy(q, base, n);
@@ -703,22 +681,22 @@ START_TEST(test_each_malformation)
 
     memcpy(q, base, n);
     put_le(q + par, 0x7fc00000u, 4); /* W_1[0,0] = NaN */
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "invalid parameter: W_1[0,0]", "nan");
     memcpy(q, base, n);
     put_le(q + par + 4 * (24 + 6), 0xff800000u, 4); /* -inf in b_1[0], after W_1 and b_0 */
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "invalid parameter: b_1[0]", "inf");
     free(q);
 
     /* GRBM: logvar_0 follows W_1 (7 x 3) and b_0, b_1 (7 + 3). */
     q = copy_image(gbase, ng);
     put_le(q + off_params(2) + 4 * (21 + 10 + 2), 0x42c80000u, 4); /* 100.0f */
-    fix_crc(q, ng);
+    t_fix_crc(q, ng);
     expect_format_error(q, ng, "invalid parameter: logvar_0[2]", "100", "log-variance");
     memcpy(q, gbase, ng);
     put_le(q + off_params(2) + 4 * (21 + 10 + 6), 0xc1f00000u, 4); /* -30.0f: allowed */
-    fix_crc(q, ng);
+    t_fix_crc(q, ng);
     ebm_model_t *ok = NULL;
     ck_assert_int_eq(ebm_model_load_buffer(&ok, q, ng, NULL, 0), EBM_OK);
     ebm_model_destroy(ok);
@@ -743,35 +721,35 @@ START_TEST(test_version_2_malformations)
     /* Out of range, not finite, every one 0. */
     unsigned char *q = copy_image(cbase, nc);
     put_le(q + offs + 4 * 2, 0x3fc00000u, 4); /* 1.5f */
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "invalid offset: offsets[2] (layer 0, unit 2) is 1.5",
                         "offsets of binary units must be in [0, 1]");
     memcpy(q, cbase, nc);
     put_le(q + offs + 4 * 8, 0x7fc00000u, 4); /* NaN, layer 2 unit 1 */
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "offsets[8] (layer 2, unit 1) is nan");
     memcpy(q, cbase, nc);
     ck_assert_uint_eq(get_le(q + offs, 4), 0); /* offsets[0] is 0 */
     put_le(q + offs, 0x80000000u, 4);
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "invalid offset: offsets[0] is -0; a model stores +0");
     memcpy(q, cbase, nc);
     memset(q + offs, 0, 4 * 9);
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "flags say the offsets follow, but every offset is 0",
                         "flag bit 0 clear");
     /* The fields after the unit kinds: categories, flags. */
     memcpy(q, cbase, nc);
     put_le(q + 24, 3, 4);
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "categories is 3; visible units that are not Potts units have 1");
     memcpy(q, cbase, nc);
     put_le(q + 28, 3, 4);
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "flags is 0x3; only bit 0 (the offsets follow) is defined");
     memcpy(q, cbase, nc);
     put_le(q + 28, 0, 4);
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "version 2 with flags 0 and no Potts units: such a model is "
                                "saved as version 1");
     /* A version-2 image called version 1 reads categories and flags as
@@ -779,12 +757,12 @@ START_TEST(test_version_2_malformations)
      * categories. */
     memcpy(q, cbase, nc);
     put_le(q + OFF_VERSION, 1, 4);
-    fix_crc(q, nc);
+    t_fix_crc(q, nc);
     expect_format_error(q, nc, "sizes[0] is 4294967297");
     free(q);
     q = copy_image(base, n);
     put_le(q + OFF_VERSION, 2, 4);
-    fix_crc(q, n);
+    t_fix_crc(q, n);
     expect_format_error(q, n, "categories is 6");
     free(q);
 
@@ -801,7 +779,7 @@ START_TEST(test_version_2_malformations)
     for (int j = 0; j < 10; j++) {
         put_le(q + ng + 4 + 4 * (size_t)j, j == 8 ? 0x3f000000u : 0u, 4); /* 0.5f at unit 8 */
     }
-    fix_crc(q, ng2);
+    t_fix_crc(q, ng2);
     expect_format_error(q, ng2, "invalid offset: offsets[8] (layer 1, unit 1) is 0.5",
                         "Gaussian visible units has no offsets");
     free(q);
@@ -830,7 +808,7 @@ static unsigned char *big_shape_file(uint64_t n0, uint64_t n1, uint64_t count, s
     put_le(p + OFF_SIZES, n0, 8);
     put_le(p + OFF_SIZES + 8, n1, 8);
     put_le(p + off_count(2), count, 8);
-    fix_crc(p, *n);
+    t_fix_crc(p, *n);
     return p;
 }
 
@@ -969,7 +947,7 @@ START_TEST(test_random_mutations)
             }
         }
         if (rand_below(&rng, 2) == 0) {
-            fix_crc(q, n);
+            t_fix_crc(q, n);
         }
         /* An exact-size copy, so that any over-read is outside the block. */
         unsigned char *exact = malloc(n > 0 ? n : 1);

@@ -212,6 +212,28 @@ void t_sentinel(void *p, size_t n) { memset(p, 0xA5, n); }
 
 /* ---- checksums ------------------------------------------------------------------ */
 
+uint32_t t_crc32(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) {
+            c = (c & 1u) ? (c >> 1) ^ 0xedb88320u : c >> 1;
+        }
+    }
+    return c ^ 0xffffffffu;
+}
+
+void t_fix_crc(unsigned char *p, size_t n)
+{
+    if (n >= 4) {
+        const uint32_t crc = t_crc32(p, n - 4);
+        for (int i = 0; i < 4; i++) {
+            p[n - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+        }
+    }
+}
+
 uint64_t t_checksum(const void *p, size_t n)
 {
     const unsigned char *b = p;

@@ -152,6 +152,11 @@ void t_sentinel(void *p, size_t n);
 
 /* FNV-1a of a byte range. */
 uint64_t t_checksum(const void *p, size_t n);
+/* CRC-32 (zlib, PNG) computed bit by bit: independent of the library's
+ * table, so that agreement checks both. t_fix_crc rewrites the last 4
+ * bytes of p[0 .. n) as the little-endian CRC of the rest. */
+uint32_t t_crc32(const unsigned char *p, size_t n);
+void t_fix_crc(unsigned char *p, size_t n);
 /* Of a model's parameters and shape, a generator's state, an estimator's
  * statistics and persistent chains (m: its model). No ck_assert (usable in
  * a child process): a call that fails is a soft failure. */
