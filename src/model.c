@@ -254,38 +254,40 @@ void ebm__refresh_bias(ebm_model_t *m)
         m->shift = 0.0;
         return;
     }
-    /* Only binary and spin layers are centred (offsets.c), so every layer
-     * couples through W_l itself. */
+    /* bt = b - (the offsets through W); c = b.mu - sum_l mu_{l-1}^T W_l
+     * mu_l = b.mu + (bt - b).mu / 2, each coupling counted from both its
+     * layers. */
+    const double *b = m->params_d + m->b_off[0];
+    memcpy(m->bias_d, b, (size_t)nb * sizeof *m->bias_d);
+    ebm__add_coupled(m, m->offsets, NULL, -1.0, m->bias_d);
     double c = 0.0;
-    for (int64_t l = 0; l < m->n_layers; l++) {
-        const int64_t nl = m->size[l], o = m->offset[l];
-        const double *b = m->params_d + m->b_off[l];
-        const float *mu = m->offsets + o;
-        for (int64_t j = 0; j < nl; j++) {
-            m->bias_d[o + j] = b[j];
-            c += b[j] * (double)mu[j];
-        }
-    }
-    for (int64_t l = 1; l < m->n_layers; l++) {
-        const int64_t na = m->size[l - 1], nl = m->size[l];
-        const double *w = m->params_d + m->w_off[l];
-        const float *mua = m->offsets + m->offset[l - 1], *mul = m->offsets + m->offset[l];
-        double *ba = m->bias_d + m->offset[l - 1], *bl = m->bias_d + m->offset[l];
-        for (int64_t i = 0; i < na; i++) {
-            const double *wi = w + i * nl;
-            double s = 0.0;
-            for (int64_t j = 0; j < nl; j++) {
-                s += wi[j] * (double)mul[j];
-                bl[j] -= (double)mua[i] * wi[j];
-            }
-            ba[i] -= s;
-            c -= (double)mua[i] * s;
-        }
-    }
     for (int64_t j = 0; j < nb; j++) {
+        c += (double)m->offsets[j] * (b[j] + 0.5 * (m->bias_d[j] - b[j]));
         m->bias[j] = (float)m->bias_d[j];
     }
     m->shift = c;
+}
+
+void ebm__add_coupled(const ebm_model_t *m, const float *x, const float *x0, double alpha,
+                      double *out)
+{
+    /* Only binary, spin and Potts layers have offsets (offsets.c), so every
+     * layer couples through W_l itself. */
+    for (int64_t l = 1; l < m->n_layers; l++) {
+        const int64_t na = m->size[l - 1], nl = m->size[l];
+        const int64_t oa = m->offset[l - 1], ol = m->offset[l];
+        const double *w = m->params_d + m->w_off[l];
+        for (int64_t i = 0; i < na; i++) {
+            const double *wi = w + i * nl;
+            const double da = (double)x[oa + i] - (x0 != NULL ? (double)x0[oa + i] : 0.0);
+            double s = 0.0;
+            for (int64_t j = 0; j < nl; j++) {
+                s += wi[j] * ((double)x[ol + j] - (x0 != NULL ? (double)x0[ol + j] : 0.0));
+                out[ol + j] += alpha * da * wi[j];
+            }
+            out[oa + i] += alpha * s;
+        }
+    }
 }
 
 void ebm__model_refresh(ebm_model_t *m)

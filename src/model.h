@@ -77,6 +77,11 @@ int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg);
 void ebm__model_refresh(ebm_model_t *m);
 /* The centred biases and c from params, params_d and the offsets. */
 void ebm__refresh_bias(ebm_model_t *m);
+/* out_l += alpha (W_l^T d_{l-1} + W_{l+1} d_{l+1}) over the layers, d = x -
+ * x0 (x0 NULL: d = x), in double: how values d of the units enter the
+ * other layers' biases (width entries each). */
+void ebm__add_coupled(const ebm_model_t *m, const float *x, const float *x0, double alpha,
+                      double *out);
 static inline int ebm__is_gaussian(const ebm_model_t *m, int64_t l)
 {
     return m->units[l] == EBM_UNITS_GAUSSIAN;

@@ -69,23 +69,8 @@ static int replace_offsets(ebm_model_t *m, ebm__msg *msg, const float *mu, int k
         if (b == NULL) {
             return ebm__fail(msg, EBM_ENOMEM, "out of memory moving the biases");
         }
-        for (int64_t j = 0; j < w; j++) {
-            b[j] = m->params_d[m->b_off[0] + j];
-        }
-        for (int64_t l = 1; l < m->n_layers; l++) {
-            const int64_t na = m->size[l - 1], nl = m->size[l];
-            const int64_t oa = m->offset[l - 1], ol = m->offset[l];
-            const double *wl = m->params_d + m->w_off[l];
-            for (int64_t i = 0; i < na; i++) {
-                const double da = (double)mu[oa + i] - (double)m->offsets[oa + i];
-                double s = 0.0;
-                for (int64_t j = 0; j < nl; j++) {
-                    s += wl[i * nl + j] * ((double)mu[ol + j] - (double)m->offsets[ol + j]);
-                    b[ol + j] += da * wl[i * nl + j];
-                }
-                b[oa + i] += s;
-            }
-        }
+        memcpy(b, m->params_d + m->b_off[0], (size_t)w * sizeof *b);
+        ebm__add_coupled(m, mu, m->offsets, 1.0, b);
         for (int64_t j = 0; j < w; j++) {
             if (!(fabs(b[j]) <= FLT_MAX)) {
                 int64_t l = m->n_layers - 1;
