@@ -755,12 +755,16 @@ data_encoding data_encoding_make(int binarize, int spin)
     e.binarize = binarize;
     e.spin = binarize == DATA_GREY ? 0 : spin;
     e.threshold = 0.5f;
+    e.levels = 4;
     return e;
 }
 
 static int encoding_valid(const data_encoding *e)
 {
-    if (e == NULL || e->binarize < DATA_GREY || e->binarize > DATA_8BIT) {
+    if (e == NULL || e->binarize < DATA_GREY || e->binarize > DATA_LEVELS) {
+        return 0;
+    }
+    if (e->binarize == DATA_LEVELS && !(e->levels >= 2 && e->levels <= DATA_MAX_LEVELS)) {
         return 0;
     }
     if (e->binarize == DATA_THRESHOLD && !(e->threshold > 0.0f && e->threshold <= 1.0f)) {
@@ -777,7 +781,9 @@ int64_t data_encoded_dim(const data_encoding *e, int64_t pixels)
     if (!encoding_valid(e) || pixels < 1) {
         return -1;
     }
-    return e->binarize == DATA_8BIT ? 8 * pixels : pixels;
+    return e->binarize == DATA_8BIT     ? 8 * pixels
+           : e->binarize == DATA_LEVELS ? (int64_t)e->levels * pixels
+                                        : pixels;
 }
 
 static float clip01(float v)
@@ -822,7 +828,7 @@ int data_encode(const data_encoding *e, ebm_rng_t *rng, int64_t n, int64_t pixel
                 o[p] = o[p] < clip01(g[p]) ? 1.0f : lo;
             }
             break;
-        default: /* DATA_8BIT */
+        case DATA_8BIT:
             for (int64_t p = 0; p < pixels; p++) {
                 const int byte = (int)lrintf(255.0f * clip01(g[p]));
                 for (int k = 0; k < 8; k++) {
@@ -830,6 +836,16 @@ int data_encode(const data_encoding *e, ebm_rng_t *rng, int64_t n, int64_t pixel
                 }
             }
             break;
+        default: { /* DATA_LEVELS */
+            const int q = e->levels;
+            for (int64_t p = 0; p < pixels; p++) {
+                const int level = (int)lrintf((float)(q - 1) * clip01(g[p]));
+                for (int k = 0; k < q; k++) {
+                    o[q * p + k] = k == level ? 1.0f : lo;
+                }
+            }
+            break;
+        }
         }
     }
     return DATA_OK;
@@ -883,6 +899,15 @@ int data_decode(const data_encoding *e, int64_t n, int64_t pixels, const float *
                     byte = 2 * byte + (b > 0.5f);
                 }
                 g[p] = (float)byte / 255.0f;
+            } else if (e->binarize == DATA_LEVELS) {
+                const int q = e->levels;
+                double mass = 0.0, level = 0.0;
+                for (int k = 0; k < q; k++) {
+                    const float b = e->spin ? 0.5f * (xr[q * p + k] + 1.0f) : xr[q * p + k];
+                    mass += b;
+                    level += (double)k * b;
+                }
+                g[p] = mass > 0.0 ? clip01((float)(level / (mass * (q - 1)))) : 0.0f;
             } else {
                 g[p] = clip01(e->spin ? 0.5f * (xr[p] + 1.0f) : xr[p]);
             }

@@ -135,24 +135,31 @@ enum data_binarize {
     DATA_GREY = 0,      /* keep grey (optionally standardised): Gaussian units */
     DATA_THRESHOLD = 1, /* 1 where grey >= threshold, else 0 (Taniguchi 1-bit, 0.5) */
     DATA_BERNOULLI = 2, /* 1 with probability grey, a fresh draw per call (Qiu et al.) */
-    DATA_8BIT = 3       /* byte = round(255 grey) as 8 binary units, most
+    DATA_8BIT = 3,      /* byte = round(255 grey) as 8 binary units, most
                          * significant bit first: unit 8 p + k of an encoded row is
                          * bit 7 - k of pixel p (Taniguchi sec. 3.4: 123 = 01111011) */
+    DATA_LEVELS = 4     /* level = round((q - 1) grey) as q one-hot units (q = levels):
+                         * unit q p + k of an encoded row is 1 iff pixel p's level is
+                         * k; the sites of a Potts visible layer */
 };
 
 typedef struct data_encoding {
     int binarize;     /* enum data_binarize */
     int spin;         /* binarised only: 1 maps {0, 1} -> {-1, +1} (spin units) */
     float threshold;  /* DATA_THRESHOLD: in (0, 1]; 0.5 in the papers */
+    int levels;       /* DATA_LEVELS: q in 2..DATA_MAX_LEVELS */
     const float *mean; /* DATA_GREY: NULL, or [pixels]: x = (grey - mean) / sd */
     const float *sd;   /* DATA_GREY: with mean, [pixels], each > 0 */
 } data_encoding;
 
-/** The encoding for the common choices; threshold 0.5, no standardisation. */
+enum { DATA_MAX_LEVELS = 256 };
+
+/** The encoding for the common choices; threshold 0.5, no standardisation,
+ *  4 levels. */
 data_encoding data_encoding_make(int binarize, int spin);
 
-/** @return the units per encoded row: 8 * pixels for DATA_8BIT, else pixels;
- *  -1 for a bad encoding or pixels < 1. */
+/** @return the units per encoded row: 8 * pixels for DATA_8BIT, levels *
+ *  pixels for DATA_LEVELS, else pixels; -1 for a bad encoding or pixels < 1. */
 int64_t data_encoded_dim(const data_encoding *e, int64_t pixels);
 
 /**
@@ -180,8 +187,10 @@ int data_batch(const data_set *d, const data_encoding *e, ebm_rng_t *rng, const 
  * row stride ldx) to grey in [0, 1] (clipped), `pixels` per row at
  * grey + r * ldg. Spin values map by (x + 1) / 2; DATA_8BIT recombines the 8
  * units of a pixel (each read as 1 if > 0.5 after the spin map) into
- * byte / 255; DATA_GREY undoes the standardisation. Mean-field values
- * (probabilities, tanh means) are accepted too.
+ * byte / 255; DATA_LEVELS gives the mean level sum_k k x_k / sum_k x_k over
+ * q - 1 (one-hot rows: their level; probabilities: the expected level);
+ * DATA_GREY undoes the standardisation. Mean-field values (probabilities,
+ * tanh means) are accepted too.
  * @return DATA_OK, DATA_EARG
  */
 int data_decode(const data_encoding *e, int64_t n, int64_t pixels, const float *x, int64_t ldx,

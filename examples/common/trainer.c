@@ -16,6 +16,8 @@
 #include <string.h>
 
 enum { ERR_SIZE = 1024, PICTURE_SCALE = 2, EXACT_LOG_Z_BITS = 24, EXACT_ROW_BITS = 20 };
+/* Gibbs sweeps behind each sample picture of a Potts model. */
+enum { POTTS_SAMPLE_SWEEPS = 1000 };
 
 /* --eval-every is exact under tighter limits than the final evaluation, to
  * keep each evaluation short: at most 2^20 states for log Z, 1e8 rows x
@@ -179,8 +181,9 @@ static int persistent_method(int method)
 /* ------------------------------------------------------------------------ */
 
 static const char *const data_names[] = {"fashion", "mnist", "bas", "digits"};
-static const char *const units_names[] = {"binary", "spin"};
-static const char *const binarize_names[] = {"grey", "threshold", "bernoulli", "8bit"};
+static const char *const units_names[] = {"binary", "spin", "potts"};
+static const char *const binarize_names[] = {"grey",   "threshold", "bernoulli",
+                                             "8bit",   "levels"};
 static const char *const ais_base_names[] = {"uniform", "data"};
 static const char *const centre_names[] = {"none", "data"};
 static const char *const init_names[] = {"orthogonal", "gaussian"};
@@ -198,6 +201,7 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     c->method = method;
     c->data = TRAINER_FASHION;
     c->bas_side = 4;
+    c->levels = 4;
     c->init_scale = 1.0;
     c->offset_rate = 0.01;
     c->optimizer = OPTIM_SGD;
@@ -228,7 +232,7 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
          * Bernoulli-binarised Fashion-MNIST, batch 1000, lr 0.1; their code
          * initialises with N(0, 0.1^2) weights. */
         c->binarize = DATA_BERNOULLI;
-        c->units = EBM_UNITS_BINARY;
+        c->units = TRAINER_BINARY;
         c->init = EBM_INIT_GAUSSIAN;
         c->init_scale = 0.1;
         c->lr = 0.1;
@@ -241,7 +245,7 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
          * binarisation (their --bits 1). PCD is their Table 2 baseline with
          * everything else equal. */
         c->binarize = DATA_THRESHOLD;
-        c->units = EBM_UNITS_SPIN;
+        c->units = TRAINER_SPIN;
         c->init = EBM_INIT_ORTHOGONAL;
         c->lr = 0.01;
         c->schedule = OPTIM_INVSQRT;
@@ -330,8 +334,11 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
     ADD(CLI_I64("--test-rows", "N", &c->test_rows, 0, INT64_C(1) << 40,
                 "evaluate on the first N test images only; 0: all"));
     ADD(CLI_ONE_OF("--binarize", &c->binarize, binarize_names, 1,
-                   "1-bit threshold at 0.5, a fresh Bernoulli draw per batch, or 8 bits per "
-                   "pixel"));
+                   "1-bit threshold at 0.5, a fresh Bernoulli draw per batch, 8 bits per "
+                   "pixel, or the pixel's grey level of --levels as one-hot units (for "
+                   "--units potts)"));
+    ADD(CLI_I32("--levels", "Q", &c->levels, 2, DATA_MAX_LEVELS,
+                "--binarize levels: grey levels round((Q - 1) grey), each pixel Q units"));
     ADD(CLI_HEAD("model:"));
     snprintf(text[t], sizeof text[t], "2 to %d sizes, each >= 1", EBM_MAX_LAYERS);
     ADD({.type = CLI_CUSTOM, .name = "--layers", .meta = "N0,N1,...", .field = c,
@@ -340,7 +347,9 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
          .dflt = c->method == EBM_ESTIMATOR_UCD
                      ? "N0,1000; bas and digits: N0,N0"
                      : "N0,N0,N0 with N0 visible units"});
-    ADD(CLI_ONE_OF("--units", &c->units, units_names, 0, "unit values {0,1} or {-1,+1}"));
+    ADD(CLI_ONE_OF("--units", &c->units, units_names, 0,
+                   "unit values {0,1} or {-1,+1}, or categorical (Potts) visible sites of "
+                   "--binarize levels over binary hidden units"));
     ADD(CLI_ONE_OF("--init", &c->init, init_names, 0, "weight initialisation"));
     ADD(CLI_DBL("--init-scale", "X", &c->init_scale, 1e-12, 1e6, "scale of the initial weights"));
     ADD(CLI_ONE_OF("--centre", &c->centre, centre_names, 0,
@@ -492,6 +501,11 @@ static int parse_options(trainer_config *c, int argc, char **argv)
         complain(c, "--eval-every needs --eval auto or ais (it uses the same method)");
         return 2;
     }
+    if (c->units == TRAINER_POTTS && c->binarize != DATA_LEVELS) {
+        complain(c, "--units potts needs --binarize levels (a site of --levels one-hot "
+                    "units per pixel), not --binarize %s", binarize_names[c->binarize]);
+        return 2;
+    }
     if (c->centre && c->average_from >= 0) {
         complain(c, "--centre data with --average-from: an average of parameters centred on "
                     "moving offsets is not a model; give one of them");
@@ -519,11 +533,15 @@ static int parse_options(trainer_config *c, int argc, char **argv)
 static int config_text(const run *r, char *buf, size_t size)
 {
     const trainer_config *c = r->c;
+    char levels[32] = "";
+    if (c->binarize == DATA_LEVELS) {
+        snprintf(levels, sizeof levels, " levels=%d", c->levels);
+    }
     int at = snprintf(buf, size,
-                      "method=%s data=%s bas_side=%d train_rows=%lld binarize=%s units=%s "
+                      "method=%s data=%s bas_side=%d train_rows=%lld binarize=%s%s units=%s "
                       "layers=",
                       method_flag(c->method), data_names[c->data], c->bas_side,
-                      (long long)c->train_rows, binarize_names[c->binarize],
+                      (long long)c->train_rows, binarize_names[c->binarize], levels,
                       units_names[c->units]);
     for (int l = 0; l < c->n_layers && at > 0 && (size_t)at < size; l++) {
         at += snprintf(buf + at, size - (size_t)at, "%s%lld", l ? "," : "", (long long)c->layers[l]);
@@ -606,9 +624,27 @@ static int load_data(run *r)
     if (c->test_rows > 0 && c->test_rows < r->test.n) {
         r->test.n = c->test_rows;
     }
-    r->enc = data_encoding_make(c->binarize, c->units == EBM_UNITS_SPIN);
+    r->enc = data_encoding_make(c->binarize, c->units == TRAINER_SPIN);
+    r->enc.levels = c->levels;
     r->dim = data_encoded_dim(&r->enc, r->train.dim);
     return 0;
+}
+
+/* An untrained model of the configuration's layers and units; err names
+ * the function that failed. */
+static int new_model(const trainer_config *c, ebm_model_t **out, char *err, size_t size)
+{
+    char why[ERR_SIZE] = "";
+    const int rc =
+        c->units == TRAINER_POTTS
+            ? ebm_model_create_potts(out, c->n_layers, c->layers, c->levels, EBM_UNITS_BINARY,
+                                     why, sizeof why)
+            : ebm_model_create(out, c->n_layers, c->layers, c->units, c->units, why, sizeof why);
+    if (rc != EBM_OK) {
+        snprintf(err, size, "%s: %s",
+                 c->units == TRAINER_POTTS ? "ebm_model_create_potts" : "ebm_model_create", why);
+    }
+    return rc;
 }
 
 static int build_model(run *r)
@@ -630,9 +666,9 @@ static int build_model(run *r)
                         "units after --binarize %s", (long long)c->layers[0], data_names[c->data],
                         (long long)r->dim, binarize_names[c->binarize]);
     }
-    int rc = ebm_model_create(&r->m, c->n_layers, c->layers, c->units, c->units, err, sizeof err);
+    int rc = new_model(c, &r->m, err, sizeof err);
     if (rc != EBM_OK) {
-        return complain(c, "ebm_model_create: %s", err);
+        return complain(c, "%s", err);
     }
     ebm_rng_t *init_rng;
     if ((rc = ebm_rng_create(&init_rng, c->seed, 0)) != EBM_OK) {
@@ -645,10 +681,8 @@ static int build_model(run *r)
     }
     r->width = ebm_model_state_width(r->m);
     r->n_params = ebm_model_param_count(r->m);
-    if (c->average_from >= 0 &&
-        (rc = ebm_model_create(&r->m_avg, c->n_layers, c->layers, c->units, c->units, err,
-                               sizeof err)) != EBM_OK) {
-        return complain(c, "ebm_model_create (--average-from): %s", err);
+    if (c->average_from >= 0 && (rc = new_model(c, &r->m_avg, err, sizeof err)) != EBM_OK) {
+        return complain(c, "%s (--average-from)", err);
     }
     if ((rc = ebm_rng_create(&r->rng, c->seed, 1)) != EBM_OK) {
         return complain(c, "ebm_rng_create: %s", ebm_strerror(rc));
@@ -827,8 +861,10 @@ static void visible_to_grey(const run *r, int64_t n, const float *x, float *grey
 /*
  * Samples as Taniguchi et al. section 4.4 draws them: uniform random states,
  * the local search to a local minimum of E, then a few MH_UNIFORM steps, and
- * the visible layer. Its own stream (seed, 3 + step): pictures never move
- * the training generator. *accept receives the MH acceptance rate.
+ * the visible layer; for Potts sites, which neither supports,
+ * POTTS_SAMPLE_SWEEPS Gibbs sweeps from the uniform states. Its own stream
+ * (seed, 3 + step): pictures never move the training generator. *accept
+ * receives the MH acceptance rate (NaN without MH steps).
  */
 static int write_samples(const run *r, const ebm_model_t *m, const char *path, int64_t step,
                          double *accept, double *sweeps_mean)
@@ -847,12 +883,22 @@ static int write_samples(const run *r, const ebm_model_t *m, const char *path, i
     if (rc == EBM_OK) {
         rc = ebm_model_random_state(m, rng, n, x, r->width, NULL, 0);
     }
-    if (rc == EBM_OK) {
+    const int potts = c->units == TRAINER_POTTS;
+    if (rc == EBM_OK && !potts) {
         rc = ebm_model_local_search(m, rng, n, x, r->width, NULL, 0, c->search_sweeps, sweeps);
         rc = rc > 0 ? EBM_OK : rc; /* rows stopped by the cap are still pictures */
     }
     double acc_sum = 0.0;
-    if (rc == EBM_OK && c->mh_steps > 0) {
+    if (rc == EBM_OK && potts) {
+        /* No local search (it flips single units): Gibbs sweeps instead. */
+        rc = ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS);
+        for (int64_t t = 0; rc == EBM_OK && t < POTTS_SAMPLE_SWEEPS; t++) {
+            rc = ebm_sampler_step(s, rng, n, x, r->width);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            sweeps[i] = POTTS_SAMPLE_SWEEPS;
+        }
+    } else if (rc == EBM_OK && c->mh_steps > 0) {
         rc = ebm_sampler_create(&s, m, EBM_SAMPLER_MH_UNIFORM);
         for (int64_t t = 0; rc == EBM_OK && t < c->mh_steps; t++) {
             rc = ebm_sampler_step(s, rng, n, x, r->width);
@@ -868,7 +914,7 @@ static int write_samples(const run *r, const ebm_model_t *m, const char *path, i
             sw += (double)sweeps[i];
         }
         *sweeps_mean = sw / (double)n;
-        *accept = c->mh_steps > 0 ? acc_sum / (double)c->mh_steps : NAN;
+        *accept = c->mh_steps > 0 && !potts ? acc_sum / (double)c->mh_steps : NAN;
         visible_to_grey(r, n, x, grey);
         const int cols = (int)ceil(sqrt((double)n));
         rc = write_grid(r, path, grey, n, r->train.dim, cols);
@@ -918,7 +964,11 @@ static int write_completions(const run *r, const ebm_model_t *m, const char *pat
             }
         }
         rc = ebm_model_random_state(m, rng, n, x, r->width, clamp, 0);
-        if (rc == EBM_OK) {
+        if (rc == EBM_OK && c->units == TRAINER_POTTS) {
+            /* Potts sites: the mean-field posterior's expected levels. */
+            rc = ebm_model_mean_field(m, n, x, r->width, clamp, 0, 200, 1e-5);
+            rc = rc > 0 ? EBM_OK : rc;
+        } else if (rc == EBM_OK) {
             rc = ebm_model_local_search(m, rng, n, x, r->width, clamp, 0, c->search_sweeps,
                                         NULL);
             rc = rc > 0 ? EBM_OK : rc;
@@ -1325,16 +1375,20 @@ typedef struct result {
     int is_bound;
     double is_ll_mean, is_s;  /* DBMs: the IS estimate with AIS log Z (NaN if not run) */
     double check_log_z, check_log_z_se, check_s; /* --ais-check (NaN if not run) */
+    double base_ll_mean;      /* --ais-base data: the base's own log p (NaN if not run) */
 } result;
 
 static int64_t smaller_parity_class(const ebm_model_t *m, int hidden_only)
 {
     int64_t even = 0, odd = 0;
     for (int64_t l = hidden_only ? 1 : 0; l < ebm_model_num_layers(m); l++) {
+        /* A layer of Potts sites has q^sites states: sites log2 q bits. */
+        const int64_t q = ebm_model_layer_categories(m, l), size = ebm_model_layer_size(m, l);
+        const int64_t bits = q > 1 ? (int64_t)ceil((double)(size / q) * log2((double)q)) : size;
         if (l % 2 == 0) {
-            even += ebm_model_layer_size(m, l);
+            even += bits;
         } else {
-            odd += ebm_model_layer_size(m, l);
+            odd += bits;
         }
     }
     if (hidden_only && ebm_model_num_layers(m) == 2) {
@@ -1350,6 +1404,38 @@ static double mean_of(const double *x, int64_t n)
         s += x[i];
     }
     return s / (double)n;
+}
+
+/* The mean log-likelihood of n encoded rows under AIS's base alone
+ * (--ais-base data): independent units, or independent Potts sites, with the
+ * training data's frequencies: the yardstick of a model without weights. */
+static double base_loglik(const run *r, int64_t n, const float *x)
+{
+    const int64_t d = r->dim, q = r->c->units == TRAINER_POTTS ? r->c->levels : 1;
+    const int spin = r->c->units == TRAINER_SPIN;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const float *xi = x + i * d;
+        for (int64_t j = 0; j < d; j += q) {
+            const float *b = r->ais_base + j;
+            if (q == 1) { /* log sigmoid(+-logit) */
+                const double logit = spin ? 2.0 * b[0] : b[0];
+                const double z = xi[j] > (spin ? 0.0f : 0.5f) ? logit : -logit;
+                sum -= z > 0.0 ? log1p(exp(-z)) : log1p(exp(z)) - z;
+                continue;
+            }
+            double top = b[0], lse = 0.0, on = 0.0;
+            for (int64_t k = 1; k < q; k++) {
+                top = b[k] > top ? b[k] : top;
+            }
+            for (int64_t k = 0; k < q; k++) {
+                lse += exp(b[k] - top);
+                on += xi[j + k] > 0.5f ? b[k] : 0.0;
+            }
+            sum += on - top - log(lse);
+        }
+    }
+    return sum / (double)n;
 }
 
 /*
@@ -1383,7 +1469,7 @@ static int training_means(run *r, double *p, const char *what)
         }
         rc = data_batch(&r->train, &r->enc, rng, ids, rows, x, d, err, sizeof err);
         for (int64_t i = 0; rc == DATA_OK && i < rows * d; i++) {
-            ones[i % d] += c->units == EBM_UNITS_SPIN ? 0.5 * (x[i] + 1.0) : x[i];
+            ones[i % d] += c->units == TRAINER_SPIN ? 0.5 * (x[i] + 1.0) : x[i];
         }
     }
     for (int64_t j = 0; rc == DATA_OK && j < d; j++) {
@@ -1399,7 +1485,8 @@ static int training_means(run *r, double *p, const char *what)
 }
 
 /* --ais-base data: the visible biases of AIS's base distribution, the
- * log-odds of training_means (spin units: half the log-odds of +1). */
+ * log-odds of training_means (spin units: half the log-odds of +1; Potts
+ * sites, whose base is the softmax of a site's biases: the log-frequencies). */
 static int prepare_ais_base(run *r)
 {
     const trainer_config *c = r->c;
@@ -1419,7 +1506,9 @@ static int prepare_ais_base(run *r)
     }
     for (int64_t j = 0; j < d; j++) {
         const double logit = log(p[j] / (1.0 - p[j]));
-        r->ais_base[j] = (float)(c->units == EBM_UNITS_SPIN ? 0.5 * logit : logit);
+        r->ais_base[j] = (float)(c->units == TRAINER_SPIN    ? 0.5 * logit
+                                 : c->units == TRAINER_POTTS ? log(p[j])
+                                                             : logit);
     }
     free(p);
     return 0;
@@ -1453,7 +1542,7 @@ static int centre_start(run *r)
             free(p);
             return 1;
         }
-        const int spin = c->units == EBM_UNITS_SPIN;
+        const int spin = c->units == TRAINER_SPIN;
         for (int64_t j = 0; j < w; j++) {
             r->centre_target[j] = j < d ? (float)(spin ? 2.0 * p[j] - 1.0 : p[j])
                                         : (spin ? 0.0f : 0.5f);
@@ -1592,7 +1681,7 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
 {
     const trainer_config *c = r->c;
     res->log_z = res->log_z_se = res->exact_log_z = res->ll_mean = res->exact_ll_mean = NAN;
-    res->is_ll_mean = res->check_log_z = res->check_log_z_se = NAN;
+    res->is_ll_mean = res->check_log_z = res->check_log_z_se = res->base_ll_mean = NAN;
     res->check_s = 0.0;
     res->ais_s = res->ll_s = res->exact_s = res->is_s = 0.0;
     res->is_bound = ebm_model_num_layers(m) > 2;
@@ -1613,6 +1702,9 @@ static int evaluate(const run *r, const ebm_model_t *m, result *res)
     if (rc != DATA_OK) {
         complain(c, "evaluation data: %s", err);
         goto done;
+    }
+    if (r->ais_base != NULL) {
+        res->base_ll_mean = base_loglik(r, n, x);
     }
     /* Exact where enumeration is cheap: log Z enumerates the smaller parity
      * class; a DBM's log p(v) enumerates its smaller hidden class per row. */
@@ -1727,9 +1819,13 @@ static void report(const run *r, const result *res, double train_s, double pictu
     for (int l = 0; l < c->n_layers; l++) {
         printf("%s%lld", l ? "-" : " ", (long long)c->layers[l]);
     }
-    printf(", %s units; data %s (%lld train, %lld test images), %s\n", units_names[c->units],
+    printf(", %s units; data %s (%lld train, %lld test images), %s", units_names[c->units],
            data_names[c->data], (long long)r->train.n, (long long)r->test.n,
            binarize_names[c->binarize]);
+    if (c->binarize == DATA_LEVELS) {
+        printf(" (%d)", c->levels);
+    }
+    printf("\n");
     if (c->method == EBM_ESTIMATOR_PT && r->stat_steps > 0) {
         printf("parallel tempering, %d replicas per chain: swap rate %.4f over %lld steps; per "
                "pair (beta_k, beta_k+1):", c->n_ladder, r->swap_sum / (double)r->stat_steps,
@@ -1789,12 +1885,20 @@ static void report(const run *r, const result *res, double train_s, double pictu
                          "raise --ais-betas"
                        : "the check is the lower: more chains would tell");
     }
+    if (isfinite(res->base_ll_mean)) {
+        printf("AIS's base alone (independent %s with the training frequencies): test "
+               "log-likelihood = %.3f nats/image\n",
+               c->units == TRAINER_POTTS ? "sites" : "units", res->base_ll_mean);
+    }
     if (isfinite(res->is_ll_mean)) {
         printf("test log-likelihood, importance-sampled (%lld samples per image, AIS log Z) = "
                "%.3f nats/image (%.1f s)\n",
                (long long)c->is_samples, res->is_ll_mean, res->is_s);
     }
-    if (c->n_samples > 0) {
+    if (c->n_samples > 0 && c->units == TRAINER_POTTS) {
+        printf("samples: %d Gibbs sweeps from uniform states; pictures %.1f s\n",
+               POTTS_SAMPLE_SWEEPS, pictures_s);
+    } else if (c->n_samples > 0) {
         printf("samples: local search (%.1f sweeps) + %lld MH steps (acceptance %.4f); "
                "pictures %.1f s\n", sample_sweeps, (long long)c->mh_steps, sample_accept,
                pictures_s);
@@ -1812,6 +1916,9 @@ static void report(const run *r, const result *res, double train_s, double pictu
                 res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
                 r->ptau_max);
         fprintf(f, "ais_base=%s\n", ais_base_names[c->ais_base]);
+        if (isfinite(res->base_ll_mean)) {
+            fprintf(f, "base_ll_mean=%.6f\n", res->base_ll_mean);
+        }
         if (c->centre) {
             fprintf(f, "centre=data\noffset_rate=%.17g\n", c->offset_rate);
         }

@@ -74,12 +74,13 @@ typedef struct trainer_config {
     int bas_side;           /* --data bas: side of the images */
     int64_t train_rows;     /* 0: all; else a prefix */
     int64_t test_rows;      /* 0: all; else a prefix (evaluation) */
-    int binarize;           /* enum data_binarize (threshold, bernoulli, 8bit) */
+    int binarize;           /* enum data_binarize (threshold, bernoulli, 8bit, levels) */
+    int levels;             /* --binarize levels: grey levels q, one-hot sites of q units */
 
     /* model */
     int64_t layers[EBM_MAX_LAYERS];
     int n_layers;           /* 0: the method's default for the data */
-    int units;              /* EBM_UNITS_BINARY or EBM_UNITS_SPIN (all layers) */
+    int units;              /* enum trainer_units */
     int init;               /* EBM_INIT_ORTHOGONAL or EBM_INIT_GAUSSIAN */
     double init_scale;
     int centre;             /* --centre data (1): offsets that follow the data's layer means */
@@ -138,6 +139,14 @@ typedef struct trainer_config {
 /* --data digits is scikit-learn's 8x8 digits (data_load_digits_csv: 1,797
  * images split 4/5 train, 1/5 test per class, fixed). */
 enum trainer_data { TRAINER_FASHION = 0, TRAINER_MNIST = 1, TRAINER_BAS = 2, TRAINER_DIGITS = 3 };
+/* --units: the first two are the library's kinds, on every layer; POTTS is
+ * a categorical visible layer (one-hot sites of --levels units, from
+ * --binarize levels) over binary hidden layers (ebm_model_create_potts). */
+enum trainer_units {
+    TRAINER_BINARY = EBM_UNITS_BINARY,
+    TRAINER_SPIN = EBM_UNITS_SPIN,
+    TRAINER_POTTS = 2
+};
 enum trainer_eval {
     TRAINER_EVAL_AUTO = 0, /* exact where enumeration is cheap, else AIS */
     TRAINER_EVAL_AIS = 1,  /* AIS even where exact would be possible */

@@ -3,12 +3,14 @@
  * optim_average (optim.h), the running mean against the mean of the
  * iterates computed directly, and its checkpoint section (checkpoint.h):
  * saved and restored bit for bit, the version it writes, the restores it
- * refuses. Built by `make examples` as build/examples/check_common and run by
+ * refuses; the one-hot grey levels of data.h (DATA_LEVELS) against values
+ * worked by hand. Built by `make examples` as build/examples/check_common and run by
  * tests/trainers/run.sh. Prints one line per check and exits 1 if any failed.
  */
 #include <ebm.h>
 
 #include "common/checkpoint.h"
+#include "common/data.h"
 #include "common/optim.h"
 
 #include <math.h>
@@ -311,11 +313,49 @@ static void checkpoints(const char *dir)
     remove(path1);
 }
 
+/* DATA_LEVELS with q = 4: level round(3 grey), its one-hot units, and back. */
+static void grey_levels(void)
+{
+    data_encoding e = data_encoding_make(DATA_LEVELS, 0);
+    const float grey[5] = {0.0f, 0.2f, 0.49f, 0.9f, 1.7f}; /* 1.7 clips to 1 */
+    const int level[5] = {0, 1, 1, 3, 3};                   /* round(0, 0.6, 1.47, 2.7, 3) */
+    float x[20], back[5];
+    char err[256];
+    check(data_encoded_dim(&e, 5) == 20, "levels: 4 units a pixel");
+    int ok = data_encode(&e, NULL, 1, 5, grey, 5, x, 20, err, sizeof err) == DATA_OK;
+    for (int p = 0; p < 5; p++) {
+        for (int k = 0; k < 4; k++) {
+            ok = ok && x[4 * p + k] == (k == level[p] ? 1.0f : 0.0f);
+        }
+    }
+    check(ok, "levels: each pixel's unit of its level is 1, the others 0");
+    ok = data_decode(&e, 1, 5, x, 20, back, 5) == DATA_OK;
+    for (int p = 0; p < 5; p++) {
+        ok = ok && fabsf(back[p] - (float)level[p] / 3.0f) < 1e-6f;
+    }
+    check(ok, "levels: one-hot rows decode to level / (q - 1)");
+    const float probs[4] = {0.1f, 0.2f, 0.3f, 0.4f}; /* expected level 2 */
+    ok = data_decode(&e, 1, 1, probs, 4, back, 1) == DATA_OK && fabsf(back[0] - 2.0f / 3.0f) < 1e-6f;
+    check(ok, "levels: probabilities decode to the expected level");
+    e.spin = 1;
+    ok = data_encode(&e, NULL, 1, 1, grey + 3, 1, x, 4, err, sizeof err) == DATA_OK &&
+         x[0] == -1.0f && x[1] == -1.0f && x[2] == -1.0f && x[3] == 1.0f;
+    check(ok, "levels with spin values: the other units are -1");
+    e.spin = 0;
+    e.levels = 1;
+    const int64_t d1 = data_encoded_dim(&e, 5);
+    e.levels = DATA_MAX_LEVELS + 1;
+    check(d1 == -1 && data_encoded_dim(&e, 5) == -1 &&
+              data_encode(&e, NULL, 1, 5, grey, 5, x, 20, err, sizeof err) == DATA_EARG,
+          "levels 1 and DATA_MAX_LEVELS + 1 are not encodings");
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     running_mean();
     checkpoints(dir);
+    grey_levels();
     printf("check_common: %d failed\n", failed);
     return failed ? 1 : 0;
 }

@@ -150,6 +150,7 @@ resume_test() {
     local sig=$1 status=$2 p=$3 ck=$4
     shift 4
     local ref=$T/$p.ref dir=$T/$p.$sig
+    rm -rf "$ref" "$dir"
     "$B/$p" "$@" --out "$ref" >/dev/null 2>&1 || bad "$p: the uninterrupted run failed"
     interrupt "$sig" "$p" "$dir" "$@"
     local line
@@ -475,6 +476,54 @@ check "--centre data --average-from 2: exit 2, names both" \
 WAIT_FOR='step 3/'
 resume_test TERM 143 train_ucd_lmi checkpoint.ckpt "${TINY[@]}" --units binary --centre data \
     --offset-rate 0.05 --steps 20000 --checkpoint-every 0 --eval none
+
+echo "== --units potts"
+# Bars-and-stripes pixels are 0 or 1: with --levels 2 each is a site of two
+# one-hot units (32 visible units, 2^16 visible states: exact evaluation).
+# shellcheck disable=SC2054 # 32,8 is one argument
+POTTS=(--data bas --layers 32,8 --batch 32 --samples 4 --completions 2 --units potts
+    --binarize levels --levels 2)
+run train_ucd "${POTTS[@]}" --steps 200 --out "$T/potts"
+check "train_ucd --units potts --binarize levels --levels 2: exit 0, 'potts units', 'levels (2)'" \
+    test "$rc" = 0 -a -n "$(grep -F 'potts units; data bas' "$out" | grep -F 'levels (2)')"
+check "... exact log p finite, Gibbs sample pictures, samples.png and completion.png" \
+    test -n "$(summary_value exact_ll_mean "$T/potts/summary.txt" | grep -E '^-[0-9]+\.[0-9]+$')" \
+    -a -n "$(grep -F '1000 Gibbs sweeps from uniform states' "$out")" \
+    -a -s "$T/potts/samples.png" -a -s "$T/potts/completion.png"
+check "... a version-2 model.ebm (Potts units)" \
+    test "$(od -An -tu1 -j8 -N1 "$T/potts/model.ebm" | tr -d ' ')" = 2
+run train_ucd "${POTTS[@]}" --steps 200 --eval ais --ais-betas 3000 --ais-base data \
+    --out "$T/potts-ais"
+# Every bars-and-stripes pixel is 1 in 15 of the 30 images: smoothed
+# frequency 16/32, so the base alone gives 16 log(1/2) per image.
+for u in "binary 16,8 threshold" "spin 16,8 threshold" "potts 32,8 levels"; do
+    read -r kind layers enc <<<"$u"
+    run train_ucd --data bas --batch 32 --units "$kind" --layers "$layers" --binarize "$enc" \
+        --levels 2 --steps 1 --eval ais --ais-base data --out "$T/base-$kind"
+    check "--units $kind --ais-base data: the base alone gives 16 log(1/2) = -11.0904 per image" \
+        awk -v b="$(summary_value base_ll_mean "$T/base-$kind/summary.txt")" \
+        'BEGIN { exit !(b != "" && b + 16 * log(2) < 1e-5 && b + 16 * log(2) > -1e-5) }'
+done
+check "--units potts --eval ais --ais-base data: test log p within 0.1 of the exact one" \
+    awk -v a="$(summary_value test_ll_mean "$T/potts-ais/summary.txt")" \
+    -v e="$(summary_value exact_ll_mean "$T/potts/summary.txt")" \
+    'BEGIN { d = a - e; exit !(a != "" && d < 0.1 && d > -0.1) }'
+run train_ucd --data bas --layers 16,8 --units potts --steps 10
+check "--units potts without --binarize levels: exit 2, names both" \
+    test "$rc" = 2 -a -n "$(grep -F -- '--units potts needs --binarize levels' "$err")"
+run train_ucd_lmi "${POTTS[@]}" --layers 32,8,8 --steps 10
+check "train_ucd_lmi --units potts: exit 1, the library's refusal (use EBM_ESTIMATOR_UCD)" \
+    test "$rc" = 1 -a -n "$(grep -F 'a Potts site moves between categories' "$err")"
+run train_ucd "${POTTS[@]}" --levels 3 --steps 10
+check "--levels 3 makes 48 visible units: --layers 32,8 is refused (exit 1), naming both" \
+    test "$rc" = 1 -a -n "$(grep -F 'starts with 32, but the bas images have 48 visible units' "$err")"
+WAIT_FOR='step 3/'
+resume_test TERM 143 train_pcd checkpoint.ckpt "${POTTS[@]}" --steps 40000 --checkpoint-every 0 \
+    --eval none
+run train_pcd "${POTTS[@]}" --levels 3 --layers 48,8 --steps 40000 --checkpoint-every 0 --eval none \
+    --resume "$T/train_pcd.TERM/checkpoint.ckpt" --out "$T/potts-l3"
+check "a --levels 2 checkpoint resumed with --levels 3: exit 1, names the setting" \
+    test "$rc" = 1 -a -n "$(grep -F levels "$err")"
 
 echo "== plot_curves"
 run plot_curves --out "$T/c.png" --x step --y grad_norm,nosuch "run=$T/ev0/train.csv"
