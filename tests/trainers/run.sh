@@ -131,6 +131,11 @@ interrupt() {
     local sig=$1 p=$2 dir=$3
     shift 3
     err=$T/err.int.$p.$sig
+    # A stale file from an earlier run of the same program and signal would
+    # let the wait below end before the new run's redirection truncates it,
+    # and the signal reach the forked shell itself (which runs this script's
+    # EXIT trap): the file is removed here, before the fork.
+    rm -f "$err"
     "$B/$p" "$@" --out "$dir" >/dev/null 2>"$err" &
     local pid=$! waited=0
     pids+=("$pid")
