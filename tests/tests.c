@@ -634,7 +634,7 @@ int main(void)
     /* One suite per public area, in the order of include/ebm.h, then the
      * cross-cutting classes (threads, faults, allocation failures). */
     Suite *(*const suites[])(void) = {
-        ebm_rng_suite,       ebm_simd_suite,        ebm_model_suite,    ebm_centring_suite, ebm_potts_suite,
+        ebm_rng_suite,       ebm_simd_suite,        ebm_model_suite,    ebm_centring_suite, ebm_potts_suite, ebm_drelu_suite,
         ebm_io_suite,
         ebm_energy_suite,    ebm_conditional_suite, ebm_search_suite,   ebm_evaluation_suite,
         ebm_sampler_suite,   ebm_coupling_suite,    ebm_langevin_suite, ebm_tempering_suite,

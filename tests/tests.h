@@ -61,6 +61,7 @@ Suite *ebm_langevin_suite(void);    /* check_langevin.c */
 Suite *ebm_tempering_suite(void);   /* check_tempering.c */
 Suite *ebm_centring_suite(void);    /* check_centring.c */
 Suite *ebm_potts_suite(void);       /* check_potts.c */
+Suite *ebm_drelu_suite(void);       /* check_drelu.c */
 Suite *ebm_estimator_suite(void);   /* check_estimator.c */
 Suite *ebm_threads_suite(void);     /* check_threads.c */
 Suite *ebm_faults_suite(void);      /* check_faults.c */

@@ -1,0 +1,118 @@
+/* The numerics of dReLU units (src/drelu.c), against quadrature.
+ *
+ * 1. ebm__half_log_int(g, t) = log of the integral over h > 0 of
+ *    exp(-g h^2 / 2 + t h) against Simpson's rule on a grid fine enough for
+ *    1e-10 (the integrand's scale is min(1/sqrt(g), 1/|t|)), for g from
+ *    e^-5 to e^5 and t from -50 to 50; the twin without its
+ *    0.5 log(pi / (2 g)) term fails.
+ * 2. ebm__log_erfcx against Laplace's continued fraction for erfc from
+ *    z = 5 to 1000, both sides of where its branches meet (z = 26), to
+ *    1e-13; erfcx(0) = 1, the reflection erfcx(-z) = 2 exp(z^2) -
+ *    erfcx(z), and the asymptote -log(z sqrt(pi)) far out.
+ * 3. ebm__drelu_free(gp, gn, tp, tn) is -log of the sum of the two halves.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "tests.h"
+#include "drelu.h"
+
+#include <math.h>
+
+static const double PI = 3.14159265358979323846;
+
+/* log of the integral over [0, L] of exp(-g h^2 / 2 + t h) by Simpson's
+ * rule on 2 x 10^5 intervals, relative to the integrand's maximum. */
+static double simpson_log(double g, double t)
+{
+    const double s = 1.0 / sqrt(g);
+    const double mode = t > 0.0 ? t / g : 0.0;
+    const double L = t < 0.0 ? fmin(60.0 / -t, 60.0 * s) : mode + 40.0 * s;
+    const int n = 200000;
+    const double h = L / n;
+    const double top = -0.5 * g * mode * mode + t * mode;
+    double sum = 0.0;
+    for (int i = 0; i <= n; i++) {
+        const double x = i * h;
+        const double f = exp(-0.5 * g * x * x + t * x - top);
+        sum += f * (i == 0 || i == n ? 1.0 : (i % 2 ? 4.0 : 2.0));
+    }
+    return top + log(sum * h / 3.0);
+}
+
+START_TEST(drelu_half_integral)
+{
+    static const double gs[] = {0.006737946999085467, 0.1353352832366127, 1.0, 7.38905609893065,
+                                148.4131591025766};
+    static const double ts[] = {-50.0, -10.0, -1.0, -0.1, 0.0, 0.1, 1.0, 10.0, 50.0};
+    double worst = 0.0, worst_twin = INFINITY;
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) {
+        for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++) {
+            const double g = gs[i], t = ts[j];
+            const double want = simpson_log(g, t), got = ebm__half_log_int(g, t);
+            const double err = fabs(got - want) / (1.0 + fabs(want));
+            worst = fmax(worst, err);
+            const double twin = got - 0.5 * (log(PI) - log(2.0 * g));
+            worst_twin = fmin(worst_twin, fabs(twin - want));
+            ck_assert_msg(err < 1e-10, "g %g, t %g: %.15g, quadrature %.15g", g, t, got, want);
+        }
+    }
+    T_VLOG("  half-line integral: worst relative error %.2g; twin's best %.2g\n", worst,
+           worst_twin);
+    ck_assert_msg(worst_twin > 0.1, "the twin (no 0.5 log(pi / 2g)) passed: %g", worst_twin);
+}
+END_TEST
+
+/* log erfcx(z) by Laplace's continued fraction, erfcx(z) = 1 / (sqrt(pi)
+ * (z + (1/2) / (z + 1 / (z + (3/2) / (z + ...))))), 400 levels (z >= 5). */
+static double cf_log_erfcx(double z)
+{
+    double t = z;
+    for (int k = 400; k >= 1; k--) {
+        t = z + 0.5 * k / t;
+    }
+    return -log(sqrt(PI) * t);
+}
+
+START_TEST(drelu_erfcx)
+{
+    static const double zs[] = {5.0, 10.0, 25.9, 25.999999, 26.0, 26.000001, 26.1, 30.0, 100.0,
+                                1000.0};
+    for (size_t i = 0; i < sizeof zs / sizeof zs[0]; i++) {
+        const double got = ebm__log_erfcx(zs[i]), want = cf_log_erfcx(zs[i]);
+        ck_assert_msg(fabs(got - want) < 1e-13, "z %g: %.17g, continued fraction %.17g", zs[i],
+                      got, want);
+    }
+    const double z = 1e10;
+    ck_assert_msg(fabs(ebm__log_erfcx(z) + log(z * sqrt(PI))) < 1e-15, "asymptote");
+    ck_assert(isfinite(ebm__log_erfcx(1e4)) && isfinite(ebm__log_erfcx(-1e4)));
+    /* erfcx(0) = 1; erfcx(-z) = 2 exp(z^2) - erfcx(z) */
+    ck_assert(fabs(ebm__log_erfcx(0.0)) < 1e-15);
+    const double zz = 3.0;
+    ck_assert_msg(fabs(exp(ebm__log_erfcx(-zz)) - (2.0 * exp(zz * zz) - exp(ebm__log_erfcx(zz)))) <
+                      1e-12 * exp(zz * zz),
+                  "reflection");
+}
+END_TEST
+
+START_TEST(drelu_free_energy)
+{
+    const double gp = 1.3, gn = 0.4, tp = 0.7, tn = -2.1;
+    const double want = -log(exp(simpson_log(gp, tp)) + exp(simpson_log(gn, -tn)));
+    const double got = ebm__drelu_free(gp, gn, tp, tn);
+    ck_assert_msg(fabs(got - want) < 1e-10, "F %.15g, quadrature %.15g", got, want);
+    /* gp = gn, tp = tn: a Gaussian unit, F = -(t^2 / (2 g) + 0.5 log(2 pi / g)) */
+    const double g = 2.5, t = -0.8;
+    ck_assert(fabs(ebm__drelu_free(g, g, t, t) + t * t / (2.0 * g) + 0.5 * log(2.0 * PI / g)) <
+              1e-12);
+}
+END_TEST
+
+Suite *ebm_drelu_suite(void)
+{
+    const t_test tests[] = {
+        {"integrals", drelu_half_integral, 0, 30, NULL, NULL},
+        {"integrals", drelu_erfcx, 0, 30, NULL, NULL},
+        {"integrals", drelu_free_energy, 0, 30, NULL, NULL},
+    };
+    return t_suite("drelu", tests, sizeof tests / sizeof tests[0]);
+}
