@@ -107,12 +107,58 @@ START_TEST(drelu_free_energy)
 }
 END_TEST
 
+/* The half-line moments and the branch probability against quadrature
+ * (Simpson, as above), rel 1e-9. */
+static double simpson_moment(double g, double t, int k)
+{
+    const double s = 1.0 / sqrt(g);
+    const double mode = t > 0.0 ? t / g : 0.0;
+    const double L = t < 0.0 ? fmin(60.0 / -t, 60.0 * s) : mode + 40.0 * s;
+    const int n = 200000;
+    const double h = L / n;
+    const double top = -0.5 * g * mode * mode + t * mode;
+    double sum = 0.0, z = 0.0;
+    for (int i = 0; i <= n; i++) {
+        const double x = i * h, wgt = i == 0 || i == n ? 1.0 : (i % 2 ? 4.0 : 2.0);
+        const double f = exp(-0.5 * g * x * x + t * x - top);
+        sum += wgt * f * (k == 1 ? x : x * x);
+        z += wgt * f;
+    }
+    return sum / z;
+}
+
+START_TEST(drelu_moments)
+{
+    static const double gs[] = {0.05, 1.0, 20.0};
+    static const double ts[] = {-20.0, -2.0, 0.0, 2.0, 20.0};
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t j = 0; j < 5; j++) {
+            double m1, m2;
+            ebm__half_moments(gs[i], ts[j], &m1, &m2);
+            const double w1 = simpson_moment(gs[i], ts[j], 1), w2 = simpson_moment(gs[i], ts[j], 2);
+            ck_assert_msg(fabs(m1 - w1) <= 1e-9 * fabs(w1) && fabs(m2 - w2) <= 1e-9 * fabs(w2),
+                          "g %g, t %g: moments %.12g %.12g, quadrature %.12g %.12g", gs[i], ts[j],
+                          m1, m2, w1, w2);
+        }
+    }
+    ebm__drelu_moments mo;
+    const double gp = 1.3, gn = 0.4, tp = 0.7, tn = -2.1;
+    ebm__drelu_moments_of(gp, gn, tp, tn, &mo);
+    const double ip = exp(simpson_log(gp, tp)), in = exp(simpson_log(gn, -tn));
+    ck_assert(fabs(mo.pp - ip / (ip + in)) < 1e-10 && fabs(mo.pp + mo.pn - 1.0) < 1e-15);
+    ck_assert(fabs(mo.m1n + simpson_moment(gn, -tn, 1)) < 1e-9);
+    /* the twin: the branch probabilities swapped */
+    ck_assert(fabs(mo.pn - ip / (ip + in)) > 1e-3);
+}
+END_TEST
+
 Suite *ebm_drelu_suite(void)
 {
     const t_test tests[] = {
         {"integrals", drelu_half_integral, 0, 30, NULL, NULL},
         {"integrals", drelu_erfcx, 0, 30, NULL, NULL},
         {"integrals", drelu_free_energy, 0, 30, NULL, NULL},
+        {"integrals", drelu_moments, 0, 30, NULL, NULL},
     };
     return t_suite("drelu", tests, sizeof tests / sizeof tests[0]);
 }
