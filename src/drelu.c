@@ -4,6 +4,7 @@
 #include <math.h>
 
 static const double LOG_PI = 1.1447298858494001741;
+static const double TWO_PI = 6.283185307179586476925;
 
 double ebm__log_erfcx(double z)
 {
@@ -77,4 +78,75 @@ void ebm__drelu_moments_of(double gp, double gn, double tp, double tn, ebm__drel
     ebm__half_moments(gn, -tn, &u1, &u2);
     mo->m1n = -u1;
     mo->m2n = u2;
+}
+
+double ebm__drelu_mean(double gp, double gn, double tp, double tn)
+{
+    ebm__drelu_moments mo;
+    ebm__drelu_moments_of(gp, gn, tp, tn, &mo);
+    return mo.pp * mo.m1p + mo.pn * mo.m1n;
+}
+
+double ebm__drelu_mode(double gp, double gn, double tp, double tn)
+{
+    /* On h > 0 the minimum of E is at tp / gp when tp > 0, where E =
+     * -tp^2 / (2 gp); on h < 0 at tn / gn when tn < 0; else at 0 (E = 0). */
+    const double up = tp > 0.0 ? tp * tp / gp : 0.0, down = tn < 0.0 ? tn * tn / gn : 0.0;
+    if (up == 0.0 && down == 0.0) {
+        return 0.0;
+    }
+    return up >= down ? tp / gp : tn / gn;
+}
+
+/* (b + 1) 2^-53 for the 53-bit b of two words: in (0, 1]. */
+static double open_uniform(uint32_t hi, uint32_t lo)
+{
+    return ((double)(hi >> 5) * 0x1.0p26 + (double)(lo >> 6) + 1.0) * 0x1.0p-53;
+}
+
+/* e = z - alpha for z ~ N(0, 1) truncated to z > alpha (the excess, so that
+ * a far tail keeps its digits); 0, or -1 after EBM__DRELU_TRIES. */
+static int truncated_normal_excess(double alpha, const ebm__stream *s, uint32_t row,
+                                   uint64_t word, double *e)
+{
+    const double lam = 0.5 * (alpha + sqrt(alpha * alpha + 4.0));
+    for (uint64_t k = 0; k < EBM__DRELU_TRIES; k++) {
+        const ebm__stream t = k == 0 ? *s : ebm__stream_for_try(s, k);
+        uint32_t w[4];
+        ebm__stream_block(&t, row, word, w);
+        const double u1 = open_uniform(w[0], w[1]), u2 = open_uniform(w[2], w[3]);
+        if (alpha <= 0.0) {
+            const double x = sqrt(-2.0 * log(u1)) * cos(TWO_PI * u2);
+            if (x > alpha) {
+                *e = x - alpha;
+                return 0;
+            }
+        } else {
+            const double x = -log(u1) / lam, d = alpha + x - lam;
+            if (log(u2) <= -0.5 * d * d) {
+                *e = x;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+int ebm__drelu_draw(double gp, double gn, double tp, double tn, const ebm__stream *s,
+                    uint32_t row, uint64_t word, double *h)
+{
+    uint32_t w[4];
+    ebm__stream_block(s, row, word + 4, w);
+    const double a = ebm__half_log_int(gp, tp), b = ebm__half_log_int(gn, -tn);
+    const double pp = a >= b ? 1.0 / (1.0 + exp(b - a)) : exp(a - b) / (1.0 + exp(a - b));
+    const int positive = open_uniform(w[0], w[1]) <= pp;
+    /* The negative half is u = -h > 0 with law exp(-gn u^2 / 2 - tn u):
+     * u = t / g + z / sqrt(g) = (z - alpha) / sqrt(g). */
+    const double g = positive ? gp : gn, t = positive ? tp : -tn, sg = sqrt(g);
+    double e;
+    if (truncated_normal_excess(-t / sg, s, row, word, &e) != 0) {
+        return -1;
+    }
+    *h = positive ? e / sg : -e / sg;
+    return 0;
 }

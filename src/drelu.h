@@ -9,6 +9,10 @@
 #ifndef EBM_DRELU_H
 #define EBM_DRELU_H
 
+#include "rng.h"
+
+#include <stdint.h>
+
 /* log erfcx(z) = log(exp(z^2) erfc(z)), for every finite z: the relative
  * error of erfcx is below 1e-13. */
 double ebm__log_erfcx(double z);
@@ -30,5 +34,28 @@ void ebm__drelu_moments_of(double gp, double gn, double tp, double tn, ebm__drel
 /* The mean and second moment of the positive half-line law exp(-g h^2 / 2 +
  * t h), h > 0 (a normal N(t/g, 1/g) truncated to h > 0). */
 void ebm__half_moments(double g, double t, double *m1, double *m2);
+
+/* The mean of one dReLU unit: pp E[h | h > 0] + pn E[h | h < 0]. */
+double ebm__drelu_mean(double gp, double gn, double tp, double tn);
+/* The most probable value of one dReLU unit (the argmin of E(h)): 0 when
+ * tp <= 0 <= tn, else tp / gp or tn / gn, whichever lowers E more (ties:
+ * the positive one). */
+double ebm__drelu_mode(double gp, double gn, double tp, double tn);
+
+/* Rejection tries of one half-line draw before EBM_ELIMIT; each is accepted
+ * with probability 1/2 or more, so the cap is never reached by chance
+ * (2^-64). */
+#define EBM__DRELU_TRIES 64
+/* One draw of a dReLU unit given its law, from the words word .. word + 7
+ * of stream row `row` (word a multiple of 4) and, for rejection try k >= 1,
+ * the words word .. word + 3 of ebm__stream_for_try(s, k): the half by a
+ * uniform in (0, 1] of words 4-5 (positive iff at most pp), then a normal truncated to
+ * it: for alpha = -t / sqrt(g) <= 0 by rejection of N(0, 1) proposals
+ * (Box-Muller of the try's words), else by Robert's (1995) exponential
+ * proposals alpha + Exp(1) / lam, lam = (alpha + sqrt(alpha^2 + 4)) / 2,
+ * accepted when log u <= -(z - lam)^2 / 2. Returns 0, or -1 after
+ * EBM__DRELU_TRIES rejections (*h unchanged). */
+int ebm__drelu_draw(double gp, double gn, double tp, double tn, const ebm__stream *s,
+                    uint32_t row, uint64_t word, double *h);
 
 #endif /* EBM_DRELU_H */

@@ -229,6 +229,11 @@ void ebm__stream_uniform_rows(const ebm__stream *s, int64_t n, const int64_t *ro
     }
 }
 
+void ebm__stream_block(const ebm__stream *s, uint32_t row, uint64_t word, uint32_t out[4])
+{
+    sequence_block(s->key, s->seq, row_block(row, word), out);
+}
+
 void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
                         float *out)
 {

@@ -69,6 +69,9 @@ void ebm__stream_uniform_rows(const ebm__stream *s, int64_t n, const int64_t *ro
  * sine. */
 void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64_t count,
                         float *out);
+/* out[0..3] = the 32-bit words word .. word + 3 of row `row` (word a
+ * multiple of 4: one Philox block). */
+void ebm__stream_block(const ebm__stream *s, uint32_t row, uint64_t word, uint32_t out[4]);
 /* A stream for try k >= 1 of a rejection loop that started on stream base:
  * a sequence of its own, so loops never run out of numbers. */
 ebm__stream ebm__stream_for_try(const ebm__stream *base, uint64_t k);

@@ -10,11 +10,20 @@
  *    1e-13; erfcx(0) = 1, the reflection erfcx(-z) = 2 exp(z^2) -
  *    erfcx(z), and the asymptote -log(z sqrt(pi)) far out.
  * 3. ebm__drelu_free(gp, gn, tp, tn) is -log of the sum of the two halves.
+ * 4. The half-line moments and branch probabilities against quadrature.
+ * 5. ebm__drelu_draw: 10^5 draws of one unit against its exact CDF (closed
+ *    form from the half-line integrals) in 40 equiprobable bins, chi-square
+ *    at p >= 1e-6 (false failure 1e-6 a law; 6 laws), for both signs of
+ *    alpha (N(0, 1) rejection and Robert's exponential proposals), far
+ *    tails and a bimodal unit; the twins (the halves' probabilities
+ *    swapped; 1/g for g) fail. The mode against a grid minimum; the mean
+ *    against the draws'.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "tests.h"
 #include "drelu.h"
+#include "ref.h"
 
 #include <math.h>
 
@@ -152,6 +161,126 @@ START_TEST(drelu_moments)
 }
 END_TEST
 
+/* P(H <= x) of one dReLU unit: for x >= 0, pn + pp (1 - e^{-g x^2/2 + t x}
+ * I(g, t - g x) / I(g, t)) with I the half-line integral (the part beyond x,
+ * shifted to 0); for x < 0 by symmetry from the negative half. */
+static double drelu_cdf(double gp, double gn, double tp, double tn, double x)
+{
+    ebm__drelu_moments mo;
+    ebm__drelu_moments_of(gp, gn, tp, tn, &mo);
+    if (x >= 0.0) {
+        const double tail = -0.5 * gp * x * x + tp * x + ebm__half_log_int(gp, tp - gp * x) -
+                            ebm__half_log_int(gp, tp);
+        return mo.pn + mo.pp * -expm1(tail);
+    }
+    const double u = -x, t = -tn; /* P(H <= x) = pn P(U >= u) */
+    const double tail = -0.5 * gn * u * u + t * u + ebm__half_log_int(gn, t - gn * u) -
+                        ebm__half_log_int(gn, t);
+    return mo.pn * exp(tail);
+}
+
+/* The x with drelu_cdf(x) = p, by bisection. */
+static double drelu_quantile(double gp, double gn, double tp, double tn, double p)
+{
+    double lo = -1.0, hi = 1.0;
+    while (drelu_cdf(gp, gn, tp, tn, lo) > p) {
+        lo *= 2.0;
+    }
+    while (drelu_cdf(gp, gn, tp, tn, hi) < p) {
+        hi *= 2.0;
+    }
+    for (int i = 0; i < 200 && hi - lo > 1e-15 * fmax(1.0, fabs(lo)); i++) {
+        const double mid = 0.5 * (lo + hi);
+        *(drelu_cdf(gp, gn, tp, tn, mid) < p ? &lo : &hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* Chi-square p-value of n draws from stream s against the law (gp, gn, tp,
+ * tn) in K equiprobable bins; the draws' mean in *mean. */
+enum { K_BINS = 40, N_DRAWS = 100000 };
+static double draws_fit(double gp, double gn, double tp, double tn, double lgp, double lgn,
+                        double ltp, double ltn, const ebm__stream *s, double *mean)
+{
+    double edge[K_BINS - 1], obs[K_BINS] = {0}, prob[K_BINS];
+    for (int k = 0; k < K_BINS - 1; k++) {
+        edge[k] = drelu_quantile(lgp, lgn, ltp, ltn, (k + 1.0) / K_BINS);
+    }
+    for (int k = 0; k < K_BINS; k++) {
+        prob[k] = 1.0 / K_BINS;
+    }
+    double sum = 0.0;
+    for (uint32_t i = 0; i < N_DRAWS; i++) {
+        double h;
+        ck_assert(ebm__drelu_draw(gp, gn, tp, tn, s, i, 8, &h) == 0);
+        int lo = 0, hi = K_BINS - 1; /* the bin: the first edge above h */
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            *(h < edge[mid] ? &hi : &lo) = h < edge[mid] ? mid : mid + 1;
+        }
+        obs[lo] += 1.0;
+        sum += h;
+    }
+    *mean = sum / N_DRAWS;
+    return ref_chisq(obs, prob, K_BINS, N_DRAWS).p;
+}
+
+START_TEST(drelu_draws)
+{
+    /* gp, gn, tp, tn: a Gaussian-like unit, a ReLU-like one (alpha > 0 on
+     * the negative half), a bimodal one, units with one half far in its
+     * tail, a narrow unit */
+    static const double laws[][4] = {
+        {1.0, 1.0, 0.3, 0.3},   {2.0, 0.5, 1.5, 4.0},     {1.0, 1.0, 3.0, -3.0},
+        {0.5, 3.0, -40.0, 0.2}, {4.0, 0.01, 25.0, 30.0}, {100.0, 100.0, 0.0, 0.0},
+        {1.0, 2.0, -30.0, 20.0}, /* both halves far in the tail: Robert's proposals */
+    };
+    ebm_rng_t *rng = NULL;
+    ck_assert(ebm_rng_create(&rng, 71, 0) == EBM_OK);
+    const ebm__stream s = ebm__rng_take_stream(rng);
+    ebm_rng_destroy(rng);
+    for (size_t i = 0; i < sizeof laws / sizeof laws[0]; i++) {
+        const double *L = laws[i];
+        double mean;
+        const double p = draws_fit(L[0], L[1], L[2], L[3], L[0], L[1], L[2], L[3], &s, &mean);
+        ebm__drelu_moments mo;
+        ebm__drelu_moments_of(L[0], L[1], L[2], L[3], &mo);
+        const double sd = sqrt(mo.pp * mo.m2p + mo.pn * mo.m2n - pow(ebm__drelu_mean(L[0], L[1], L[2], L[3]), 2));
+        const double z = (mean - ebm__drelu_mean(L[0], L[1], L[2], L[3])) / (sd / sqrt(N_DRAWS));
+        T_VLOG("  law %zu: chi-square p %.3g, mean z %.2f\n", i, p, z);
+        ck_assert_msg(p >= 1e-6, "law %zu (gp %g, gn %g, tp %g, tn %g): chi-square p %.3g", i, L[0],
+                      L[1], L[2], L[3], p);
+        ck_assert_msg(fabs(z) < 5.0, "law %zu: mean z %.2f", i, z);
+    }
+    /* The twins, against law 1: draws of its mirror image (h -> -h), and
+     * draws with its precisions inverted. */
+    double mean;
+    const double swapped = draws_fit(0.5, 2.0, -4.0, -1.5, 2.0, 0.5, 1.5, 4.0, &s, &mean);
+    const double var = draws_fit(2.0, 0.5, 1.5, 4.0, 0.5, 2.0, 1.5, 4.0, &s, &mean);
+    T_VLOG("  twins: p %.3g, %.3g\n", swapped, var);
+    ck_assert_msg(swapped < 1e-6 && var < 1e-6, "a twin passed: p %.3g, %.3g", swapped, var);
+    /* The mode: the minimum of E on a grid of step 1e-4 over [-20, 20]; the
+     * twin, the mode of the mirrored law, is off. */
+    ck_assert(fabs(ebm__drelu_mode(0.5, 2.0, -4.0, -1.5) - ebm__drelu_mode(2.0, 0.5, 1.5, 4.0)) > 1.0);
+    for (size_t i = 0; i < 4; i++) {
+        const double *L = laws[i];
+        double best = 0.0, best_e = 0.0;
+        for (int k = -200000; k <= 200000; k++) {
+            const double h = k * 1e-4;
+            const double e = h > 0 ? 0.5 * L[0] * h * h - L[2] * h : 0.5 * L[1] * h * h - L[3] * h;
+            if (e < best_e) {
+                best_e = e;
+                best = h;
+            }
+        }
+        /* (law 2 is symmetric: its two modes tie, and the mode is the positive one) */
+        const double mode = ebm__drelu_mode(L[0], L[1], L[2], L[3]);
+        ck_assert_msg(fabs(mode - best) <= 1e-4 || (i == 2 && fabs(mode + best) <= 1e-4),
+                      "law %zu: mode %g, grid %g", i, mode, best);
+    }
+}
+END_TEST
+
 Suite *ebm_drelu_suite(void)
 {
     const t_test tests[] = {
@@ -159,6 +288,7 @@ Suite *ebm_drelu_suite(void)
         {"integrals", drelu_erfcx, 0, 30, NULL, NULL},
         {"integrals", drelu_free_energy, 0, 30, NULL, NULL},
         {"integrals", drelu_moments, 0, 30, NULL, NULL},
+        {"draws", drelu_draws, 0, 60, NULL, NULL},
     };
     return t_suite("drelu", tests, sizeof tests / sizeof tests[0]);
 }
