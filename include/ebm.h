@@ -191,15 +191,19 @@ enum ebm_units {
     EBM_UNITS_BINARY = 0,   /**< values 0 or 1 */
     EBM_UNITS_SPIN = 1,     /**< values -1 or +1 */
     EBM_UNITS_GAUSSIAN = 2, /**< real values; visible layer only */
-    EBM_UNITS_POTTS = 3     /**< categorical (one-hot) sites; visible layer only
+    EBM_UNITS_POTTS = 3,    /**< categorical (one-hot) sites; visible layer only
                                  (ebm_model_create_potts) */
+    EBM_UNITS_DRELU = 4     /**< real dReLU units (Tubiana et al. 2019); the hidden
+                                 layer of an RBM only (EBM_PARAM_SHAPE) */
 };
 
 /** Parameter block kinds (see ebm_model_param_block). */
 enum ebm_param_kind {
     EBM_PARAM_WEIGHT = 0, /**< W_l, l = 1..L: n_{l-1} x n_l, row-major */
     EBM_PARAM_BIAS = 1,   /**< b_l, l = 0..L; for a Gaussian layer 0 this is the mean mu */
-    EBM_PARAM_LOGVAR = 2  /**< log sigma^2, l = 0 only, Gaussian visible units only */
+    EBM_PARAM_LOGVAR = 2, /**< log sigma^2, l = 0 only, Gaussian visible units only */
+    EBM_PARAM_SHAPE = 3   /**< a dReLU layer l's 3 x n_l shape parameters: the rows
+                               log gamma+, log gamma-, delta */
 };
 
 /** Initialisation schemes (see ebm_model_init). */

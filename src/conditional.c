@@ -5,6 +5,7 @@
 #include "rng.h"
 #include "energy.h"
 #include "conditional.h"
+#include "drelu.h"
 #include "kernels.h"
 #include "numerics.h"
 #include "threads.h"
@@ -16,6 +17,8 @@ static const double LOG_2PI = 1.8378770664093454836;
 
 /* Words of a row's stream used for normals: far from the uniforms at 0. */
 #define NORMAL_WORDS (UINT64_C(1) << 32)
+/* ... and for dReLU draws (8 a unit: ebm__drelu_draw), beyond the normals. */
+#define DRELU_WORDS (UINT64_C(1) << 36)
 
 /* The draws of `rows` rows of discrete layer l: p(+1 | a) of a spin is
  * e^a / (e^a + e^-a) = sigmoid(2a); a Potts site by ebm__potts_draw. */
@@ -64,6 +67,21 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
                             int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
+    if (ebm__is_drelu(m, l)) {
+        /* Unit j from words DRELU_WORDS + 8 (word + j) on. */
+        EBM__FOR_ROWS(r, n, n * nl * 200, {
+            float *o = xl + r * ldx;
+            const float *ar = a + r * lda;
+            const uint32_t row = ebm__row_id(rows, r);
+            for (int64_t j = 0; j < nl; j++) {
+                double gp, gn, d;
+                ebm__drelu_shape(m, j, &gp, &gn, &d);
+                o[j] = (float)ebm__drelu_draw(gp, gn, ar[j] + d, ar[j] - d, s, row,
+                                              DRELU_WORDS + 8 * (word + (uint64_t)j));
+            }
+        });
+        return;
+    }
     /* Discrete units: the output rows hold the uniforms, then the draws;
      * short rows get their uniforms all at once. */
     if (!ebm__is_gaussian(m, l) && nl <= EBM__SHORT_ROW) {
@@ -102,6 +120,16 @@ static inline double unit_logprob(int units, double x, double a, double logvar, 
     }
 }
 
+/* log p(h | a) of unit j of the dReLU layer: -E_j(h) + a h + F_j(a), with
+ * E_j(h) = gp (h+)^2 / 2 + gn (h-)^2 / 2 - D |h| and F_j its free energy. */
+static double drelu_logprob(const ebm_model_t *m, int64_t j, double h, double a)
+{
+    double gp, gn, d;
+    ebm__drelu_shape(m, j, &gp, &gn, &d);
+    return -0.5 * (h > 0.0 ? gp : gn) * h * h + d * fabs(h) + a * h +
+           ebm__drelu_free(gp, gn, a + d, a - d);
+}
+
 /* log p(x | a) of the one-hot sites of q categories: sum over sites of
  * a(site, x) - log sum_k exp a(site, k); the inputs in float (af) or in
  * double (ad, when af is NULL). */
@@ -132,9 +160,11 @@ void ebm__add_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const fl
     for (int64_t r = 0; r < n; r++) {
         double s = 0.0;
         for (int64_t j = 0; j < nl; j++) {
-            s += unit_logprob(m->units[l], xl[r * ldx + j], a[r * lda + j],
-                              gauss ? m->params_d[m->logvar_off + j] : 0.0,
-                              gauss ? m->inv_var_d[j] : 0.0);
+            s += ebm__is_drelu(m, l)
+                     ? drelu_logprob(m, j, xl[r * ldx + j], a[r * lda + j])
+                     : unit_logprob(m->units[l], xl[r * ldx + j], a[r * lda + j],
+                                    gauss ? m->params_d[m->logvar_off + j] : 0.0,
+                                    gauss ? m->inv_var_d[j] : 0.0);
         }
         logp[r] += s;
     }
@@ -171,7 +201,7 @@ void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t
                 }
                 continue;
             }
-            if (ebm__is_gaussian(m, l)) {
+            if (!ebm__is_discrete(m, l)) { /* Gaussian, dReLU: N(0, 1) */
                 ebm__stream_normal(s, id, NORMAL_WORDS, m->size[l], d);
             }
             for (int64_t j = 0; j < m->size[l]; j++) {
@@ -332,9 +362,11 @@ int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const fl
             }
             double s = 0.0;
             for (int64_t j = 0; j < nl; j++) {
-                s += unit_logprob(m->units[l], v[j], ar[j],
-                                  gauss ? m->params_d[m->logvar_off + j] : 0.0,
-                                  gauss ? m->inv_var_d[j] : 0.0);
+                s += ebm__is_drelu(m, l) ? drelu_logprob(m, j, v[j], ar[j])
+                                         : unit_logprob(m->units[l], v[j], ar[j],
+                                                        gauss ? m->params_d[m->logvar_off + j]
+                                                              : 0.0,
+                                                        gauss ? m->inv_var_d[j] : 0.0);
             }
             logp[r0 + r] = s;
         }
@@ -408,6 +440,12 @@ int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x,
             continue;
         }
         for (int64_t j = 0; j < nl; j++) {
+            if (ebm__is_drelu(m, l)) {
+                double gp, gn, d;
+                ebm__drelu_shape(m, j, &gp, &gn, &d);
+                xl[j] = (float)ebm__drelu_mode(gp, gn, ar[j] + d, ar[j] - d);
+                continue;
+            }
             xl[j] = argmin_of(m->units[l], ar[j]);
         }
     }

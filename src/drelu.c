@@ -105,11 +105,16 @@ static double open_uniform(uint32_t hi, uint32_t lo)
 }
 
 /* e = z - alpha for z ~ N(0, 1) truncated to z > alpha (the excess, so that
- * a far tail keeps its digits); 0, or -1 after EBM__DRELU_TRIES. */
-static int truncated_normal_excess(double alpha, const ebm__stream *s, uint32_t row,
-                                   uint64_t word, double *e)
+ * a far tail keeps its digits). After EBM__DRELU_TRIES rejections the last
+ * proposal's excess, clipped at 0, is returned. */
+static double truncated_normal_excess(double alpha, const ebm__stream *s, uint32_t row,
+                                      uint64_t word)
 {
+    if (!(alpha < INFINITY)) {
+        return 0.0; /* all the mass at the boundary (or a NaN input) */
+    }
     const double lam = 0.5 * (alpha + sqrt(alpha * alpha + 4.0));
+    double e = 0.0;
     for (uint64_t k = 0; k < EBM__DRELU_TRIES; k++) {
         const ebm__stream t = k == 0 ? *s : ebm__stream_for_try(s, k);
         uint32_t w[4];
@@ -117,23 +122,23 @@ static int truncated_normal_excess(double alpha, const ebm__stream *s, uint32_t 
         const double u1 = open_uniform(w[0], w[1]), u2 = open_uniform(w[2], w[3]);
         if (alpha <= 0.0) {
             const double x = sqrt(-2.0 * log(u1)) * cos(TWO_PI * u2);
+            e = fmax(x - alpha, 0.0);
             if (x > alpha) {
-                *e = x - alpha;
-                return 0;
+                return e;
             }
         } else {
-            const double x = -log(u1) / lam, d = alpha + x - lam;
+            e = -log(u1) / lam;
+            const double d = alpha + e - lam;
             if (log(u2) <= -0.5 * d * d) {
-                *e = x;
-                return 0;
+                return e;
             }
         }
     }
-    return -1;
+    return e;
 }
 
-int ebm__drelu_draw(double gp, double gn, double tp, double tn, const ebm__stream *s,
-                    uint32_t row, uint64_t word, double *h)
+double ebm__drelu_draw(double gp, double gn, double tp, double tn, const ebm__stream *s,
+                       uint32_t row, uint64_t word)
 {
     uint32_t w[4];
     ebm__stream_block(s, row, word + 4, w);
@@ -143,10 +148,6 @@ int ebm__drelu_draw(double gp, double gn, double tp, double tn, const ebm__strea
     /* The negative half is u = -h > 0 with law exp(-gn u^2 / 2 - tn u):
      * u = t / g + z / sqrt(g) = (z - alpha) / sqrt(g). */
     const double g = positive ? gp : gn, t = positive ? tp : -tn, sg = sqrt(g);
-    double e;
-    if (truncated_normal_excess(-t / sg, s, row, word, &e) != 0) {
-        return -1;
-    }
-    *h = positive ? e / sg : -e / sg;
-    return 0;
+    const double e = truncated_normal_excess(-t / sg, s, row, word);
+    return positive ? e / sg : -e / sg;
 }

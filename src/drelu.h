@@ -42,20 +42,19 @@ double ebm__drelu_mean(double gp, double gn, double tp, double tn);
  * the positive one). */
 double ebm__drelu_mode(double gp, double gn, double tp, double tn);
 
-/* Rejection tries of one half-line draw before EBM_ELIMIT; each is accepted
- * with probability 1/2 or more, so the cap is never reached by chance
- * (2^-64). */
+/* Rejection tries of one half-line draw. Each is accepted with probability
+ * 1/2 or more, so all are rejected with probability below 2^-64; then the
+ * last proposal is taken (clipped to its half). */
 #define EBM__DRELU_TRIES 64
 /* One draw of a dReLU unit given its law, from the words word .. word + 7
  * of stream row `row` (word a multiple of 4) and, for rejection try k >= 1,
  * the words word .. word + 3 of ebm__stream_for_try(s, k): the half by a
- * uniform in (0, 1] of words 4-5 (positive iff at most pp), then a normal truncated to
- * it: for alpha = -t / sqrt(g) <= 0 by rejection of N(0, 1) proposals
- * (Box-Muller of the try's words), else by Robert's (1995) exponential
- * proposals alpha + Exp(1) / lam, lam = (alpha + sqrt(alpha^2 + 4)) / 2,
- * accepted when log u <= -(z - lam)^2 / 2. Returns 0, or -1 after
- * EBM__DRELU_TRIES rejections (*h unchanged). */
-int ebm__drelu_draw(double gp, double gn, double tp, double tn, const ebm__stream *s,
-                    uint32_t row, uint64_t word, double *h);
+ * uniform in (0, 1] of words 4-5 (positive iff at most pp), then a normal
+ * truncated to it: for alpha = -t / sqrt(g) <= 0 by rejection of N(0, 1)
+ * proposals (Box-Muller of the try's words), else by Robert's (1995)
+ * exponential proposals alpha + Exp(1) / lam, lam = (alpha + sqrt(alpha^2 +
+ * 4)) / 2, accepted when log u <= -(z - lam)^2 / 2. */
+double ebm__drelu_draw(double gp, double gn, double tp, double tn, const ebm__stream *s,
+                       uint32_t row, uint64_t word);
 
 #endif /* EBM_DRELU_H */

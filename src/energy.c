@@ -3,6 +3,7 @@
 #include "error.h"
 #include "model.h"
 #include "energy.h"
+#include "drelu.h"
 #include "kernels.h"
 #include "numerics.h"
 #include "threads.h"
@@ -117,6 +118,17 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
         });
         break;
     }
+    case EBM_UNITS_DRELU:
+        /* Each unit's mean given its input, in double. */
+        EBM__FOR_ROWS(r, n, n * nl * 64, {
+            float *ar = a + r * lda;
+            for (int64_t j = 0; j < nl; j++) {
+                double gp, gn, d;
+                ebm__drelu_shape(m, j, &gp, &gn, &d);
+                ar[j] = (float)ebm__drelu_mean(gp, gn, ar[j] + d, ar[j] - d);
+            }
+        });
+        break;
     default: /* Gaussian: the input is the mean */
         break;
     }
@@ -127,7 +139,7 @@ void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, 
 int ebm__energy_fast_ok(const ebm_model_t *m)
 {
     for (int64_t l = 0; l < m->n_layers; l++) {
-        if (ebm__is_gaussian(m, l)) {
+        if (!ebm__is_discrete(m, l)) {
             return 0;
         }
     }
@@ -327,6 +339,15 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
                     s -= b[j] * xl[j];
                 }
             }
+            if (ebm__is_drelu(m, l)) {
+                /* gp (h+)^2 / 2 + gn (h-)^2 / 2 - D |h| */
+                for (int64_t j = 0; j < m->size[l]; j++) {
+                    double gp, gn, d;
+                    ebm__drelu_shape(m, j, &gp, &gn, &d);
+                    const double h = xl[j];
+                    s += 0.5 * (h > 0.0 ? gp : gn) * h * h - d * fabs(h);
+                }
+            }
             f[r] += s;
         }
     }
@@ -372,6 +393,14 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
             case EBM_UNITS_POTTS:
                 for (int64_t i = 0; i < nl; i += m->categories[l]) {
                     s += ebm__site_lse_d(m->categories[l], a + i);
+                }
+                break;
+            case EBM_UNITS_DRELU:
+                /* log of the integral of exp(-E(h) + a h) over h */
+                for (int64_t j = 0; j < nl; j++) {
+                    double gp, gn, d;
+                    ebm__drelu_shape(m, j, &gp, &gn, &d);
+                    s -= ebm__drelu_free(gp, gn, a[j] + d, a[j] - d);
                 }
                 break;
             default: {
@@ -504,6 +533,40 @@ static void add_gaussian_weight_grad(const ebm_model_t *m, const float *p, float
     }
 }
 
+/*
+ * The dReLU layer's shape gradient (layer 1; a its inputs, n x n_1, needed
+ * only when it is summed out): a kept unit h gives dE/dlog gp = gp (h+)^2 /
+ * 2, dE/dlog gn = gn (h-)^2 / 2 and dE/dD = -|h|; a summed-out one the
+ * expectations of these under its conditional law (drelu.h's moments).
+ */
+static void add_drelu_shape_grad(const ebm_model_t *m, int summed, int64_t n, const float *x,
+                                 int64_t ldx, const float *a, const double *coef, float *g)
+{
+    const int64_t n1 = m->size[1];
+    float *glp = g + m->shape_off, *gln = glp + n1, *gd = gln + n1;
+    for (int64_t j = 0; j < n1; j++) {
+        double gp, gn, d, sp = 0.0, sn = 0.0, sd = 0.0;
+        ebm__drelu_shape(m, j, &gp, &gn, &d);
+        for (int64_t r = 0; r < n; r++) {
+            if (summed) {
+                ebm__drelu_moments mo;
+                const double t = a[r * n1 + j];
+                ebm__drelu_moments_of(gp, gn, t + d, t - d, &mo);
+                sp += coef[r] * 0.5 * gp * mo.pp * mo.m2p;
+                sn += coef[r] * 0.5 * gn * mo.pn * mo.m2n;
+                sd -= coef[r] * (mo.pp * mo.m1p - mo.pn * mo.m1n);
+            } else {
+                const double h = x[r * ldx + m->offset[1] + j];
+                *(h > 0.0 ? &sp : &sn) += coef[r] * 0.5 * (h > 0.0 ? gp : gn) * h * h;
+                sd -= coef[r] * fabs(h);
+            }
+        }
+        glp[j] += (float)sp;
+        gln[j] += (float)sn;
+        gd[j] += (float)sd;
+    }
+}
+
 void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, const float *x,
                            int64_t ldx, const double *coef, float *g, float *work)
 {
@@ -594,6 +657,13 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f, below,
                         ldb, cx, nl, 1.0f, g + m->w_off[l], nl);
         }
+    }
+    if (m->shape_off >= 0) {
+        const int summed1 = sum_out >> 1 & 1u;
+        if (summed1) {
+            ebm__layer_input(m, 1, n, x, ldx, cx, m->size[1]);
+        }
+        add_drelu_shape_grad(m, summed1, n, x, ldx, cx, coef, g);
     }
 }
 
@@ -708,6 +778,17 @@ int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t 
                 const float *v = xh + r * w;
                 for (int64_t i = 0; i < nl; i++) {
                     o[i] = (v[i] - ar[i]) * m->inv_var[i];
+                }
+            } else if (ebm__is_drelu(m, l)) {
+                /* dE/dh = gp h - a - D for h > 0, gn h - a + D for h < 0;
+                 * at h = 0, -a (between the one-sided derivatives). */
+                const float *h = xh + r * w + m->offset[l];
+                for (int64_t j = 0; j < nl; j++) {
+                    double gp, gn, d;
+                    ebm__drelu_shape(m, j, &gp, &gn, &d);
+                    o[j] = (float)(h[j] > 0.0f   ? gp * h[j] - ar[j] - d
+                                   : h[j] < 0.0f ? gn * h[j] - ar[j] + d
+                                                 : -(double)ar[j]);
                 }
             } else {
                 for (int64_t j = 0; j < nl; j++) {

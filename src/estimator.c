@@ -77,6 +77,17 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
                       "EBM_ESTIMATOR_UCD for Gaussian visible units"),
             &msg);
     }
+    if ((kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI ||
+         kind == EBM_ESTIMATOR_PT) &&
+        ebm__is_drelu(m, 1)) {
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EUNSUPPORTED,
+                      "%s is not supported for dReLU hidden units yet (it needs coupled or "
+                      "tempered dReLU draws): use EBM_ESTIMATOR_CD or EBM_ESTIMATOR_PCD",
+                      kind_name(kind)),
+            &msg);
+    }
     ebm_estimator_t *e = calloc(1, sizeof *e);
     if (e == NULL) {
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
@@ -105,7 +116,8 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
         rc = ebm_sampler_set_int(e->gibbs_post, EBM_SAMPLER_CLAMP_LAYERS, 1);
     }
     /* UCD-LMI's samplers (not for Gaussian or Potts visible units) */
-    if (rc == EBM_OK && !ebm__is_gaussian(m, 0) && !ebm__is_potts(m, 0)) {
+    if (rc == EBM_OK && !ebm__is_gaussian(m, 0) && !ebm__is_potts(m, 0) &&
+        !ebm__is_drelu(m, 1)) {
         rc = ebm_sampler_create(&e->mh, m, EBM_SAMPLER_MH_UNIFORM);
         if (rc == EBM_OK) {
             rc = ebm_sampler_create(&e->mh_post, m, EBM_SAMPLER_MH_UNIFORM);

@@ -134,10 +134,10 @@ static uint64_t head_size(uint32_t version, uint64_t n_layers)
 }
 
 /* The version a model is written as: 1 unless it needs version 2's fields
- * (offsets, categories). */
+ * (offsets, categories) or kinds (Potts, dReLU). */
 static uint32_t version_of(const ebm_model_t *m)
 {
-    return m->centred || ebm__is_potts(m, 0) ? 2u : 1u;
+    return m->centred || ebm__is_potts(m, 0) || ebm__is_drelu(m, 1) ? 2u : 1u;
 }
 
 int64_t ebm_model_save_size(const ebm_model_t *m)
@@ -185,16 +185,18 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
 
 /*
  * The parameter count of the flat layout [W_1 .. W_L | b_0 .. b_L |
- * logvar_0]. Only called for a state width <= EBM__BLAS_MAX, so that the
+ * logvar_0 | shape_1]. Only called for a state width <= EBM__BLAS_MAX, so that the
  * weights number at most (width / 2)^2 < 2^60 and nothing overflows.
  */
-static int64_t layout_param_count(int64_t n_layers, const int64_t *sizes, int visible_units)
+static int64_t layout_param_count(int64_t n_layers, const int64_t *sizes, int visible_units,
+                                  int hidden_units)
 {
     int64_t count = 0;
     for (int64_t l = 0; l < n_layers; l++) {
         count += sizes[l] + (l > 0 ? sizes[l - 1] * sizes[l] : 0);
     }
-    return count + (visible_units == EBM_UNITS_GAUSSIAN ? sizes[0] : 0);
+    return count + (visible_units == EBM_UNITS_GAUSSIAN ? sizes[0] : 0) +
+           (hidden_units == EBM_UNITS_DRELU ? 3 * sizes[1] : 0);
 }
 
 /* ---- saving ----------------------------------------------------------- */
@@ -386,13 +388,17 @@ static int check_units(ebm__msg *msg, uint32_t version, uint32_t visible, uint32
     if (visible > INT_MAX || hidden > INT_MAX) {
         return ebm__fail(msg, EBM_EFORMAT,
                          "invalid units: the unit kinds are %lu (visible) and %lu (hidden); "
-                         "enum ebm_units has 0 to 3",
+                         "enum ebm_units has 0 to 4",
                          (unsigned long)visible, (unsigned long)hidden);
     }
     if (visible == EBM_UNITS_POTTS && version < 2) {
         return ebm__fail(msg, EBM_EFORMAT,
                          "invalid units: Potts visible units (3) need format version 2, which "
                          "holds their categories");
+    }
+    if (hidden == EBM_UNITS_DRELU && version < 2) {
+        return ebm__fail(msg, EBM_EFORMAT,
+                         "invalid units: dReLU hidden units (4) need format version 2");
     }
     /* (a Potts probe of 2 categories: the file's are checked with the shape) */
     const int64_t probe_sizes[2] = {visible == EBM_UNITS_POTTS ? 2 : 1, 1};
@@ -464,10 +470,10 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
                              "flags is 0x%lx; only bit 0 (the offsets follow) is defined",
                              (unsigned long)flags);
         }
-        if (flags == 0 && visible != EBM_UNITS_POTTS) {
+        if (flags == 0 && visible != EBM_UNITS_POTTS && hidden != EBM_UNITS_DRELU) {
             return ebm__fail(msg, EBM_EFORMAT,
-                             "version 2 with flags 0 and no Potts units: such a model is saved "
-                             "as version 1");
+                             "version 2 with flags 0 and no Potts or dReLU units: such a model "
+                             "is saved as version 1");
         }
     }
     const unsigned char *size_at = p + head - 8 - 8 * (uint64_t)n_layers;
@@ -489,7 +495,8 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
      * width already breaks its limit (it then fails before allocating). A
      * larger shape in a smaller buffer is reported as a count or length
      * error below: a 60-byte file never makes a 19 GB allocation. */
-    int64_t n_params = width <= EBM__BLAS_MAX ? layout_param_count(n_layers, sizes, (int)visible)
+    int64_t n_params = width <= EBM__BLAS_MAX ? layout_param_count(n_layers, sizes, (int)visible,
+                                                                (int)hidden)
                                              : -1;
     /* With IO_FLAG_OFFSETS, the offsets, one per unit, follow the parameters. */
     const uint64_t extra = (flags & IO_FLAG_OFFSETS) ? 4 * (uint64_t)width : 0;

@@ -16,6 +16,7 @@ static const char *units_name(int units)
     case EBM_UNITS_SPIN: return "spin";
     case EBM_UNITS_GAUSSIAN: return "Gaussian";
     case EBM_UNITS_POTTS: return "Potts";
+    case EBM_UNITS_DRELU: return "dReLU";
     default: return "unknown";
     }
 }
@@ -102,11 +103,23 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
         return ebm__fail(msg, EBM_EVALUE, "categories is %lld; it must be from 2 to %d",
                          (long long)categories, EBM__MAX_CATEGORIES);
     }
-    if (hidden_units != EBM_UNITS_BINARY && hidden_units != EBM_UNITS_SPIN) {
+    if (hidden_units != EBM_UNITS_BINARY && hidden_units != EBM_UNITS_SPIN &&
+        hidden_units != EBM_UNITS_DRELU) {
         return ebm__fail(msg, EBM_EVALUE,
-                         "hidden_units is %d; it must be EBM_UNITS_BINARY (0) or "
-                         "EBM_UNITS_SPIN (1)",
+                         "hidden_units is %d; it must be EBM_UNITS_BINARY (0), "
+                         "EBM_UNITS_SPIN (1) or EBM_UNITS_DRELU (4)",
                          hidden_units);
+    }
+    if (hidden_units == EBM_UNITS_DRELU && n_layers != 2) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "hidden_units is EBM_UNITS_DRELU with n_layers %lld: dReLU units are "
+                         "the hidden layer of an RBM (n_layers 2)",
+                         (long long)n_layers);
+    }
+    if (hidden_units == EBM_UNITS_DRELU && visible_units == EBM_UNITS_GAUSSIAN) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "dReLU hidden units need discrete visible units (binary, spin or "
+                         "Potts), not Gaussian ones");
     }
     int64_t width = 0, n_weights = 0, n_biases = 0;
     for (int64_t l = 0; l < n_layers; l++) {
@@ -138,7 +151,8 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
         }
     }
     int64_t n_logvar = visible_units == EBM_UNITS_GAUSSIAN ? sizes[0] : 0;
-    int64_t n_params = n_weights + n_biases + n_logvar;
+    int64_t n_shape = hidden_units == EBM_UNITS_DRELU ? 3 * sizes[1] : 0;
+    int64_t n_params = n_weights + n_biases + n_logvar + n_shape;
     if ((uint64_t)n_params > SIZE_MAX / sizeof(double)) {
         return ebm__fail(msg, EBM_ELIMIT, "%lld parameters do not fit in memory",
                          (long long)n_params);
@@ -170,6 +184,7 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
         boff += sizes[l];
     }
     m->logvar_off = n_logvar > 0 ? boff : -1;
+    m->shape_off = n_shape > 0 ? boff + n_logvar : -1;
     m->params = calloc((size_t)n_params, sizeof *m->params);
     m->params_d = calloc((size_t)n_params, sizeof *m->params_d);
     m->offsets = calloc((size_t)width, sizeof *m->offsets);
@@ -361,6 +376,21 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         r = 1;
         c = m->size[l];
         break;
+    case EBM_PARAM_SHAPE:
+        if (m->shape_off < 0 || l != 1) {
+            return ebm__model_set_error(
+                m,
+                ebm__fail(&msg, m->shape_off < 0 ? EBM_EUNSUPPORTED : EBM_ESHAPE,
+                          "kind is EBM_PARAM_SHAPE with l %lld: the shape block belongs to a "
+                          "dReLU layer, and %s",
+                          (long long)l,
+                          m->shape_off < 0 ? "this model has none" : "this model's is layer 1"),
+                &msg);
+        }
+        off = m->shape_off;
+        r = 3;
+        c = m->size[1];
+        break;
     case EBM_PARAM_LOGVAR:
         if (m->logvar_off < 0) {
             return ebm__model_set_error(
@@ -384,8 +414,8 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         return ebm__model_set_error(
             m,
             ebm__fail(&msg, EBM_EVALUE,
-                      "kind is %d; it must be EBM_PARAM_WEIGHT (0), EBM_PARAM_BIAS (1) or "
-                      "EBM_PARAM_LOGVAR (2)",
+                      "kind is %d; it must be EBM_PARAM_WEIGHT (0), EBM_PARAM_BIAS (1), "
+                      "EBM_PARAM_LOGVAR (2) or EBM_PARAM_SHAPE (3)",
                       kind),
             &msg);
     }
@@ -406,6 +436,12 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
 /* Name parameter i as its block and index, e.g. "W_2[3,4]". */
 static void param_name(const ebm_model_t *m, int64_t i, char *buf, size_t size)
 {
+    if (m->shape_off >= 0 && i >= m->shape_off) {
+        static const char *const rows[3] = {"log_gamma_plus_1", "log_gamma_minus_1", "delta_1"};
+        const int64_t k = i - m->shape_off, n = m->size[1];
+        snprintf(buf, size, "%s[%lld]", rows[k / n], (long long)(k % n));
+        return;
+    }
     if (m->logvar_off >= 0 && i >= m->logvar_off) {
         snprintf(buf, size, "logvar_0[%lld]", (long long)(i - m->logvar_off));
         return;
@@ -437,7 +473,15 @@ static int check_param_value(const ebm_model_t *m, ebm__msg *msg, const char *na
         return ebm__fail(msg, EBM_EVALUE, "%s: %s (index %lld) is %g; parameters must be finite",
                          name, where, (long long)i, v);
     }
-    if (m->logvar_off >= 0 && i >= m->logvar_off && fabs(v) > EBM__LOGVAR_MAX) {
+    if (m->shape_off >= 0 && i >= m->shape_off && i < m->shape_off + 2 * m->size[1] &&
+        fabs(v) > EBM__LOGVAR_MAX) {
+        param_name(m, i, where, sizeof where);
+        return ebm__fail(msg, EBM_EVALUE,
+                         "%s: %s (index %lld) is %g; dReLU log gammas must be within +-%g",
+                         name, where, (long long)i, v, EBM__LOGVAR_MAX);
+    }
+    if (m->logvar_off >= 0 && i >= m->logvar_off && i < m->logvar_off + m->size[0] &&
+        fabs(v) > EBM__LOGVAR_MAX) {
         param_name(m, i, where, sizeof where);
         return ebm__fail(msg, EBM_EVALUE,
                          "%s: %s (index %lld) is %g; log-variances must be within +-%g",
@@ -574,7 +618,8 @@ static int check_value(const ebm_model_t *m, ebm__msg *msg, const char *name, in
         return EBM_OK;
     }
     static const char *const domain[] = {"binary units take 0 or 1", "spin units take -1 or +1",
-                                         "Gaussian units take finite values"};
+                                         "Gaussian units take finite values", "",
+                                         "dReLU units take finite values"};
     return ebm__fail(msg, EBM_EVALUE, "%s: row %lld, unit %lld (layer %lld, unit %lld) is %g; %s",
                      name, (long long)r, (long long)(m->offset[l] + j), (long long)l, (long long)j,
                      (double)v, domain[m->units[l]]);

@@ -10,6 +10,7 @@
 #include "ebm.h"
 #include "error.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct ebm_model {
     int64_t w_off[EBM_MAX_LAYERS]; /* W_l at params + w_off[l], l >= 1 */
     int64_t b_off[EBM_MAX_LAYERS];
     int64_t logvar_off; /* -1 unless layer 0 is Gaussian */
+    int64_t shape_off;  /* -1 unless layer 1 is dReLU: log gp [n_1], log gn [n_1], D [n_1] */
     float *params;
     /* Derived from params by ebm__model_refresh after every change: */
     double *params_d;   /* double copy: energies are computed in double */
@@ -63,8 +65,9 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
                    int visible_units, int hidden_units, int64_t categories);
 /* The most categories of a Potts layer. */
 #define EBM__MAX_CATEGORIES 65536
-/* Every value finite, every log-variance within +-EBM__LOGVAR_MAX; the
- * message names the block and index ("W_2[3,4] is nan"). */
+/* Every value finite, every log-variance and dReLU log gamma within
+ * +-EBM__LOGVAR_MAX; the message names the block and index ("W_2[3,4] is
+ * nan"). */
 int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p);
 /* Every offset in mu (state width) in its unit's range: [0, 1] for binary
  * units, [-1, 1] for spin units; all 0 in a model with Gaussian visible
@@ -89,6 +92,25 @@ static inline int ebm__is_gaussian(const ebm_model_t *m, int64_t l)
 static inline int ebm__is_potts(const ebm_model_t *m, int64_t l)
 {
     return m->units[l] == EBM_UNITS_POTTS;
+}
+static inline int ebm__is_drelu(const ebm_model_t *m, int64_t l)
+{
+    return m->units[l] == EBM_UNITS_DRELU;
+}
+/* The discrete kinds: binary, spin, Potts (a state has finitely many values). */
+static inline int ebm__is_discrete(const ebm_model_t *m, int64_t l)
+{
+    return !ebm__is_gaussian(m, l) && !ebm__is_drelu(m, l);
+}
+/* The shape of dReLU layer l's unit j in double: gp = e^{log gp}, gn, D. */
+static inline void ebm__drelu_shape(const ebm_model_t *m, int64_t j, double *gp, double *gn,
+                                    double *d)
+{
+    const double *s = m->params_d + m->shape_off;
+    const int64_t n = m->size[1];
+    *gp = exp(s[j]);
+    *gn = exp(s[n + j]);
+    *d = s[2 * n + j];
 }
 
 

@@ -38,6 +38,13 @@ int ebm__check_offsets(const ebm_model_t *m, ebm__msg *msg, const char *name, co
                                  name, (long long)(m->offset[l] + j), (long long)l, (long long)j,
                                  v);
             }
+            if (ebm__is_drelu(m, l) && v != 0.0) {
+                return ebm__fail(msg, EBM_EUNSUPPORTED,
+                                 "%s[%lld] (layer %lld, unit %lld) is %g; dReLU units have no "
+                                 "offsets (theirs must be 0)",
+                                 name, (long long)(m->offset[l] + j), (long long)l, (long long)j,
+                                 v);
+            }
             if (!(v >= lo && v <= 1.0)) {
                 return ebm__fail(msg, EBM_EVALUE,
                                  "%s[%lld] (layer %lld, unit %lld) is %g; offsets of %s units "

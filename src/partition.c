@@ -4,6 +4,7 @@
 #include "model.h"
 #include "rng.h"
 #include "energy.h"
+#include "drelu.h"
 #include "conditional.h"
 #include "numerics.h"
 #include "search.h"
@@ -152,9 +153,11 @@ int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z)
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "log_z is NULL"), &msg);
     }
     uint32_t even = parity_mask(m, 0), odd = parity_mask(m, 1);
-    /* A Gaussian layer cannot be enumerated: it is always integrated out. */
+    /* A Gaussian layer or a dReLU layer (layer 1) cannot be enumerated: it
+     * is always integrated out. */
     uint32_t enum_mask = odd;
-    if (!ebm__is_gaussian(m, 0) && class_bits(m, even) < class_bits(m, odd)) {
+    if (!ebm__is_gaussian(m, 0) &&
+        (ebm__is_drelu(m, 1) || class_bits(m, even) < class_bits(m, odd))) {
         enum_mask = even;
     }
     const double bits = class_bits(m, enum_mask);
@@ -266,6 +269,19 @@ static double unit_log_sum(int units, double t)
     return units == EBM_UNITS_SPIN ? ebm__log2cosh(t) : ebm__softplus(t);
 }
 
+/* The same for unit j of layer l, also dReLU units: the log of the integral
+ * of exp(-S(h) + t h), S(h) = gp (h+)^2 / 2 + gn (h-)^2 / 2 - D |h| (its
+ * self-energy, untempered on the AIS path). */
+static double layer_unit_log_sum(const ebm_model_t *m, int64_t l, int64_t j, double t)
+{
+    if (!ebm__is_drelu(m, l)) {
+        return unit_log_sum(m->units[l], t);
+    }
+    double gp, gn, d;
+    ebm__drelu_shape(m, j, &gp, &gn, &d);
+    return -ebm__drelu_free(gp, gn, t + d, t - d);
+}
+
 int ebm_model_log_partition_ais(const ebm_model_t *m, ebm_rng_t *rng, int64_t n_chains,
                                 int64_t n_betas, double *log_z, double *std_err)
 {
@@ -313,8 +329,9 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
     }
     float *a = x + n * w, *draw = a + n * m->max_size;
 
-    /* p_0: uniform discrete units, N(mu, sigma^2) Gaussian units; with a
-     * base, independent visible units with input base[i]. */
+    /* p_0: uniform discrete units, N(mu, sigma^2) Gaussian units, dReLU
+     * units by their self-energy alone; with a base, independent visible
+     * units with input base[i]. */
     double log_z0 = 0.0;
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (ebm__is_gaussian(m, l)) {
@@ -331,6 +348,10 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
             }
         } else if (ebm__is_potts(m, l)) {
             log_z0 += (double)(m->size[l] / m->categories[l]) * log((double)m->categories[l]);
+        } else if (ebm__is_drelu(m, l)) {
+            for (int64_t j = 0; j < m->size[l]; j++) {
+                log_z0 += layer_unit_log_sum(m, l, j, 0.0);
+            }
         } else {
             log_z0 += (double)m->size[l] * log(2.0);
         }
@@ -386,8 +407,8 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
                 double s = 0.0;
                 for (int64_t j = 0; j < nl; j++) {
                     double t = a[r * nl + j];
-                    s += unit_log_sum(m->units[l], beta * t) -
-                         unit_log_sum(m->units[l], beta_prev * t);
+                    s += layer_unit_log_sum(m, l, j, beta * t) -
+                         layer_unit_log_sum(m, l, j, beta_prev * t);
                 }
                 lw[r] += s;
             }
@@ -491,6 +512,11 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
     }
     ebm__msg msg;
     int rc = check_ll_args(m, &msg, log_z, n, data, ldd, ll);
+    if (rc == EBM_OK && ebm__is_drelu(m, 1)) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "the mean-field bound is not supported for dReLU hidden units; an RBM's "
+                       "log p(v) is exact: ebm_model_log_likelihood");
+    }
     if (rc != EBM_OK) {
         return ebm__model_set_error(m, rc, &msg);
     }

@@ -87,6 +87,14 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
                       "EBM_SAMPLER_GIBBS or EBM_SAMPLER_TEMPERING"),
             &msg);
     }
+    if ((kind == EBM_SAMPLER_MH_UNIFORM || kind == EBM_SAMPLER_TEMPERING) && ebm__is_drelu(m, 1)) {
+        return ebm__model_set_error(
+            m,
+            ebm__fail(&msg, EBM_EUNSUPPORTED,
+                      "%s is not supported for dReLU hidden units yet: use EBM_SAMPLER_GIBBS",
+                      kind_name(kind)),
+            &msg);
+    }
     ebm_sampler_t *s = calloc(1, sizeof *s);
     if (s == NULL) {
         return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
@@ -442,6 +450,10 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
                        "%s has no coupled step; use EBM_SAMPLER_GIBBS (which couples Gaussian "
                        "layers too) or EBM_SAMPLER_MH_UNIFORM",
                        kind_name(s->kind));
+    }
+    if (rc == EBM_OK && ebm__is_drelu(s->m, 1)) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "the coupled step has no coupling of dReLU units yet");
     }
     if (rc == EBM_OK) {
         rc = check_chain(s, &msg, "x", n, x, ldx);

@@ -365,6 +365,10 @@ int ebm_model_local_search(const ebm_model_t *m, ebm_rng_t *rng, int64_t n, floa
         rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
                        "local search flips single units; it does not move Potts sites yet");
     }
+    if (rc == EBM_OK && ebm__is_drelu(m, 1)) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "local search flips single units; it does not move dReLU units yet");
+    }
     if (rc == EBM_OK && max_sweeps < 1) {
         rc = ebm__fail(&msg, EBM_EVALUE, "max_sweeps is %lld; it must be >= 1",
                        (long long)max_sweeps);
@@ -454,7 +458,10 @@ int ebm_model_mean_field(const ebm_model_t *m, int64_t n, float *mu, int64_t ldm
     }
     ebm__msg msg;
     int rc = EBM_OK;
-    if (max_iter < 1) {
+    if (ebm__is_drelu(m, 1)) {
+        rc = ebm__fail(&msg, EBM_EUNSUPPORTED,
+                       "mean field is not supported for dReLU hidden units yet");
+    } else if (max_iter < 1) {
         rc = ebm__fail(&msg, EBM_EVALUE, "max_iter is %lld; it must be >= 1", (long long)max_iter);
     } else if (!(tol >= 0) || !isfinite(tol)) {
         rc = ebm__fail(&msg, EBM_EVALUE, "tol is %g; it must be finite and >= 0", tol);

@@ -26,6 +26,8 @@
 #include "ref.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const double PI = 3.14159265358979323846;
 
@@ -211,8 +213,7 @@ static double draws_fit(double gp, double gn, double tp, double tn, double lgp, 
     }
     double sum = 0.0;
     for (uint32_t i = 0; i < N_DRAWS; i++) {
-        double h;
-        ck_assert(ebm__drelu_draw(gp, gn, tp, tn, s, i, 8, &h) == 0);
+        const double h = ebm__drelu_draw(gp, gn, tp, tn, s, i, 8);
         int lo = 0, hi = K_BINS - 1; /* the bin: the first edge above h */
         while (lo < hi) {
             const int mid = (lo + hi) / 2;
@@ -281,6 +282,531 @@ START_TEST(drelu_draws)
 }
 END_TEST
 
+/* ======================================================================== */
+/* dReLU RBMs through the public API, against references written here      */
+/* ======================================================================== */
+
+/* A test RBM: n0 visible units of kind `vis` (Potts: q categories), n1
+ * dReLU hidden units, parameters drawn from seed. */
+typedef struct drbm {
+    ebm_model_t *m;
+    int64_t n0, n1, q, w, np;
+    float *p; /* a copy of the parameters */
+    int64_t wo, b0, b1, sh;
+} drbm;
+
+static void drbm_make(drbm *d, int vis, int64_t n0, int64_t n1, int64_t q, uint64_t seed)
+{
+    const int64_t sizes[2] = {n0, n1};
+    char err[256];
+    int rc = vis == EBM_UNITS_POTTS
+                 ? ebm_model_create_potts(&d->m, 2, sizes, q, EBM_UNITS_DRELU, err, sizeof err)
+                 : ebm_model_create(&d->m, 2, sizes, vis, EBM_UNITS_DRELU, err, sizeof err);
+    ck_assert_msg(rc == EBM_OK, "create: %s", err);
+    d->n0 = n0, d->n1 = n1, d->q = vis == EBM_UNITS_POTTS ? q : 1;
+    d->w = n0 + n1;
+    d->np = ebm_model_param_count(d->m);
+    ck_assert_int_eq(ebm_model_param_block(d->m, EBM_PARAM_WEIGHT, 1, &d->wo, NULL, NULL), EBM_OK);
+    ck_assert_int_eq(ebm_model_param_block(d->m, EBM_PARAM_BIAS, 0, &d->b0, NULL, NULL), EBM_OK);
+    ck_assert_int_eq(ebm_model_param_block(d->m, EBM_PARAM_BIAS, 1, &d->b1, NULL, NULL), EBM_OK);
+    int64_t rows, cols;
+    ck_assert_int_eq(ebm_model_param_block(d->m, EBM_PARAM_SHAPE, 1, &d->sh, &rows, &cols),
+                     EBM_OK);
+    ck_assert(rows == 3 && cols == n1 && d->sh + 3 * n1 == d->np);
+    d->p = t_floats(d->np);
+    ebm_rng_t *rng = t_rng(seed, 0);
+    float *z = t_floats(d->np);
+    ck_assert_int_eq(ebm_rng_normal(rng, d->np, z), EBM_OK);
+    for (int64_t i = 0; i < d->np; i++) {
+        const int in_shape = i >= d->sh && i < d->sh + 2 * n1;
+        d->p[i] = in_shape ? 0.6f * z[i] : (i >= d->sh ? 0.8f : i < d->b0 ? 0.7f : 0.5f) * z[i];
+    }
+    free(z);
+    ebm_rng_destroy(rng);
+    ck_assert_int_eq(ebm_model_set_params(d->m, d->p), EBM_OK);
+}
+
+static void drbm_free(drbm *d)
+{
+    ebm_model_destroy(d->m);
+    free(d->p);
+}
+
+/* log of the integral of exp(-S_j(h) + a h) over the line, by quadrature. */
+static double dr_unit_log_int(const drbm *d, const float *p, int64_t j, double a)
+{
+    const double gp = exp(p[d->sh + j]), gn = exp(p[d->sh + d->n1 + j]),
+                 dd = p[d->sh + 2 * d->n1 + j];
+    const double x = simpson_log(gp, a + dd), y = simpson_log(gn, -(a - dd));
+    const double mx = fmax(x, y);
+    return mx + log(exp(x - mx) + exp(y - mx));
+}
+
+/* The hidden input a_j = b1_j + sum_i v_i W_ij. */
+static double dr_input(const drbm *d, const float *p, const float *v, int64_t j)
+{
+    double a = p[d->b1 + j];
+    for (int64_t i = 0; i < d->n0; i++) {
+        a += (double)v[i] * p[d->wo + i * d->n1 + j];
+    }
+    return a;
+}
+
+/* F(v) with the hidden layer integrated out, and E(v, h), from parameters p. */
+static double dr_free(const drbm *d, const float *p, const float *v)
+{
+    double f = 0.0;
+    for (int64_t i = 0; i < d->n0; i++) {
+        f -= (double)p[d->b0 + i] * v[i];
+    }
+    for (int64_t j = 0; j < d->n1; j++) {
+        f -= dr_unit_log_int(d, p, j, dr_input(d, p, v, j));
+    }
+    return f;
+}
+
+static double dr_energy(const drbm *d, const float *p, const float *x)
+{
+    double e = 0.0;
+    for (int64_t i = 0; i < d->n0; i++) {
+        e -= (double)p[d->b0 + i] * x[i];
+    }
+    for (int64_t j = 0; j < d->n1; j++) {
+        const double h = x[d->n0 + j];
+        const double gp = exp(p[d->sh + j]), gn = exp(p[d->sh + d->n1 + j]),
+                     dd = p[d->sh + 2 * d->n1 + j];
+        e += 0.5 * (h > 0 ? gp : gn) * h * h - dd * fabs(h) - (dr_input(d, p, x, j)) * h;
+    }
+    return e;
+}
+
+/* Visible configuration k of the enumeration: binary digits, spin digits,
+ * or Potts sites in mixed radix. */
+static int64_t drbm_states(const drbm *d)
+{
+    int64_t s = 1;
+    for (int64_t i = 0; i < d->n0 / d->q; i++) {
+        s *= d->q > 1 ? d->q : 2;
+    }
+    return s;
+}
+
+static void drbm_state(const drbm *d, int vis, int64_t k, float *v)
+{
+    if (d->q > 1) {
+        for (int64_t i = 0; i < d->n0; i += d->q, k /= d->q) {
+            for (int64_t c = 0; c < d->q; c++) {
+                v[i + c] = c == k % d->q ? 1.0f : 0.0f;
+            }
+        }
+        return;
+    }
+    for (int64_t i = 0; i < d->n0; i++, k >>= 1) {
+        v[i] = k & 1 ? 1.0f : (vis == EBM_UNITS_SPIN ? -1.0f : 0.0f);
+    }
+}
+
+static double dr_log_z(const drbm *d, int vis, const float *p, double *pv)
+{
+    const int64_t S = drbm_states(d);
+    float *v = t_floats(d->n0);
+    double mx = -INFINITY;
+    for (int64_t k = 0; k < S; k++) {
+        drbm_state(d, vis, k, v);
+        pv[k] = -dr_free(d, p, v);
+        mx = fmax(mx, pv[k]);
+    }
+    double s = 0.0;
+    for (int64_t k = 0; k < S; k++) {
+        s += exp(pv[k] - mx);
+    }
+    const double lz = mx + log(s);
+    for (int64_t k = 0; k < S; k++) {
+        pv[k] = exp(pv[k] - lz);
+    }
+    free(v);
+    return lz;
+}
+
+static const int DR_KINDS[3] = {EBM_UNITS_BINARY, EBM_UNITS_SPIN, EBM_UNITS_POTTS};
+
+/* Energies (random real h), free energies with either layer summed out,
+ * exact log Z, log p(v) summing to 1, and log Z by AIS (from uniform units
+ * and from a base) within 4 SE; the twin: a model with delta + 1 is far
+ * from the AIS estimate. */
+START_TEST(drelu_rbm_exact)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        const int vis = DR_KINDS[kind];
+        drbm d;
+        drbm_make(&d, vis, vis == EBM_UNITS_POTTS ? 6 : 5, 3, 3, 11 + (uint64_t)kind);
+        const int64_t S = drbm_states(&d), w = d.w;
+        float *x = t_floats(S * w), *z = t_floats(S * d.n1);
+        double *pv = malloc((size_t)S * sizeof *pv), *f = malloc((size_t)S * sizeof *f);
+        ebm_rng_t *rng = t_rng(5, 1);
+        ck_assert_int_eq(ebm_rng_normal(rng, S * d.n1, z), EBM_OK);
+        for (int64_t k = 0; k < S; k++) {
+            drbm_state(&d, vis, k, x + k * w);
+            for (int64_t j = 0; j < d.n1; j++) {
+                x[k * w + d.n0 + j] = 1.5f * z[k * d.n1 + j];
+            }
+        }
+        ck_assert_int_eq(ebm_model_energy(d.m, S, x, w, f), EBM_OK);
+        for (int64_t k = 0; k < S; k++) {
+            const double want = dr_energy(&d, d.p, x + k * w);
+            ck_assert_msg(fabs(f[k] - want) < 1e-9 * (1 + fabs(want)), "kind %d: E %.12g, ref %.12g",
+                          vis, f[k], want);
+        }
+        ck_assert_int_eq(ebm_model_free_energy(d.m, 2u, S, x, w, f), EBM_OK);
+        for (int64_t k = 0; k < S; k++) {
+            const double want = dr_free(&d, d.p, x + k * w);
+            ck_assert_msg(fabs(f[k] - want) < 1e-9 * (1 + fabs(want)), "kind %d: F %.12g, ref %.12g",
+                          vis, f[k], want);
+        }
+        /* The visible layer summed out, h kept: E's h terms minus the
+         * visible log-sums (one per unit, or per site). */
+        ck_assert_int_eq(ebm_model_free_energy(d.m, 1u, S, x, w, f), EBM_OK);
+        for (int64_t k = 0; k < S; k++) {
+            const float *h = x + k * w + d.n0;
+            double want = 0.0;
+            for (int64_t j = 0; j < d.n1; j++) {
+                const double gp = exp(d.p[d.sh + j]), gn = exp(d.p[d.sh + d.n1 + j]),
+                             dd = d.p[d.sh + 2 * d.n1 + j];
+                want += 0.5 * (h[j] > 0 ? gp : gn) * h[j] * h[j] - dd * fabs(h[j]) -
+                        (double)d.p[d.b1 + j] * h[j];
+            }
+            for (int64_t i = 0; i < d.n0; i += d.q) {
+                double c[8], mx = -INFINITY, s = 0.0;
+                const int64_t nc = d.q > 1 ? d.q : 2;
+                for (int64_t t = 0; t < nc; t++) {
+                    /* unit value (binary 0/1, spin -1/+1) or category t */
+                    const double val = d.q > 1 ? 1.0 : vis == EBM_UNITS_SPIN ? 2.0 * t - 1.0 : t;
+                    const int64_t u = d.q > 1 ? i + t : i;
+                    double in = d.p[d.b0 + u];
+                    for (int64_t j = 0; j < d.n1; j++) {
+                        in += (double)d.p[d.wo + u * d.n1 + j] * h[j];
+                    }
+                    c[t] = val * in;
+                    mx = fmax(mx, c[t]);
+                }
+                for (int64_t t = 0; t < nc; t++) {
+                    s += exp(c[t] - mx);
+                }
+                want -= mx + log(s);
+            }
+            ck_assert_msg(fabs(f[k] - want) < 1e-9 * (1 + fabs(want)),
+                          "kind %d: F(h) %.12g, ref %.12g", vis, f[k], want);
+        }
+        double lz, lz_ref = dr_log_z(&d, vis, d.p, pv);
+        ck_assert_int_eq(ebm_model_log_partition_exact(d.m, &lz), EBM_OK);
+        ck_assert_msg(fabs(lz - lz_ref) < 1e-9 * (1 + fabs(lz_ref)), "kind %d: log Z %.12g, ref %.12g",
+                      vis, lz, lz_ref);
+        ck_assert_int_eq(ebm_model_log_likelihood(d.m, lz, S, x, w, f), EBM_OK);
+        double total = 0.0;
+        for (int64_t k = 0; k < S; k++) {
+            total += exp(f[k]);
+            ck_assert(fabs(exp(f[k]) - pv[k]) < 1e-9);
+        }
+        ck_assert_msg(fabs(total - 1.0) < 1e-9, "kind %d: p(v) sums to %.12g", vis, total);
+        /* AIS, from uniform units and from a base of 0.3 per visible unit */
+        float *base = t_floats(d.n0);
+        for (int64_t i = 0; i < d.n0; i++) {
+            base[i] = 0.3f * (float)(i % 3) - 0.2f;
+        }
+        for (int b = 0; b < 2; b++) {
+            double az, se;
+            ck_assert_int_eq(ebm_model_log_partition_ais_base(d.m, rng, 200, 2000, b ? base : NULL,
+                                                              &az, &se),
+                             EBM_OK);
+            T_VLOG("  kind %d AIS%s: %.4f +- %.4f, exact %.4f\n", vis, b ? " (base)" : "", az, se,
+                   lz);
+            ck_assert_msg(fabs(az - lz) < 4.0 * se + 1e-3, "kind %d: AIS %.5f +- %.5f, exact %.5f",
+                          vis, az, se, lz);
+            /* the twin: the exact log Z of the model with delta + 1 */
+            float *q = t_floats(d.np);
+            memcpy(q, d.p, (size_t)d.np * sizeof *q);
+            for (int64_t j = 0; j < d.n1; j++) {
+                q[d.sh + 2 * d.n1 + j] += 1.0f;
+            }
+            double *pv2 = malloc((size_t)S * sizeof *pv2);
+            const double lz_twin = dr_log_z(&d, vis, q, pv2);
+            ck_assert_msg(fabs(az - lz_twin) > 10.0 * se, "kind %d: the twin is within 10 SE", vis);
+            free(pv2);
+            free(q);
+        }
+        free(base);
+        ebm_rng_destroy(rng);
+        free(x), free(z), free(pv), free(f);
+        drbm_free(&d);
+    }
+}
+END_TEST
+
+/* Gradients of E (h kept) and of F (h summed out) in every parameter,
+ * against central differences of the references (step 1e-3 on the float
+ * parameters, in double). */
+START_TEST(drelu_rbm_gradient)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        const int vis = DR_KINDS[kind];
+        drbm d;
+        drbm_make(&d, vis, vis == EBM_UNITS_POTTS ? 4 : 3, 2, 2, 21 + (uint64_t)kind);
+        float *x = t_floats(d.w), *g = t_floats(d.np), *q = t_floats(d.np);
+        drbm_state(&d, vis, 1, x);
+        x[d.n0] = 0.7f, x[d.n0 + 1] = -1.3f;
+        for (int summed = 0; summed < 2; summed++) {
+            memset(g, 0, (size_t)d.np * sizeof *g);
+            const double one = 1.0;
+            ck_assert_int_eq(ebm_model_energy_grad(d.m, summed ? 2u : 0u, 1, x, d.w, &one, g),
+                             EBM_OK);
+            for (int64_t i = 0; i < d.np; i++) {
+                const double eps = 1e-3;
+                memcpy(q, d.p, (size_t)d.np * sizeof *q);
+                q[i] = (float)(d.p[i] + eps);
+                const double hi = (double)q[i];
+                const double fh = summed ? dr_free(&d, q, x) : dr_energy(&d, q, x);
+                q[i] = (float)(d.p[i] - eps);
+                const double lo = (double)q[i];
+                const double fl = summed ? dr_free(&d, q, x) : dr_energy(&d, q, x);
+                const double fd = (fh - fl) / (hi - lo);
+                ck_assert_msg(fabs(g[i] - fd) < 2e-4 * (1 + fabs(fd)),
+                              "kind %d, %s, parameter %lld: %.8g, differences %.8g", vis,
+                              summed ? "F" : "E", (long long)i, (double)g[i], fd);
+            }
+        }
+        free(x), free(g), free(q);
+        drbm_free(&d);
+    }
+}
+END_TEST
+
+/* The hidden layer's conditionals through the public calls: means against
+ * quadrature, log-probabilities against the reference density, argmins
+ * against a grid, and layer_sample's draws (many rows of one v) against the
+ * exact CDF of each unit; the twin: the means of the model with delta
+ * negated. */
+START_TEST(drelu_rbm_conditionals)
+{
+    drbm d;
+    drbm_make(&d, EBM_UNITS_BINARY, 4, 3, 1, 31);
+    const int64_t n = 20000, w = d.w;
+    float *x = t_floats(n * w), *mu = t_floats(3);
+    double lp;
+    for (int64_t r = 0; r < n; r++) {
+        drbm_state(&d, EBM_UNITS_BINARY, 5, x + r * w);
+        for (int64_t j = 0; j < 3; j++) {
+            x[r * w + 4 + j] = 0.25f * (float)j - 0.3f;
+        }
+    }
+    ck_assert_int_eq(ebm_model_layer_mean(d.m, 1, 1, x, w, mu, 3), EBM_OK);
+    ck_assert_int_eq(ebm_model_layer_logprob(d.m, 1, 1, x, w, x + 4, w, &lp), EBM_OK);
+    double lp_ref = 0.0;
+    for (int64_t j = 0; j < 3; j++) {
+        const double a = dr_input(&d, d.p, x, j);
+        const double gp = exp(d.p[d.sh + j]), gn = exp(d.p[d.sh + 3 + j]), dd = d.p[d.sh + 6 + j];
+        /* the mean by quadrature: pp m1p + pn m1n */
+        const double lip = simpson_log(gp, a + dd), lin = simpson_log(gn, -(a - dd));
+        const double pp = 1.0 / (1.0 + exp(lin - lip));
+        const double mean = pp * simpson_moment(gp, a + dd, 1) -
+                            (1.0 - pp) * simpson_moment(gn, -(a - dd), 1);
+        ck_assert_msg(fabs(mu[j] - mean) < 1e-5 * (1 + fabs(mean)), "unit %lld: mean %.8g, ref %.8g",
+                      (long long)j, (double)mu[j], mean);
+        const double h = x[4 + j];
+        lp_ref += -0.5 * (h > 0 ? gp : gn) * h * h + dd * fabs(h) + a * h -
+                  dr_unit_log_int(&d, d.p, j, a);
+    }
+    ck_assert_msg(fabs(lp - lp_ref) < 1e-8, "log p(h | v) %.12g, ref %.12g", lp, lp_ref);
+    /* the argmin: the grid minimum of S_j(h) - a h */
+    ck_assert_int_eq(ebm_model_layer_argmin(d.m, 1, 1, x, w), EBM_OK);
+    for (int64_t j = 0; j < 3; j++) {
+        const double a = dr_input(&d, d.p, x, j);
+        const double gp = exp(d.p[d.sh + j]), gn = exp(d.p[d.sh + 3 + j]), dd = d.p[d.sh + 6 + j];
+        double best = 0.0, best_e = 0.0;
+        for (int k = -300000; k <= 300000; k++) {
+            const double h = k * 1e-4;
+            const double e = 0.5 * (h > 0 ? gp : gn) * h * h - dd * fabs(h) - a * h;
+            if (e < best_e) {
+                best_e = e, best = h;
+            }
+        }
+        ck_assert_msg(fabs(x[4 + j] - best) < 2e-4, "unit %lld: argmin %g, grid %g", (long long)j,
+                      (double)x[4 + j], best);
+    }
+    /* layer_sample: n draws of h given the same v */
+    ebm_rng_t *rng = t_rng(9, 3);
+    ck_assert_int_eq(ebm_model_layer_sample(d.m, 1, rng, n, x, w), EBM_OK);
+    for (int64_t j = 0; j < 3; j++) {
+        const double a = dr_input(&d, d.p, x, j);
+        const double gp = exp(d.p[d.sh + j]), gn = exp(d.p[d.sh + 3 + j]), dd = d.p[d.sh + 6 + j];
+        double edge[K_BINS - 1], obs[K_BINS] = {0}, prob[K_BINS];
+        for (int k = 0; k < K_BINS - 1; k++) {
+            edge[k] = drelu_quantile(gp, gn, a + dd, a - dd, (k + 1.0) / K_BINS);
+        }
+        for (int k = 0; k < K_BINS; k++) {
+            prob[k] = 1.0 / K_BINS;
+        }
+        for (int64_t r = 0; r < n; r++) {
+            const double h = x[r * w + 4 + j];
+            int b = 0;
+            while (b < K_BINS - 1 && h >= edge[b]) {
+                b++;
+            }
+            obs[b] += 1.0;
+        }
+        const double p = ref_chisq(obs, prob, K_BINS, (double)n).p;
+        T_VLOG("  layer_sample unit %lld: chi-square p %.3g\n", (long long)j, p);
+        ck_assert_msg(p >= 1e-6, "unit %lld: chi-square p %.3g", (long long)j, p);
+    }
+    ebm_rng_destroy(rng);
+    /* the twin: delta negated moves the means */
+    float *q = t_floats(d.np), *mu2 = t_floats(3);
+    memcpy(q, d.p, (size_t)d.np * sizeof *q);
+    for (int64_t j = 0; j < 3; j++) {
+        q[d.sh + 6 + j] = -q[d.sh + 6 + j];
+    }
+    ck_assert_int_eq(ebm_model_set_params(d.m, q), EBM_OK);
+    drbm_state(&d, EBM_UNITS_BINARY, 5, x);
+    ck_assert_int_eq(ebm_model_layer_mean(d.m, 1, 1, x, w, mu2, 3), EBM_OK);
+    double moved = 0.0;
+    for (int64_t j = 0; j < 3; j++) {
+        moved = fmax(moved, fabs(mu2[j] - mu[j]));
+    }
+    ck_assert_msg(moved > 1e-2, "the twin's means moved by %g only", moved);
+    free(q), free(mu2), free(x), free(mu);
+    drbm_free(&d);
+}
+END_TEST
+
+/* Gibbs keeps p: visible states drawn exactly from p(v) (inverse CDF over
+ * the enumeration) and h from p(h | v) (layer_sample), then K = 3 Gibbs
+ * sweeps; the visible histogram against
+ * p(v) by chi-square (p >= 1e-6); the twin: the same sweeps on the model
+ * with delta negated, against the first model's p(v), must fail. */
+START_TEST(drelu_rbm_gibbs)
+{
+    drbm d;
+    drbm_make(&d, EBM_UNITS_BINARY, 4, 2, 1, 41);
+    const int64_t S = drbm_states(&d), n = 40000, w = d.w;
+    double *pv = malloc((size_t)S * sizeof *pv), *obs = malloc((size_t)S * sizeof *obs);
+    dr_log_z(&d, EBM_UNITS_BINARY, d.p, pv);
+    float *x = t_floats(n * w), *u = t_floats(n), *q = t_floats(d.np);
+    memcpy(q, d.p, (size_t)d.np * sizeof *q);
+    for (int64_t j = 0; j < d.n1; j++) {
+        q[d.sh + 2 * d.n1 + j] = -q[d.sh + 2 * d.n1 + j] - 1.0f;
+    }
+    double pvals[2];
+    for (int twin = 0; twin < 2; twin++) {
+        ck_assert_int_eq(ebm_model_set_params(d.m, twin ? q : d.p), EBM_OK);
+        ebm_rng_t *rng = t_rng(77, (uint64_t)twin);
+        ck_assert_int_eq(ebm_rng_uniform(rng, n, u), EBM_OK);
+        for (int64_t r = 0; r < n; r++) {
+            double c = 0.0;
+            int64_t k = 0;
+            while (k < S - 1 && (c += pv[k]) <= u[r]) {
+                k++;
+            }
+            drbm_state(&d, EBM_UNITS_BINARY, k, x + r * w);
+            x[r * w + 4] = x[r * w + 5] = 0.0f;
+        }
+        /* h ~ p(h | v): the joint law (the sweep draws v | h first) */
+        ck_assert_int_eq(ebm_model_layer_sample(d.m, 1, rng, n, x, w), EBM_OK);
+        ebm_sampler_t *s;
+        ck_assert_int_eq(ebm_sampler_create(&s, d.m, EBM_SAMPLER_GIBBS), EBM_OK);
+        for (int t = 0; t < 3; t++) {
+            ck_assert_int_eq(ebm_sampler_step(s, rng, n, x, w), EBM_OK);
+        }
+        ebm_sampler_destroy(s);
+        memset(obs, 0, (size_t)S * sizeof *obs);
+        for (int64_t r = 0; r < n; r++) {
+            int64_t k = 0;
+            for (int64_t i = 0; i < 4; i++) {
+                k |= (int64_t)(x[r * w + i] > 0.5f) << i;
+            }
+            obs[k] += 1.0;
+        }
+        pvals[twin] = ref_chisq(obs, pv, S, (double)n).p;
+        ebm_rng_destroy(rng);
+    }
+    T_VLOG("  Gibbs: chi-square p %.3g; twin %.3g\n", pvals[0], pvals[1]);
+    ck_assert_msg(pvals[0] >= 1e-6, "Gibbs moved p(v): chi-square p %.3g", pvals[0]);
+    ck_assert_msg(pvals[1] < 1e-6, "the twin passed: p %.3g", pvals[1]);
+    free(x), free(u), free(q), free(pv), free(obs);
+    drbm_free(&d);
+}
+END_TEST
+
+/* What dReLU units refuse, with the model unchanged: DBMs and Gaussian
+ * visible units at creation, log gammas beyond +-30 (named), non-finite h,
+ * offsets on dReLU units, and the calls not supported yet; the file round
+ * trip (version 2, byte-identical) and a version-1 file naming kind 4. */
+START_TEST(drelu_rbm_refusals)
+{
+    char err[256];
+    ebm_model_t *m = NULL;
+    const int64_t s3[3] = {3, 2, 2}, s2[2] = {3, 2};
+    ck_assert_int_eq(ebm_model_create(&m, 3, s3, EBM_UNITS_BINARY, EBM_UNITS_DRELU, err, sizeof err),
+                     EBM_EUNSUPPORTED);
+    ck_assert(strstr(err, "RBM") != NULL && m == NULL);
+    ck_assert_int_eq(ebm_model_create(&m, 2, s2, EBM_UNITS_GAUSSIAN, EBM_UNITS_DRELU, err, sizeof err),
+                     EBM_EUNSUPPORTED);
+    drbm d;
+    drbm_make(&d, EBM_UNITS_BINARY, 3, 2, 1, 51);
+    float *q = t_floats(d.np);
+    memcpy(q, d.p, (size_t)d.np * sizeof *q);
+    q[d.sh + 3] = 31.0f; /* log gamma- of unit 1 */
+    ck_assert_int_eq(ebm_model_set_params(d.m, q), EBM_EVALUE);
+    ck_assert_msg(strstr(ebm_model_errmsg(d.m), "log_gamma_minus_1[1]") != NULL, "%s",
+                  ebm_model_errmsg(d.m));
+    float x[5] = {1, 0, 1, 0.5f, NAN}, mu[5] = {0.5f, 0.5f, 0.5f, 0.0f, 0.3f};
+    double e;
+    ck_assert_int_eq(ebm_model_energy(d.m, 1, x, 5, &e), EBM_EVALUE);
+    ck_assert(strstr(ebm_model_errmsg(d.m), "dReLU units take finite values") != NULL);
+    ck_assert_int_eq(ebm_model_set_offsets(d.m, mu, 0), EBM_EUNSUPPORTED);
+    ebm_sampler_t *s = NULL;
+    ck_assert_int_eq(ebm_sampler_create(&s, d.m, EBM_SAMPLER_MH_UNIFORM), EBM_EUNSUPPORTED);
+    ck_assert_int_eq(ebm_sampler_create(&s, d.m, EBM_SAMPLER_TEMPERING), EBM_EUNSUPPORTED);
+    ebm_estimator_t *est = NULL;
+    ck_assert_int_eq(ebm_estimator_create(&est, d.m, EBM_ESTIMATOR_UCD), EBM_EUNSUPPORTED);
+    ck_assert_int_eq(ebm_estimator_create(&est, d.m, EBM_ESTIMATOR_UCD_LMI), EBM_EUNSUPPORTED);
+    ck_assert_int_eq(ebm_estimator_create(&est, d.m, EBM_ESTIMATOR_PT), EBM_EUNSUPPORTED);
+    ck_assert_int_eq(ebm_estimator_create(&est, d.m, EBM_ESTIMATOR_PCD), EBM_OK);
+    ebm_estimator_destroy(est);
+    ebm_rng_t *rng = t_rng(1, 0);
+    x[4] = 0.2f;
+    ck_assert_int_eq(ebm_model_local_search(d.m, rng, 1, x, 5, NULL, 0, 10, NULL), EBM_EUNSUPPORTED);
+    ck_assert_int_eq(ebm_model_mean_field(d.m, 1, x, 5, NULL, 0, 10, 1e-6), EBM_EUNSUPPORTED);
+    double ll;
+    ck_assert_int_eq(ebm_model_log_likelihood_bound(d.m, 1.0, 1, x, 5, &ll), EBM_EUNSUPPORTED);
+    ck_assert_int_eq(ebm_sampler_create(&s, d.m, EBM_SAMPLER_GIBBS), EBM_OK);
+    float y[5] = {0, 1, 1, -0.5f, 0.1f};
+    uint8_t met;
+    ck_assert_int_eq(ebm_sampler_coupled_step(s, rng, 1, x, 5, y, 5, &met), EBM_EUNSUPPORTED);
+    ebm_sampler_destroy(s);
+    ebm_rng_destroy(rng);
+    float *got = t_floats(d.np);
+    ck_assert_int_eq(ebm_model_get_params(d.m, got), EBM_OK);
+    ck_assert(memcmp(got, d.p, (size_t)d.np * sizeof *got) == 0);
+    /* files */
+    const int64_t size = ebm_model_save_size(d.m);
+    unsigned char *buf = malloc((size_t)size), *buf2 = malloc((size_t)size);
+    size_t used;
+    ck_assert_int_eq(ebm_model_save_buffer(d.m, buf, (size_t)size, &used), EBM_OK);
+    ck_assert(buf[8] == 2 && buf[20] == EBM_UNITS_DRELU);
+    ebm_model_t *m2 = NULL;
+    ck_assert_int_eq(ebm_model_load_buffer(&m2, buf, used, err, sizeof err), EBM_OK);
+    ck_assert_int_eq(ebm_model_layer_units(m2, 1), EBM_UNITS_DRELU);
+    ck_assert_int_eq(ebm_model_save_buffer(m2, buf2, (size_t)size, &used), EBM_OK);
+    ck_assert(memcmp(buf, buf2, (size_t)size) == 0);
+    ebm_model_destroy(m2);
+    buf[8] = 1; /* version 1 naming kind 4 (the CRC fixed) */
+    t_fix_crc(buf, (size_t)size);
+    ck_assert_int_eq(ebm_model_load_buffer(&m2, buf, (size_t)size, err, sizeof err), EBM_EFORMAT);
+    ck_assert_msg(strstr(err, "dReLU hidden units (4) need format version 2") != NULL, "%s", err);
+    free(buf), free(buf2), free(got), free(q);
+    drbm_free(&d);
+}
+END_TEST
+
 Suite *ebm_drelu_suite(void)
 {
     const t_test tests[] = {
@@ -289,6 +815,11 @@ Suite *ebm_drelu_suite(void)
         {"integrals", drelu_free_energy, 0, 30, NULL, NULL},
         {"integrals", drelu_moments, 0, 30, NULL, NULL},
         {"draws", drelu_draws, 0, 60, NULL, NULL},
+        {"rbm", drelu_rbm_exact, 0, 120, NULL, NULL},
+        {"rbm", drelu_rbm_gradient, 0, 60, NULL, NULL},
+        {"rbm", drelu_rbm_conditionals, 0, 60, NULL, NULL},
+        {"rbm", drelu_rbm_gibbs, 0, 60, NULL, NULL},
+        {"rbm", drelu_rbm_refusals, 0, 30, NULL, NULL},
     };
     return t_suite("drelu", tests, sizeof tests / sizeof tests[0]);
 }
