@@ -133,7 +133,9 @@ static int add_f_after_step(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t
     double weight[2];
     const int terms = f_sum_outs(e, clamped, mask, weight);
     const int layer1_term = mask[0] == 2u || (terms == 2 && mask[1] == 2u);
-    if (e->plain || hidden_input == NULL || !layer1_term) {
+    /* (h summed out equals h at its mean only where E is linear in h: not for
+     * dReLU units, whose shape gradients need the second moments) */
+    if (e->plain || hidden_input == NULL || !layer1_term || ebm__is_drelu(m, 1)) {
         return add_f_rows(e, clamped, n, x, w, NULL, scale, NULL);
     }
     const int binary = m->units[1] == EBM_UNITS_BINARY;

@@ -750,8 +750,8 @@ START_TEST(test_version_2_malformations)
     memcpy(q, cbase, nc);
     put_le(q + 28, 0, 4);
     t_fix_crc(q, nc);
-    expect_format_error(q, nc, "version 2 with flags 0 and no Potts units: such a model is "
-                               "saved as version 1");
+    expect_format_error(q, nc, "version 2 with flags 0 and no Potts or dReLU units: such a "
+                               "model is saved as version 1");
     /* A version-2 image called version 1 reads categories and flags as
      * sizes[0]; a version-1 image called version 2 reads sizes[0] = 6 as
      * categories. */

@@ -815,7 +815,7 @@ START_TEST(param_block_bad_input)
     t_snap_init(&s, T_MSG_MODEL, g_rbm, NULL);
     t_snap_track(&s, "offset/rows/cols", out3, sizeof out3);
     /* kind out of range */
-    FAILS(&s, EBM_EVALUE, "kind", "3", ebm_model_param_block(g_rbm, 3, 0, &out3[0], &out3[1], &out3[2]));
+    FAILS(&s, EBM_EVALUE, "kind", "4", ebm_model_param_block(g_rbm, 4, 0, &out3[0], &out3[1], &out3[2]));
     FAILS(&s, EBM_EVALUE, "kind", "-1", ebm_model_param_block(g_rbm, -1, 1, &out3[0], &out3[1], &out3[2]));
     FAILS(&s, EBM_EVALUE, "kind", "1000", ebm_model_param_block(g_rbm, 1000, 1, &out3[0], &out3[1], &out3[2]));
     /* layer index out of range: W_l for l = 1..L, b_l for l = 0..L */
@@ -826,6 +826,8 @@ START_TEST(param_block_bad_input)
     FAILS(&s, EBM_ESHAPE, "2", NULL, ebm_model_param_block(g_rbm, EBM_PARAM_BIAS, 2, &out3[0], &out3[1], &out3[2]));
     /* logvar of a binary or spin model */
     FAILS(&s, EBM_EUNSUPPORTED, "kind", NULL, ebm_model_param_block(g_rbm, EBM_PARAM_LOGVAR, 0, &out3[0], &out3[1], &out3[2]));
+    /* the shape block of a model without dReLU units */
+    FAILS(&s, EBM_EUNSUPPORTED, "EBM_PARAM_SHAPE", "has none", ebm_model_param_block(g_rbm, EBM_PARAM_SHAPE, 1, &out3[0], &out3[1], &out3[2]));
     t_snap_init(&s, T_MSG_MODEL, g_dbm, NULL);
     t_snap_track(&s, "offset/rows/cols", out3, sizeof out3);
     FAILS(&s, EBM_EUNSUPPORTED, "kind", NULL, ebm_model_param_block(g_dbm, EBM_PARAM_LOGVAR, 0, &out3[0], &out3[1], &out3[2]));
