@@ -178,6 +178,16 @@ EBM_API void ebm_rng_destroy(ebm_rng_t *r);
  * exp(logvar)), the term -b_0 . v is replaced by 0.5 ||(v - mu) / sigma||^2
  * and v couples through v / sigma^2 (Liao et al. 2022, eq. 1):
  *   E(v, x_1, ...) = 0.5 ||(v - mu)/sigma||^2 - (v/sigma^2)^T W_1 x_1 - ...
+ * An RBM's hidden layer may hold dReLU units (Tubiana et al. 2019): real
+ * units h with the self-energy, per unit j,
+ *   S_j(h) = gamma+_j (h+)^2 / 2 + gamma-_j (h-)^2 / 2 - delta_j |h|
+ * (h+ = max(h, 0), h- = min(h, 0); gamma+- = exp(log gamma+-), the shape
+ * block EBM_PARAM_SHAPE), added to the energy: E = ... - b_1 . h - v^T W_1 h
+ * + sum_j S_j(h_j). Given its input a = b_1 + W_1^T v, a unit is a normal
+ * truncated to h > 0 (mean (a + delta) / gamma+) or to h < 0 (mean (a -
+ * delta) / gamma-), each half with its own weight: a Gaussian unit when
+ * gamma+ = gamma- and delta = 0, a ReLU-like one as gamma- grows, bimodal
+ * when delta > 0. Its free energy, mean and mode have closed forms (erfc).
  * A centred model (ebm_model_set_offsets) measures every binary, spin or
  * Potts unit from its offset mu_l (Melchior, Fischer and Wiskott 2016):
  *   E(x) = - sum_l b_l . (x_l - mu_l) - sum_{l>=1} (x_{l-1} - mu_{l-1})^T W_l (x_l - mu_l)
@@ -202,8 +212,8 @@ enum ebm_param_kind {
     EBM_PARAM_WEIGHT = 0, /**< W_l, l = 1..L: n_{l-1} x n_l, row-major */
     EBM_PARAM_BIAS = 1,   /**< b_l, l = 0..L; for a Gaussian layer 0 this is the mean mu */
     EBM_PARAM_LOGVAR = 2, /**< log sigma^2, l = 0 only, Gaussian visible units only */
-    EBM_PARAM_SHAPE = 3   /**< a dReLU layer l's 3 x n_l shape parameters: the rows
-                               log gamma+, log gamma-, delta */
+    EBM_PARAM_SHAPE = 3   /**< l = 1 of an RBM with dReLU hidden units: 3 x n_1, the
+                               rows log gamma+, log gamma-, delta */
 };
 
 /** Initialisation schemes (see ebm_model_init). */
@@ -226,10 +236,12 @@ EBM_API int ebm_max_layers(void);
  *                           the state width (their sum) at most 2^31 - 1, so
  *                           that every dimension and stride fits a BLAS int
  * @param[in]  visible_units EBM_UNITS_BINARY, EBM_UNITS_SPIN or EBM_UNITS_GAUSSIAN
- * @param[in]  hidden_units  EBM_UNITS_BINARY or EBM_UNITS_SPIN
+ * @param[in]  hidden_units  EBM_UNITS_BINARY or EBM_UNITS_SPIN, or EBM_UNITS_DRELU
+ *                           for an RBM (n_layers 2) with discrete visible units
  * @param[out] errbuf        NULL, or a buffer that receives a message on failure
  * @param[in]  errbuf_size   its size in bytes (the message is truncated to fit)
- * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ELIMIT, EBM_ENOMEM
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ELIMIT, EBM_ENOMEM,
+ *         EBM_EUNSUPPORTED (dReLU units in a DBM, or over Gaussian visible units)
  */
 EBM_API int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
                              int visible_units, int hidden_units, char *errbuf,
@@ -242,7 +254,8 @@ EBM_API int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t 
  * energy is the same formula, -b.x - x^T W h - ...: b_0 and the rows of
  * W_1 are per (site, category). Parameters start at zero.
  * @param[in] categories q, from 2 to 65536, dividing sizes[0]
- * @param[in] hidden_units EBM_UNITS_BINARY or EBM_UNITS_SPIN
+ * @param[in] hidden_units EBM_UNITS_BINARY or EBM_UNITS_SPIN, or EBM_UNITS_DRELU
+ *                         for an RBM
  * @return as ebm_model_create; EBM_ESHAPE when q does not divide sizes[0]
  */
 EBM_API int ebm_model_create_potts(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
@@ -269,14 +282,17 @@ EBM_API int64_t ebm_model_param_count(const ebm_model_t *m);
 
 /**
  * Locate a parameter block in the flat parameter vector. The layout is
- * [W_1 .. W_L | b_0 .. b_L | logvar_0 (Gaussian only)]; gradients use it too.
+ * [W_1 .. W_L | b_0 .. b_L | logvar_0 (Gaussian only) | shape_1 (dReLU
+ * only)]; gradients use it too.
  * @param[in]  kind   EBM_PARAM_WEIGHT (l = 1..L), EBM_PARAM_BIAS (l = 0..L),
- *                    EBM_PARAM_LOGVAR (l = 0, Gaussian visible units)
+ *                    EBM_PARAM_LOGVAR (l = 0, Gaussian visible units),
+ *                    EBM_PARAM_SHAPE (l = 1, dReLU hidden units: 3 rows)
  * @param[out] offset first index of the block (may be NULL)
  * @param[out] rows   rows of the block: n_{l-1} for weights, 1 otherwise (may be NULL)
  * @param[out] cols   columns: n_l for weights and biases, n_0 for logvar (may be NULL)
  * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown kind), EBM_ESHAPE (l out of
- *         range), EBM_EUNSUPPORTED (logvar of a non-Gaussian model)
+ *         range), EBM_EUNSUPPORTED (logvar of a non-Gaussian model, shape of a
+ *         model without dReLU units)
  */
 EBM_API int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *offset,
                                   int64_t *rows, int64_t *cols);
@@ -285,14 +301,15 @@ EBM_API int ebm_model_get_params(const ebm_model_t *m, float *out);
 /**
  * Replace all parameters by in[param_count].
  * @return EBM_OK, EBM_ENULL, EBM_EVALUE (a non-finite value, or a
- *         log-variance outside [-30, 30]; the model is unchanged)
+ *         log-variance or dReLU log gamma outside [-30, 30]; the model is
+ *         unchanged)
  */
 EBM_API int ebm_model_set_params(ebm_model_t *m, const float *in);
 /**
  * theta += alpha * g over the whole parameter vector.
  * @return EBM_OK, EBM_ENULL, EBM_EVALUE (alpha or g not finite, or a result
- *         that would be non-finite or a log-variance outside [-30, 30]; the
- *         model is unchanged)
+ *         that would be non-finite or a log-variance or dReLU log gamma
+ *         outside [-30, 30]; the model is unchanged)
  */
 EBM_API int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g);
 /**
@@ -305,7 +322,8 @@ EBM_API int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g);
  * Biases: spin hidden and spin visible biases are drawn from Logistic(0, 0.5)
  * (Taniguchi et al. 2023, appendix B: breaks the flip symmetry of spin
  * models); binary biases are 0; a Gaussian layer has mean 0 and log-variance 0
- * (Liao et al. 2022, appendix B).
+ * (Liao et al. 2022, appendix B); dReLU shapes are 0 (gamma+- = 1, delta =
+ * 0: standard Gaussian units).
  * @param[in] scale > 0 and at most 1e30
  * @return EBM_OK, EBM_ENULL, EBM_EVALUE (unknown scheme or bad scale),
  *         EBM_ENOMEM; on failure the parameters and rng are unchanged
@@ -399,6 +417,11 @@ EBM_API int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size);
 /* energy sums each site's q categories out. Local search and UCD-LMI,      */
 /* which flip single units, and EBM_SAMPLER_MH_UNIFORM (not yet proven for  */
 /* them) refuse Potts models with EBM_EUNSUPPORTED.                         */
+/* dReLU units: finite values; a layer's mean, argmin (mode) and draws are  */
+/* those of its truncated-normal halves, a free energy integrates them out  */
+/* in closed form. Not supported yet (EBM_EUNSUPPORTED): MH_UNIFORM,        */
+/* TEMPERING and coupled steps, local search, mean field and its bound,     */
+/* offsets on dReLU units, and the estimators UCD, UCD_LMI and PT.          */
 /* Only the layers a call reads are checked: values of summed-out layers,   */
 /* and of layer l itself in the layer conditionals, are ignored entirely.   */
 /* n = 0 is valid and does nothing.                                         */
@@ -446,7 +469,8 @@ EBM_API int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_
  * 0: (v - mu)/sigma^2 - W_1 m_1 / sigma^2 (Liao eqs. 21 and 28); for a binary
  * or spin layer, the derivative of the multilinear energy, -(b_l + inputs
  * from the neighbours), which is minus the layer input when no neighbour is
- * summed out.
+ * summed out; for a dReLU unit S'(h) - a: gamma+ h - a - delta (h > 0),
+ * gamma- h - a + delta (h < 0), -a at h = 0 (between the one-sided ones).
  * @param[out] out n x n_l, row stride ldo >= n_l
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (l in S, invalid values), EBM_ENOMEM
  */
@@ -471,7 +495,8 @@ EBM_API int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, 
 EBM_API int ebm_model_layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x,
                                   int64_t ldx, float *a, int64_t lda);
 /**
- * mean = E[x_l | neighbours]: sigmoid(a) (binary), tanh(a) (spin), a (Gaussian).
+ * mean = E[x_l | neighbours]: sigmoid(a) (binary), tanh(a) (spin), a (Gaussian),
+ * the truncated halves' mixture mean (dReLU).
  * @return as ebm_model_layer_input
  */
 EBM_API int ebm_model_layer_mean(const ebm_model_t *m, int64_t l, int64_t n, const float *x,
@@ -486,14 +511,20 @@ EBM_API int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, 
 /**
  * Replace layer l of every row by its conditional argmin (mode) given its
  * neighbours: 1 (binary) or +1 (spin) where a >= 0 (ties go up), else 0 or
- * -1; the mean for a Gaussian layer. (Taniguchi eqs. 15-17.)
+ * -1; the mean for a Gaussian layer; for a dReLU unit 0 if a + delta <= 0
+ * <= a - delta, else (a + delta) / gamma+ or (a - delta) / gamma-, whichever
+ * has the lower energy (ties: the positive one). (Taniguchi eqs. 15-17.)
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE, EBM_ENOMEM
  */
 EBM_API int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x,
                                    int64_t ldx);
 /**
  * Replace layer l of every row by a draw from its conditional given its
- * neighbours. Row r's draws depend only on (rng, r), not on n.
+ * neighbours. Row r's draws depend only on (rng, r), not on n. A dReLU
+ * unit picks its half, then draws the truncated normal by rejection (N(0,
+ * 1) proposals, or Robert's (1995) exponential ones in the tail); each try
+ * succeeds with probability 1/2 or more, and after 64 failures (probability
+ * below 2^-64) the last proposal is kept.
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or an
  *         input or a Gaussian draw that overflowed float; x and rng
  *         unchanged), EBM_ENOMEM
@@ -503,7 +534,7 @@ EBM_API int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *r
 /**
  * Fill the units of x that are not clamped with independent uniform values
  * (binary: 0/1 with probability 1/2, spin: -1/+1) or N(0, 1) draws
- * (Gaussian). x is only written, never read: clamped units keep whatever
+ * (Gaussian, dReLU). x is only written, never read: clamped units keep whatever
  * they hold. Row r's draws depend only on (rng, r).
  * @param[in] clamp NULL (no unit clamped) or a mask: clamp[r*ldc + j] != 0
  *                  fixes column j of row r; ldc = 0 uses row 0 for every row,

@@ -120,6 +120,7 @@ class Units(IntEnum):
     SPIN = 1
     GAUSSIAN = 2
     POTTS = 3
+    DRELU = 4
 
 
 class ParamKind(IntEnum):
@@ -128,6 +129,7 @@ class ParamKind(IntEnum):
     WEIGHT = 0
     BIAS = 1
     LOGVAR = 2
+    SHAPE = 3
 
 
 class InitScheme(IntEnum):
