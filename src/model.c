@@ -562,7 +562,12 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
             return ebm__model_set_error(m, rc, &msg);
         }
     }
-    for (int64_t i = m->logvar_off < 0 ? m->n_params : m->logvar_off; i < m->n_params; i++) {
+    /* The bounded blocks (log-variances, dReLU log gammas) are checked even
+     * when the scan found nothing: their bound is not float's. */
+    const int64_t bounded = m->logvar_off >= 0   ? m->logvar_off
+                            : m->shape_off >= 0 ? m->shape_off
+                                                : m->n_params;
+    for (int64_t i = bounded; i < m->n_params; i++) {
         int rc = check_param_value(m, &msg, "theta + alpha*g", i, m->params[i] + alpha * g[i]);
         if (rc != EBM_OK) {
             return ebm__model_set_error(m, rc, &msg);

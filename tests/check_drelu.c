@@ -858,6 +858,12 @@ START_TEST(drelu_rbm_refusals)
     ck_assert_int_eq(ebm_model_set_params(d.m, q), EBM_EVALUE);
     ck_assert_msg(strstr(ebm_model_errmsg(d.m), "log_gamma_minus_1[1]") != NULL, "%s",
                   ebm_model_errmsg(d.m));
+    /* an update that would carry log gamma+ of unit 0 past 30 */
+    memset(q, 0, (size_t)d.np * sizeof *q);
+    q[d.sh] = 1.0f;
+    ck_assert_int_eq(ebm_model_axpy_params(d.m, 40.0f, q), EBM_EVALUE);
+    ck_assert_msg(strstr(ebm_model_errmsg(d.m), "log_gamma_plus_1[0]") != NULL, "%s",
+                  ebm_model_errmsg(d.m));
     float x[5] = {1, 0, 1, 0.5f, NAN}, mu[5] = {0.5f, 0.5f, 0.5f, 0.0f, 0.3f};
     double e;
     ck_assert_int_eq(ebm_model_energy(d.m, 1, x, 5, &e), EBM_EVALUE);

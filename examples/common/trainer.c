@@ -16,8 +16,10 @@
 #include <string.h>
 
 enum { ERR_SIZE = 1024, PICTURE_SCALE = 2, EXACT_LOG_Z_BITS = 24, EXACT_ROW_BITS = 20 };
-/* Gibbs sweeps behind each sample picture of a Potts model. */
-enum { POTTS_SAMPLE_SWEEPS = 1000 };
+/* Gibbs sweeps behind each sample picture of a model the local search does
+ * not move (Potts sites, dReLU units); rounds of conditional modes behind a
+ * dReLU model's completions. */
+enum { GIBBS_SAMPLE_SWEEPS = 1000, COMPLETION_MODE_ROUNDS = 100 };
 
 /* --eval-every is exact under tighter limits than the final evaluation, to
  * keep each evaluation short: at most 2^20 states for log Z, 1e8 rows x
@@ -182,6 +184,7 @@ static int persistent_method(int method)
 
 static const char *const data_names[] = {"fashion", "mnist", "bas", "digits"};
 static const char *const units_names[] = {"binary", "spin", "potts"};
+static const char *const hidden_names[] = {"auto", "drelu"};
 static const char *const binarize_names[] = {"grey",   "threshold", "bernoulli",
                                              "8bit",   "levels"};
 static const char *const ais_base_names[] = {"uniform", "data"};
@@ -350,6 +353,9 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
     ADD(CLI_ONE_OF("--units", &c->units, units_names, 0,
                    "unit values {0,1} or {-1,+1}, or categorical (Potts) visible sites of "
                    "--binarize levels over binary hidden units"));
+    ADD(CLI_ONE_OF("--hidden", &c->hidden, hidden_names, 0,
+                   "hidden units: those of --units (binary for potts), or dReLU units "
+                   "(Tubiana et al. 2019; an RBM trained by train_pcd)"));
     ADD(CLI_ONE_OF("--init", &c->init, init_names, 0, "weight initialisation"));
     ADD(CLI_DBL("--init-scale", "X", &c->init_scale, 1e-12, 1e6, "scale of the initial weights"));
     ADD(CLI_ONE_OF("--centre", &c->centre, centre_names, 0,
@@ -501,6 +507,10 @@ static int parse_options(trainer_config *c, int argc, char **argv)
         complain(c, "--eval-every needs --eval auto or ais (it uses the same method)");
         return 2;
     }
+    if (c->hidden == TRAINER_HIDDEN_DRELU && c->centre) {
+        complain(c, "--centre data with --hidden drelu: dReLU units have no offsets");
+        return 2;
+    }
     if (c->units == TRAINER_POTTS && c->binarize != DATA_LEVELS) {
         complain(c, "--units potts needs --binarize levels (a site of --levels one-hot "
                     "units per pixel), not --binarize %s", binarize_names[c->binarize]);
@@ -537,12 +547,13 @@ static int config_text(const run *r, char *buf, size_t size)
     if (c->binarize == DATA_LEVELS) {
         snprintf(levels, sizeof levels, " levels=%d", c->levels);
     }
+    const char *hidden = c->hidden == TRAINER_HIDDEN_DRELU ? " hidden=drelu" : "";
     int at = snprintf(buf, size,
-                      "method=%s data=%s bas_side=%d train_rows=%lld binarize=%s%s units=%s "
+                      "method=%s data=%s bas_side=%d train_rows=%lld binarize=%s%s units=%s%s "
                       "layers=",
                       method_flag(c->method), data_names[c->data], c->bas_side,
                       (long long)c->train_rows, binarize_names[c->binarize], levels,
-                      units_names[c->units]);
+                      units_names[c->units], hidden);
     for (int l = 0; l < c->n_layers && at > 0 && (size_t)at < size; l++) {
         at += snprintf(buf + at, size - (size_t)at, "%s%lld", l ? "," : "", (long long)c->layers[l]);
     }
@@ -635,11 +646,14 @@ static int load_data(run *r)
 static int new_model(const trainer_config *c, ebm_model_t **out, char *err, size_t size)
 {
     char why[ERR_SIZE] = "";
+    const int hidden = c->hidden == TRAINER_HIDDEN_DRELU ? EBM_UNITS_DRELU
+                       : c->units == TRAINER_POTTS       ? EBM_UNITS_BINARY
+                                                         : c->units;
     const int rc =
         c->units == TRAINER_POTTS
-            ? ebm_model_create_potts(out, c->n_layers, c->layers, c->levels, EBM_UNITS_BINARY,
-                                     why, sizeof why)
-            : ebm_model_create(out, c->n_layers, c->layers, c->units, c->units, why, sizeof why);
+            ? ebm_model_create_potts(out, c->n_layers, c->layers, c->levels, hidden, why,
+                                     sizeof why)
+            : ebm_model_create(out, c->n_layers, c->layers, c->units, hidden, why, sizeof why);
     if (rc != EBM_OK) {
         snprintf(err, size, "%s: %s",
                  c->units == TRAINER_POTTS ? "ebm_model_create_potts" : "ebm_model_create", why);
@@ -852,6 +866,13 @@ static int write_grid(const run *r, const char *path, const float *grey, int64_t
     return 0;
 }
 
+/* The local search moves binary and spin units only (not Potts sites, not
+ * dReLU units). */
+static int can_search(const trainer_config *c)
+{
+    return c->units != TRAINER_POTTS && c->hidden != TRAINER_HIDDEN_DRELU;
+}
+
 /* Visible layers of n states (stride width) to grey rows (stride pixels). */
 static void visible_to_grey(const run *r, int64_t n, const float *x, float *grey)
 {
@@ -883,20 +904,19 @@ static int write_samples(const run *r, const ebm_model_t *m, const char *path, i
     if (rc == EBM_OK) {
         rc = ebm_model_random_state(m, rng, n, x, r->width, NULL, 0);
     }
-    const int potts = c->units == TRAINER_POTTS;
-    if (rc == EBM_OK && !potts) {
+    const int gibbs = !can_search(c);
+    if (rc == EBM_OK && !gibbs) {
         rc = ebm_model_local_search(m, rng, n, x, r->width, NULL, 0, c->search_sweeps, sweeps);
         rc = rc > 0 ? EBM_OK : rc; /* rows stopped by the cap are still pictures */
     }
     double acc_sum = 0.0;
-    if (rc == EBM_OK && potts) {
-        /* No local search (it flips single units): Gibbs sweeps instead. */
+    if (rc == EBM_OK && gibbs) {
         rc = ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS);
-        for (int64_t t = 0; rc == EBM_OK && t < POTTS_SAMPLE_SWEEPS; t++) {
+        for (int64_t t = 0; rc == EBM_OK && t < GIBBS_SAMPLE_SWEEPS; t++) {
             rc = ebm_sampler_step(s, rng, n, x, r->width);
         }
         for (int64_t i = 0; i < n; i++) {
-            sweeps[i] = POTTS_SAMPLE_SWEEPS;
+            sweeps[i] = GIBBS_SAMPLE_SWEEPS;
         }
     } else if (rc == EBM_OK && c->mh_steps > 0) {
         rc = ebm_sampler_create(&s, m, EBM_SAMPLER_MH_UNIFORM);
@@ -914,7 +934,7 @@ static int write_samples(const run *r, const ebm_model_t *m, const char *path, i
             sw += (double)sweeps[i];
         }
         *sweeps_mean = sw / (double)n;
-        *accept = c->mh_steps > 0 && !potts ? acc_sum / (double)c->mh_steps : NAN;
+        *accept = c->mh_steps > 0 && !gibbs ? acc_sum / (double)c->mh_steps : NAN;
         visible_to_grey(r, n, x, grey);
         const int cols = (int)ceil(sqrt((double)n));
         rc = write_grid(r, path, grey, n, r->train.dim, cols);
@@ -934,6 +954,31 @@ static int write_samples(const run *r, const ebm_model_t *m, const char *path, i
  * picture: the images as the model sees them (binarised), the masked
  * inputs (hidden part dark grey), the completions.
  */
+/* A dReLU RBM's completion (no local search, no mean field): the layers'
+ * conditional modes in turn, h given v, then the free visible units given
+ * h, COMPLETION_MODE_ROUNDS times: a local minimum of E with the shown
+ * pixels fixed. */
+static int complete_by_modes(const run *r, const ebm_model_t *m, int64_t n, float *x,
+                             const uint8_t *clamp)
+{
+    const int64_t w = r->width, d = r->dim;
+    float *v = malloc((size_t)d * sizeof *v);
+    int rc = v != NULL ? EBM_OK : EBM_ENOMEM;
+    for (int t = 0; rc == EBM_OK && t < COMPLETION_MODE_ROUNDS; t++) {
+        rc = ebm_model_layer_argmin(m, 1, n, x, w);
+        for (int64_t i = 0; rc == EBM_OK && i < n; i++) {
+            float *row = x + i * w;
+            memcpy(v, row, (size_t)d * sizeof *v);
+            rc = ebm_model_layer_argmin(m, 0, 1, row, w);
+            for (int64_t j = 0; j < d; j++) {
+                row[j] = clamp[j] ? v[j] : row[j];
+            }
+        }
+    }
+    free(v);
+    return rc;
+}
+
 static int write_completions(const run *r, const ebm_model_t *m, const char *path)
 {
     const trainer_config *c = r->c;
@@ -964,7 +1009,9 @@ static int write_completions(const run *r, const ebm_model_t *m, const char *pat
             }
         }
         rc = ebm_model_random_state(m, rng, n, x, r->width, clamp, 0);
-        if (rc == EBM_OK && c->units == TRAINER_POTTS) {
+        if (rc == EBM_OK && c->hidden == TRAINER_HIDDEN_DRELU) {
+            rc = complete_by_modes(r, m, n, x, clamp);
+        } else if (rc == EBM_OK && c->units == TRAINER_POTTS) {
             /* Potts sites: the mean-field posterior's expected levels. */
             rc = ebm_model_mean_field(m, n, x, r->width, clamp, 0, 200, 1e-5);
             rc = rc > 0 ? EBM_OK : rc;
@@ -1382,9 +1429,12 @@ static int64_t smaller_parity_class(const ebm_model_t *m, int hidden_only)
 {
     int64_t even = 0, odd = 0;
     for (int64_t l = hidden_only ? 1 : 0; l < ebm_model_num_layers(m); l++) {
-        /* A layer of Potts sites has q^sites states: sites log2 q bits. */
+        /* A layer of Potts sites has q^sites states: sites log2 q bits; a
+         * dReLU layer cannot be enumerated. */
         const int64_t q = ebm_model_layer_categories(m, l), size = ebm_model_layer_size(m, l);
-        const int64_t bits = q > 1 ? (int64_t)ceil((double)(size / q) * log2((double)q)) : size;
+        const int64_t bits = ebm_model_layer_units(m, l) == EBM_UNITS_DRELU ? INT64_C(1) << 40
+                             : q > 1 ? (int64_t)ceil((double)(size / q) * log2((double)q))
+                                     : size;
         if (l % 2 == 0) {
             even += bits;
         } else {
@@ -1819,7 +1869,8 @@ static void report(const run *r, const result *res, double train_s, double pictu
     for (int l = 0; l < c->n_layers; l++) {
         printf("%s%lld", l ? "-" : " ", (long long)c->layers[l]);
     }
-    printf(", %s units; data %s (%lld train, %lld test images), %s", units_names[c->units],
+    printf(", %s units%s; data %s (%lld train, %lld test images), %s", units_names[c->units],
+           c->hidden == TRAINER_HIDDEN_DRELU ? " over dReLU hidden units" : "",
            data_names[c->data], (long long)r->train.n, (long long)r->test.n,
            binarize_names[c->binarize]);
     if (c->binarize == DATA_LEVELS) {
@@ -1895,9 +1946,9 @@ static void report(const run *r, const result *res, double train_s, double pictu
                "%.3f nats/image (%.1f s)\n",
                (long long)c->is_samples, res->is_ll_mean, res->is_s);
     }
-    if (c->n_samples > 0 && c->units == TRAINER_POTTS) {
+    if (c->n_samples > 0 && !can_search(c)) {
         printf("samples: %d Gibbs sweeps from uniform states; pictures %.1f s\n",
-               POTTS_SAMPLE_SWEEPS, pictures_s);
+               GIBBS_SAMPLE_SWEEPS, pictures_s);
     } else if (c->n_samples > 0) {
         printf("samples: local search (%.1f sweeps) + %lld MH steps (acceptance %.4f); "
                "pictures %.1f s\n", sample_sweeps, (long long)c->mh_steps, sample_accept,

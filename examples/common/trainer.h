@@ -81,6 +81,7 @@ typedef struct trainer_config {
     int64_t layers[EBM_MAX_LAYERS];
     int n_layers;           /* 0: the method's default for the data */
     int units;              /* enum trainer_units */
+    int hidden;             /* enum trainer_hidden */
     int init;               /* EBM_INIT_ORTHOGONAL or EBM_INIT_GAUSSIAN */
     double init_scale;
     int centre;             /* --centre data (1): offsets that follow the data's layer means */
@@ -142,6 +143,9 @@ enum trainer_data { TRAINER_FASHION = 0, TRAINER_MNIST = 1, TRAINER_BAS = 2, TRA
 /* --units: the first two are the library's kinds, on every layer; POTTS is
  * a categorical visible layer (one-hot sites of --levels units, from
  * --binarize levels) over binary hidden layers (ebm_model_create_potts). */
+/* --hidden: AUTO takes the kind of --units (binary for potts); DRELU makes
+ * dReLU hidden units (an RBM; EBM_UNITS_DRELU). */
+enum trainer_hidden { TRAINER_HIDDEN_AUTO = 0, TRAINER_HIDDEN_DRELU = 1 };
 enum trainer_units {
     TRAINER_BINARY = EBM_UNITS_BINARY,
     TRAINER_SPIN = EBM_UNITS_SPIN,

@@ -388,9 +388,13 @@ class Model(_Handle):
 
     Model(sizes, visible="binary", hidden="binary", categories=None): layer
     l has sizes[l] units; visible is "binary", "spin", "gaussian" or
-    "potts", hidden "binary" or "spin". Potts visible units need categories
-    (q): the visible layer is sizes[0] / q sites of q one-hot columns
-    (ebm_model_create_potts). All parameters start at zero; call init().
+    "potts", hidden "binary", "spin" or "drelu". Potts visible units need
+    categories (q): the visible layer is sizes[0] / q sites of q one-hot
+    columns (ebm_model_create_potts). dReLU hidden units (real values,
+    Tubiana et al. 2019; their parameters are shape()) are for an RBM (two
+    layers) over binary, spin or Potts visible units; the library refuses
+    any other model (EBM_EUNSUPPORTED). All parameters start at zero; call
+    init().
     """
 
     _destroy = _C.ebm_model_destroy
@@ -533,7 +537,8 @@ class Model(_Handle):
         self._call("ebm_model_move_offsets", float(rate), _ptr(target))
 
     def param_block(self, kind, l):
-        """(offset, rows, cols) of a block: kind "weight" (l = 1..L), "bias", "logvar"."""
+        """(offset, rows, cols) of a block: kind "weight" (l = 1..L), "bias", "logvar",
+        "shape" (l = 1)."""
         k = _enum_value(ParamKind, kind, "kind")
         off, rows, cols = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
         self._call("ebm_model_param_block", k, _check_int(l, "l"), ctypes.byref(off),
@@ -556,6 +561,12 @@ class Model(_Handle):
     def logvar(self):
         """A copy of log sigma^2 of a Gaussian visible layer."""
         return self._block(ParamKind.LOGVAR, 0)
+
+    def shape(self):
+        """A copy of the dReLU hidden layer's shape block, shape (3, n_1): the rows
+        log gamma+, log gamma- and delta."""
+        off, rows, cols = self.param_block(ParamKind.SHAPE, 1)
+        return self.params()[off:off + rows * cols].reshape(rows, cols)
 
     # -- states -------------------------------------------------------------
 

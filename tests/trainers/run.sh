@@ -530,6 +530,34 @@ run train_pcd "${POTTS[@]}" --levels 3 --layers 48,8 --steps 40000 --checkpoint-
 check "a --levels 2 checkpoint resumed with --levels 3: exit 1, names the setting" \
     test "$rc" = 1 -a -n "$(grep -F levels "$err")"
 
+echo "== --hidden drelu"
+run train_pcd --data bas --layers 16,8 --batch 32 --samples 4 --completions 2 --units binary \
+    --hidden drelu --steps 300 --out "$T/drelu"
+check "train_pcd --hidden drelu: exit 0, 'over dReLU hidden units', exact log p finite" \
+    test "$rc" = 0 -a -n "$(grep -F 'binary units over dReLU hidden units' "$out")" \
+    -a -n "$(summary_value exact_ll_mean "$T/drelu/summary.txt" | grep -E '^-[0-9]+\.[0-9]+$')"
+check "... Gibbs sample pictures, samples.png, completion.png, a version-2 model.ebm" \
+    test -n "$(grep -F '1000 Gibbs sweeps from uniform states' "$out")" \
+    -a -s "$T/drelu/samples.png" -a -s "$T/drelu/completion.png" \
+    -a "$(od -An -tu1 -j8 -N1 "$T/drelu/model.ebm" | tr -d ' ')" = 2
+run train_ucd --data bas --layers 16,8 --hidden drelu --steps 10
+check "train_ucd --hidden drelu: exit 1, the library's refusal names UCD and CD/PCD" \
+    test "$rc" = 1 -a -n "$(grep -F 'not supported for dReLU hidden units' "$err")"
+run train_pcd --data bas --layers 16,8,8 --hidden drelu --steps 10
+check "train_pcd --hidden drelu with 3 layers: exit 1, the library names the RBM" \
+    test "$rc" = 1 -a -n "$(grep -F 'dReLU units are the hidden layer of an RBM' "$err")"
+run train_pcd --data bas --layers 16,8 --hidden drelu --centre data --steps 10
+check "--hidden drelu --centre data: exit 2, names both" \
+    test "$rc" = 2 -a -n "$(grep -F -- '--centre data with --hidden drelu' "$err")"
+WAIT_FOR='step 3/'
+# (dReLU draws cost more: 4000 steps take about as long as 40000 above)
+resume_test INT 130 train_pcd checkpoint.ckpt --data bas --layers 16,8 --batch 32 --samples 4 \
+    --completions 2 --hidden drelu --lr 0.001 --steps 4000 --checkpoint-every 0 --eval none
+run train_pcd --data bas --layers 16,8 --batch 32 --lr 0.001 --steps 4000 --checkpoint-every 0 \
+    --eval none --resume "$T/train_pcd.INT/checkpoint.ckpt" --out "$T/drelu-plain"
+check "a --hidden drelu checkpoint resumed without it: exit 1, names the setting" \
+    test "$rc" = 1 -a -n "$(grep -F 'hidden=drelu' "$err")"
+
 echo "== plot_curves"
 run plot_curves --out "$T/c.png" --x step --y grad_norm,nosuch "run=$T/ev0/train.csv"
 check "a missing column: exit 1, names it" \
