@@ -4,7 +4,8 @@
 # global batch, the runs' model.ebm are the same bytes and their train.csv
 # the same lines but for the training time (so the same meeting times and
 # statistics at every step), for UCD, UCD-LMI, PCD and PT on bars-and-stripes
-# with an RBM and with a small DBM; a checkpoint written on 2 ranks resumes
+# with an RBM and with a small DBM, and PCD with dReLU hidden units and with
+# Potts visible sites; a checkpoint written on 2 ranks resumes
 # on 3 to the 1-rank run's bytes; the first step's meeting times are the
 # one-process trainers'; a rank that cannot set up (its data
 # missing) stops every rank with its message; bad --shards is refused.
@@ -103,6 +104,25 @@ run 2 "$T/pt-half" "${args[@]}" --steps 15
 run 3 "$T/pt-half" "${args[@]}" --steps 30 --resume "$T/pt-half/checkpoint.ckpt"
 check "pt: 15 steps on 2 ranks, resumed on 3 to step 30: the 1-rank run's model.ebm" \
     cmp -s "$T/pt-half/model.ebm" "$T/pt-np1/model.ebm"
+
+# dReLU hidden units and Potts visible sites (PCD): the draws come from the
+# rows' and chains' streams, so 1, 2 and 3 ranks give the same bytes.
+for kind in drelu potts; do
+    if [ "$kind" = drelu ]; then
+        args=(--estimator pcd --layers 16,12 --hidden drelu --lr 0.001 "${COMMON[@]}")
+    else
+        args=(--estimator pcd --layers 32,12 --units potts --binarize levels --levels 2 "${COMMON[@]}")
+    fi
+    for np in 1 2 3; do
+        run "$np" "$T/$kind-np$np" "${args[@]}" --steps 30
+        check "$kind on $np rank(s): exit 0, 30 steps" \
+            test "$rc" = 0 -a "$(tail -1 "$T/$kind-np$np/train.csv" | cut -d, -f1)" = 30
+    done
+    for np in 2 3; do
+        check "$kind: $np ranks give the 1-rank run's model.ebm bytes and train.csv steps" \
+            same_run "$T/$kind-np1" "$T/$kind-np$np"
+    done
+done
 
 # Ranks that differ stop every rank, each naming the failing rank (mpirun
 # gives each rank its own arguments after ':'): rank 1 without its data;
