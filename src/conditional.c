@@ -17,8 +17,6 @@ static const double LOG_2PI = 1.8378770664093454836;
 
 /* Words of a row's stream used for normals: far from the uniforms at 0. */
 #define NORMAL_WORDS (UINT64_C(1) << 32)
-/* ... and for dReLU draws (8 a unit: ebm__drelu_draw), beyond the normals. */
-#define DRELU_WORDS (UINT64_C(1) << 36)
 
 /* The draws of `rows` rows of discrete layer l: p(+1 | a) of a spin is
  * e^a / (e^a + e^-a) = sigmoid(2a); a Potts site by ebm__potts_draw. */
@@ -68,7 +66,8 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
 {
     const int64_t nl = m->size[l];
     if (ebm__is_drelu(m, l)) {
-        /* Unit j from words DRELU_WORDS + 8 (word + j) on. */
+        /* Unit j from words 8 (word + j) on: a dReLU layer's stream draws
+         * nothing else, and 8 (word + j) < 2^34 words, a row's share. */
         EBM__FOR_ROWS(r, n, n * nl * 200, {
             float *o = xl + r * ldx;
             const float *ar = a + r * lda;
@@ -77,7 +76,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
                 double gp, gn, d;
                 ebm__drelu_shape(m, j, &gp, &gn, &d);
                 o[j] = (float)ebm__drelu_draw(gp, gn, ar[j] + d, ar[j] - d, s, row,
-                                              DRELU_WORDS + 8 * (word + (uint64_t)j));
+                                              8 * (word + (uint64_t)j));
             }
         });
         return;
@@ -120,14 +119,12 @@ static inline double unit_logprob(int units, double x, double a, double logvar, 
     }
 }
 
-/* log p(h | a) of unit j of the dReLU layer: -E_j(h) + a h + F_j(a), with
- * E_j(h) = gp (h+)^2 / 2 + gn (h-)^2 / 2 - D |h| and F_j its free energy. */
+/* log p(h | a) of unit j of the dReLU layer (ebm__drelu_logprob). */
 static double drelu_logprob(const ebm_model_t *m, int64_t j, double h, double a)
 {
     double gp, gn, d;
     ebm__drelu_shape(m, j, &gp, &gn, &d);
-    return -0.5 * (h > 0.0 ? gp : gn) * h * h + d * fabs(h) + a * h +
-           ebm__drelu_free(gp, gn, a + d, a - d);
+    return ebm__drelu_logprob(gp, gn, a + d, a - d, h);
 }
 
 /* log p(x | a) of the one-hot sites of q categories: sum over sites of
@@ -422,6 +419,28 @@ int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x,
         return ebm__model_set_error(m, rc, &msg);
     }
     const int64_t nl = m->size[l];
+    if (ebm__is_drelu(m, l) && n > 0) {
+        /* The modes into the scratch's second half first: one that
+         * overflows float leaves x as it was. */
+        float *modes = a + n * nl;
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t j = 0; j < nl; j++) {
+                double gp, gn, d;
+                ebm__drelu_shape(m, j, &gp, &gn, &d);
+                const double t = a[r * nl + j];
+                modes[r * nl + j] = (float)ebm__drelu_mode(gp, gn, t + d, t - d);
+            }
+        }
+        if (!ebm__kern()->values_ok(n * nl, modes, EBM_UNITS_GAUSSIAN)) {
+            free(a);
+            return ebm__model_set_error(m, ebm__fail_overflow(&msg, "layer argmin"), &msg);
+        }
+        for (int64_t r = 0; r < n; r++) {
+            memcpy(x + r * ldx + m->offset[l], modes + r * nl, (size_t)nl * sizeof *x);
+        }
+        free(a);
+        return EBM_OK;
+    }
     for (int64_t r = 0; r < n; r++) {
         float *xl = x + r * ldx + m->offset[l];
         const float *ar = a + r * nl;
@@ -440,12 +459,6 @@ int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x,
             continue;
         }
         for (int64_t j = 0; j < nl; j++) {
-            if (ebm__is_drelu(m, l)) {
-                double gp, gn, d;
-                ebm__drelu_shape(m, j, &gp, &gn, &d);
-                xl[j] = (float)ebm__drelu_mode(gp, gn, ar[j] + d, ar[j] - d);
-                continue;
-            }
             xl[j] = argmin_of(m->units[l], ar[j]);
         }
     }

@@ -80,6 +80,26 @@ void ebm__drelu_moments_of(double gp, double gn, double tp, double tn, ebm__drel
     mo->m2n = u2;
 }
 
+/* log of the density at u >= 0 of the law exp(-g u^2 / 2 + t u) on u > 0. */
+static double half_log_density(double g, double t, double u)
+{
+    const double z = -t / sqrt(2.0 * g);
+    if (z < 26.0) { /* erfc(z) does not underflow */
+        const double c = u - t / g;
+        return -0.5 * g * c * c - 0.5 * (LOG_PI - log(2.0 * g)) - log(erfc(z));
+    }
+    return -0.5 * g * u * u + t * u - ebm__half_log_int(g, t); /* t < 0: no cancellation */
+}
+
+double ebm__drelu_logprob(double gp, double gn, double tp, double tn, double h)
+{
+    const double a = ebm__half_log_int(gp, tp), b = ebm__half_log_int(gn, -tn);
+    /* log pp = a - logaddexp(a, b), log pn = b - logaddexp(a, b) */
+    const double lse = (a > b ? a : b) + log1p(exp(-fabs(a - b)));
+    return h >= 0.0 ? (a - lse) + half_log_density(gp, tp, h)
+                    : (b - lse) + half_log_density(gn, -tn, -h);
+}
+
 double ebm__drelu_mean(double gp, double gn, double tp, double tn)
 {
     ebm__drelu_moments mo;

@@ -35,6 +35,12 @@ void ebm__drelu_moments_of(double gp, double gn, double tp, double tn, ebm__drel
  * t h), h > 0 (a normal N(t/g, 1/g) truncated to h > 0). */
 void ebm__half_moments(double g, double t, double *m1, double *m2);
 
+/* log p(h) of one dReLU unit: log pp + the log density of the positive
+ * half-line law at h (h >= 0), or log pn + that of the negative one; the
+ * half's density is written around its centre t / g, -g (h - t / g)^2 / 2 -
+ * 0.5 log(pi / (2 g)) - log erfc(-t / sqrt(2 g)), where its terms would
+ * otherwise cancel (large t). */
+double ebm__drelu_logprob(double gp, double gn, double tp, double tn, double h);
 /* The mean of one dReLU unit: pp E[h | h > 0] + pn E[h | h < 0]. */
 double ebm__drelu_mean(double gp, double gn, double tp, double tn);
 /* The most probable value of one dReLU unit (the argmin of E(h)): 0 when

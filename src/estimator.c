@@ -324,6 +324,14 @@ int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
         if (value < EBM_POSITIVE_AUTO || value > EBM_POSITIVE_SAMPLED) {
             return out_of_range(e, option, value, EBM_POSITIVE_AUTO, EBM_POSITIVE_SAMPLED);
         }
+        if (value == EBM_POSITIVE_MEAN_FIELD && ebm__is_drelu(m, 1)) {
+            return ebm__set_message(e->errmsg,
+                        ebm__fail(&msg, EBM_EUNSUPPORTED,
+                                  "EBM_POSITIVE_MEAN_FIELD is not supported for dReLU hidden "
+                                  "units (their shape gradients need more than the means): use "
+                                  "EXACT or SAMPLED"),
+                        &msg);
+        }
         if (value == EBM_POSITIVE_EXACT && m->n_layers != 2) {
             return ebm__set_message(e->errmsg,
                         ebm__fail(&msg, EBM_EUNSUPPORTED,

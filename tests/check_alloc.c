@@ -57,6 +57,9 @@ enum {
     M_GRBM_SPIN, /* Gaussian-spin RBM 3x2 */
     M_GDBM,      /* Gaussian-binary DBM 3-3-2 */
     M_POTTS,     /* Potts RBM of 2 sites x 3 categories, 3 binary hidden units */
+    M_DRELU,     /* binary-visible RBM 4x3 with dReLU hidden units */
+    M_DRELU_SPIN, /* spin-visible RBM 3x2 with dReLU hidden units */
+    M_DRELU_POTTS, /* Potts RBM of 2 sites x 3 categories, 3 dReLU hidden units */
     M_COUNT
 };
 
@@ -79,6 +82,10 @@ static const mspec specs[M_COUNT] = {
     [M_GRBM_SPIN] = {"GRBM 3x2 (spin hidden)", 2, {3, 2}, EBM_UNITS_GAUSSIAN, EBM_UNITS_SPIN},
     [M_GDBM] = {"Gaussian DBM 3-3-2", 3, {3, 3, 2}, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY},
     [M_POTTS] = {"Potts RBM (2 sites x 3) x 3", 2, {6, 3}, EBM_UNITS_POTTS, EBM_UNITS_BINARY},
+    [M_DRELU] = {"dReLU RBM 4x3 (binary visible)", 2, {4, 3}, EBM_UNITS_BINARY, EBM_UNITS_DRELU},
+    [M_DRELU_SPIN] = {"dReLU RBM 3x2 (spin visible)", 2, {3, 2}, EBM_UNITS_SPIN, EBM_UNITS_DRELU},
+    [M_DRELU_POTTS] = {"dReLU RBM (2 sites x 3) x 3 (Potts visible)", 2, {6, 3}, EBM_UNITS_POTTS,
+                       EBM_UNITS_DRELU},
 };
 
 /* A model of spec sp (Potts visible units: 3 categories) into *out. */
@@ -221,6 +228,10 @@ static void fx_setup(fx *f, const acase *c)
               f->sweeps != NULL);
     char err[256] = "";
     ck_assert_msg(create_spec(&specs[c->model], &f->m, err, sizeof err) == EBM_OK, "%s", err);
+    /* the unit kinds of the spec (the dReLU rows must test dReLU units) */
+    ck_assert_int_eq(ebm_model_layer_units(f->m, 0), specs[c->model].visible);
+    ck_assert_int_eq(ebm_model_layer_units(f->m, specs[c->model].layers - 1),
+                     specs[c->model].hidden);
     t_random_params(f->m, 1000 + (uint64_t)c->model, 1.0);
     f->w = ebm_model_state_width(f->m);
     f->n0 = ebm_model_layer_size(f->m, 0);
@@ -604,6 +615,32 @@ static int call_move_offsets(fx *f)
     float mu[64];
     quarter_offsets(f, mu);
     return ebm_model_move_offsets(f->m, 0.5, mu);
+}
+
+/* Offsets on the visible units only (quarter_offsets there, 0 elsewhere):
+ * the centring a model with dReLU hidden units accepts (theirs must be 0). */
+static void visible_offsets(const fx *f, float *mu)
+{
+    quarter_offsets(f, mu);
+    for (int64_t j = f->n0; j < ebm_model_state_width(f->m); j++) {
+        mu[j] = 0.0f;
+    }
+}
+
+/* A dReLU model centred on its visible units (format version 2). */
+static void prep_visible_centred_buffer(fx *f)
+{
+    float mu[64];
+    visible_offsets(f, mu);
+    ck_assert_int_eq(ebm_model_set_offsets(f->m, mu, 0), EBM_OK);
+    prep_buffer(f);
+}
+
+static int call_set_visible_offsets(fx *f)
+{
+    float mu[64];
+    visible_offsets(f, mu);
+    return ebm_model_set_offsets(f->m, mu, 1);
 }
 
 static int call_load_buffer(fx *f)
@@ -1169,6 +1206,113 @@ static const acase cases[] = {
      MSG_ESTIMATOR, PCD, 0, 0, 0, 1, 0, {{0}}},
     {"ebm_estimator_set_int CHAINS, replacing chains", M_RBM, call_estimator_set_int,
      prep_estimator, MSG_ESTIMATOR, PCD, EBM_ESTIMATOR_CHAINS, 2, 0, 1, 0, {{0}}},
+    /* ---- dReLU hidden units (RBMs over binary, spin and Potts visible units) ---- */
+    LIFE("ebm_model_create dReLU hidden", M_DRELU, call_create, NULL, MSG_ERRBUF),
+    LIFE("ebm_model_create dReLU hidden", M_DRELU_SPIN, call_create, NULL, MSG_ERRBUF),
+    LIFE("ebm_model_create_potts dReLU hidden", M_DRELU_POTTS, call_create, NULL, MSG_ERRBUF),
+    LIFE("ebm_model_save", M_DRELU, call_save, prep_save, MSG_MODEL),
+    LIFE("ebm_model_load", M_DRELU, call_load, prep_load, MSG_ERRBUF),
+    LIFE("ebm_model_load_buffer", M_DRELU, call_load_buffer, prep_buffer, MSG_ERRBUF),
+    LIFE("ebm_model_load_buffer", M_DRELU_POTTS, call_load_buffer, prep_buffer, MSG_ERRBUF),
+    LIFE("ebm_model_load_buffer, visible units centred", M_DRELU_SPIN, call_load_buffer,
+         prep_visible_centred_buffer, MSG_ERRBUF),
+    INIT(ORTH, M_DRELU),
+    INIT(GAUSS, M_DRELU_SPIN),
+    MODEL("ebm_model_set_params", M_DRELU, call_set_params, 0, 0, 0, 0),
+    MODEL("ebm_model_axpy_params", M_DRELU_POTTS, call_axpy_params, 0, 0, 0, 0),
+    MODEL("ebm_model_set_offsets, visible units", M_DRELU, call_set_visible_offsets, 0, 0, 0, 0),
+    MODEL("ebm_model_energy", M_DRELU, call_energy, 0, 0, 0, 0),
+    MODEL("ebm_model_energy", M_DRELU_POTTS, call_energy, 0, 0, 0, 0),
+    MODEL("ebm_model_free_energy sum_out {}", M_DRELU, call_free_energy, 0, 0, 0, 0),
+    MODEL("ebm_model_free_energy sum_out {0}", M_DRELU, call_free_energy, 1, 0, 0, 0),
+    MODEL("ebm_model_free_energy sum_out {1}", M_DRELU, call_free_energy, 2, 0, 0, 0),
+    MODEL("ebm_model_free_energy sum_out {0}", M_DRELU_SPIN, call_free_energy, 1, 0, 0, 0),
+    MODEL("ebm_model_free_energy sum_out {0}", M_DRELU_POTTS, call_free_energy, 1, 0, 0, 0),
+    MODEL("ebm_model_free_energy sum_out {1}", M_DRELU_POTTS, call_free_energy, 2, 0, 0, 0),
+    MODEL("ebm_model_energy_grad sum_out {} (hidden kept)", M_DRELU, call_energy_grad, 0, 0, 0,
+          0),
+    MODEL("ebm_model_energy_grad sum_out {0} (hidden kept)", M_DRELU, call_energy_grad, 1, 0, 0,
+          0),
+    MODEL("ebm_model_energy_grad sum_out {1} (hidden summed)", M_DRELU, call_energy_grad, 2, 0,
+          0, 0),
+    MODEL("ebm_model_energy_grad sum_out {} (hidden kept)", M_DRELU_SPIN, call_energy_grad, 0, 0,
+          0, 0),
+    MODEL("ebm_model_energy_grad sum_out {1} (hidden summed)", M_DRELU_POTTS, call_energy_grad, 2,
+          0, 0, 0),
+    MODEL("ebm_model_energy_grad_input l=1 sum_out {}", M_DRELU, call_energy_grad_input, 0, 1, 0,
+          0),
+    MODEL("ebm_model_energy_grad_input l=1 sum_out {0}", M_DRELU, call_energy_grad_input, 1, 1, 0,
+          0),
+    MODEL("ebm_model_energy_grad_input l=0 sum_out {1}", M_DRELU_SPIN, call_energy_grad_input, 2,
+          0, 0, 0),
+    MODEL("ebm_model_layer_input l=1", M_DRELU, call_layer_input, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_mean l=1", M_DRELU, call_layer_mean, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_mean l=1", M_DRELU_POTTS, call_layer_mean, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_mean l=0", M_DRELU_SPIN, call_layer_mean, 0, 0, 0, 0),
+    MODEL("ebm_model_layer_argmin l=1", M_DRELU, call_layer_argmin, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_argmin l=1", M_DRELU_SPIN, call_layer_argmin, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_sample l=1", M_DRELU, call_layer_sample, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_sample l=1", M_DRELU_POTTS, call_layer_sample, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_sample l=0", M_DRELU_SPIN, call_layer_sample, 0, 0, 0, 0),
+    MODEL("ebm_model_layer_logprob l=1", M_DRELU, call_layer_logprob, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_logprob l=1", M_DRELU_SPIN, call_layer_logprob, 1, 0, 0, 0),
+    MODEL("ebm_model_layer_logprob l=0", M_DRELU_POTTS, call_layer_logprob, 0, 0, 0, 0),
+    MODEL("ebm_model_random_state", M_DRELU, call_random_state, 0, 0, 0, 0),
+    MODEL("ebm_model_random_state, visible clamped", M_DRELU_POTTS, call_random_state, 0, 0, 1,
+          0),
+    {"ebm_sampler_create GIBBS", M_DRELU, call_sampler_create, NULL, MSG_MODEL, GIBBS, 0, 0, 0, 0,
+     0, {{0}}},
+    SAMPLER("ebm_sampler_step GIBBS, first step", M_DRELU, GIBBS, 0, {0}),
+    SAMPLER("ebm_sampler_step GIBBS, after a 1-row step", M_DRELU, GIBBS, 1, {0}),
+    SAMPLER("ebm_sampler_step GIBBS, after a full step", M_DRELU, GIBBS, 2, {0}),
+    SAMPLER("ebm_sampler_step GIBBS", M_DRELU_SPIN, GIBBS, 0, {0}),
+    SAMPLER("ebm_sampler_step GIBBS", M_DRELU_POTTS, GIBBS, 0, {0}),
+    SAMPLER("ebm_sampler_step GIBBS, visible clamped", M_DRELU, GIBBS, 0,
+            O(EBM_SAMPLER_CLAMP_LAYERS, 1)),
+    SAMPLER("ebm_sampler_step GIBBS, hidden clamped, row offset", M_DRELU_SPIN, GIBBS, 0,
+            O(EBM_SAMPLER_CLAMP_LAYERS, 2), O(EBM_SAMPLER_ROW_OFFSET, 7)),
+    {"ebm_estimator_create CD", M_DRELU, call_estimator_create, NULL, MSG_MODEL, CD, 0, 0, 0, 0,
+     0, {{0}}},
+    {"ebm_estimator_create PCD", M_DRELU_POTTS, call_estimator_create, NULL, MSG_MODEL, PCD, 0, 0,
+     0, 0, 0, {{0}}},
+    GRADIENT3("ebm_estimator_gradient CD (exact positive)", M_DRELU, CD, 0, {0}),
+    GRADIENT2("ebm_estimator_gradient CD K=2, sampled positive, marginalize NONE", M_DRELU_SPIN,
+              CD, 0, O(POS, EBM_POSITIVE_SAMPLED), O(MARG, EBM_MARGINALIZE_NONE), O(K_, 2)),
+    GRADIENT2("ebm_estimator_gradient CD, marginalize ODD", M_DRELU, CD, 0,
+              O(MARG, EBM_MARGINALIZE_ODD)),
+    GRADIENT2("ebm_estimator_gradient CD, marginalize BOTH", M_DRELU_POTTS, CD, 0,
+              O(MARG, EBM_MARGINALIZE_BOTH)),
+    GRADIENT3("ebm_estimator_gradient PCD (exact positive)", M_DRELU, PCD, 0, {0}),
+    GRADIENT2("ebm_estimator_gradient PCD, 6 chains, sampled positive", M_DRELU_SPIN, PCD, 0,
+              O(EBM_ESTIMATOR_CHAINS, 6), O(POS, EBM_POSITIVE_SAMPLED)),
+    GRADIENT2("ebm_estimator_gradient PCD", M_DRELU_POTTS, PCD, 0, {0}),
+    GRADIENT("ebm_estimator_gradient PCD, chains set by set_chains", M_DRELU, PCD, 2, 0, {0}),
+    GRADIENT("ebm_estimator_gradient PCD, row and chain offsets", M_DRELU, PCD, 0, 0,
+             O(EBM_ESTIMATOR_ROW_OFFSET, 7), O(EBM_ESTIMATOR_CHAIN_OFFSET, 5)),
+    {"ebm_estimator_set_chains, no chains before", M_DRELU, call_set_chains, prep_estimator,
+     MSG_ESTIMATOR, PCD, 0, 0, 0, 0, 0, {{0}}},
+    MODEL("ebm_model_log_partition_exact", M_DRELU, call_log_partition_exact, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_exact", M_DRELU_SPIN, call_log_partition_exact, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_exact", M_DRELU_POTTS, call_log_partition_exact, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_ais", M_DRELU, call_log_partition_ais, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_ais", M_DRELU_POTTS, call_log_partition_ais, 0, 0, 0, 0),
+    MODEL("ebm_model_log_partition_ais_base", M_DRELU_SPIN, call_log_partition_ais_base, 0, 0, 0,
+          0),
+    MODEL("ebm_model_log_likelihood", M_DRELU, call_log_likelihood, 0, 0, 0, 0),
+    MODEL("ebm_model_log_likelihood", M_DRELU_SPIN, call_log_likelihood, 0, 0, 0, 0),
+    MODEL("ebm_model_log_likelihood", M_DRELU_POTTS, call_log_likelihood, 0, 0, 0, 0),
+    MODEL("ebm_model_log_likelihood_is (nothing sampled)", M_DRELU, call_log_likelihood_is, 0,
+          0, 0, 0),
+    MODEL("ebm_model_energy, 300 rows", M_DRELU, call_energy, 0, 0, 0, 300),
+    MODEL("ebm_model_free_energy sum_out {1}, 300 rows", M_DRELU, call_free_energy, 2, 0, 0, 300),
+    MODEL("ebm_model_energy_grad sum_out {1}, 300 rows", M_DRELU_SPIN, call_energy_grad, 2, 0, 0,
+          300),
+    MODEL("ebm_model_layer_sample l=1, 300 rows", M_DRELU, call_layer_sample, 1, 0, 0, 300),
+    MODEL("ebm_model_layer_logprob l=1, 300 rows", M_DRELU, call_layer_logprob, 1, 0, 0, 300),
+    MODEL("ebm_model_log_likelihood, 300 rows", M_DRELU_POTTS, call_log_likelihood, 0, 0, 0, 300),
+    {"ebm_sampler_step GIBBS, 300 rows", M_DRELU, call_sampler_step, prep_sampler, MSG_SAMPLER,
+     GIBBS, 0, 0, 0, 0, 300, {{0}}},
+    GRADIENT("ebm_estimator_gradient PCD, 300 rows, first call", M_DRELU, PCD, 0, 300, {0}),
     /* ---- batches of more than one chunk (256 rows) ---- */
     MODEL("ebm_model_energy, 300 rows", M_RBM, call_energy, 0, 0, 0, 300),
     MODEL("ebm_model_energy, 300 rows", M_GDBM, call_energy, 0, 0, 0, 300),

@@ -13,7 +13,7 @@
  * 4. The half-line moments and branch probabilities against quadrature.
  * 5. ebm__drelu_draw: 10^5 draws of one unit against its exact CDF (closed
  *    form from the half-line integrals) in 40 equiprobable bins, chi-square
- *    at p >= 1e-6 (false failure 1e-6 a law; 6 laws), for both signs of
+ *    at p >= 1e-6 (false failure 1e-6 a law; 7 laws), for both signs of
  *    alpha (N(0, 1) rejection and Robert's exponential proposals), far
  *    tails and a bimodal unit; the twins (the halves' probabilities
  *    swapped; 1/g for g) fail. The mode against a grid minimum; the mean
@@ -836,6 +836,100 @@ START_TEST(drelu_rbm_pcd)
 }
 END_TEST
 
+/* The edges: a deeper negative mode; dE/dh against differences of the
+ * reference energy on both halves and at 0; a one-step Gibbs sweep with v
+ * clamped redraws h from p(h | v) from any start (h = 0 here), by the
+ * CDF's bins; log p(h | v) where its terms are 1e16 (a = 1e8) against the
+ * closed form; and the overflows (a mode or a draw beyond float) refused
+ * with x unchanged; EBM_POSITIVE_MEAN_FIELD refused. */
+START_TEST(drelu_rbm_edges)
+{
+    /* the deeper mode is the negative one: -3 (E = -4.5) beats 2 (E = -2) */
+    ck_assert(ebm__drelu_mode(1.0, 1.0, 2.0, -3.0) == -3.0);
+    drbm d;
+    drbm_make(&d, EBM_UNITS_BINARY, 4, 3, 1, 71);
+    const int64_t w = d.w, n = 20000;
+    float x[7] = {1, 0, 1, 1, 0.8f, -1.1f, 0.0f}, out[3];
+    ck_assert_int_eq(ebm_model_energy_grad_input(d.m, 0u, 1, 1, x, w, out, 3), EBM_OK);
+    for (int64_t j = 0; j < 2; j++) { /* the kinked h = 0 is -a: checked below */
+        float xp[7], xm[7];
+        memcpy(xp, x, sizeof xp), memcpy(xm, x, sizeof xm);
+        xp[4 + j] += 1e-3f, xm[4 + j] -= 1e-3f;
+        const double fd = (dr_energy(&d, d.p, xp) - dr_energy(&d, d.p, xm)) /
+                          ((double)xp[4 + j] - xm[4 + j]);
+        ck_assert_msg(fabs(out[j] - fd) < 1e-4 * (1 + fabs(fd)), "dE/dh_%lld %g, differences %g",
+                      (long long)j, (double)out[j], fd);
+    }
+    ck_assert(fabs(out[2] + dr_input(&d, d.p, x, 2)) < 1e-5);
+    /* Gibbs with v clamped: h from 0 to p(h | v) in one sweep */
+    float *xs = t_floats(n * w);
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(xs + r * w, x, sizeof x);
+        xs[r * w + 4] = xs[r * w + 5] = xs[r * w + 6] = 0.0f;
+    }
+    ebm_sampler_t *s;
+    ebm_rng_t *rng = t_rng(8, 8);
+    ck_assert_int_eq(ebm_sampler_create(&s, d.m, EBM_SAMPLER_GIBBS), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, 1), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_step(s, rng, n, xs, w), EBM_OK);
+    const double a = dr_input(&d, d.p, x, 1);
+    const double gp = exp(d.p[d.sh + 1]), gn = exp(d.p[d.sh + 4]), dd = d.p[d.sh + 7];
+    double edge[K_BINS - 1], obs[K_BINS] = {0}, prob[K_BINS];
+    for (int k = 0; k < K_BINS - 1; k++) {
+        edge[k] = drelu_quantile(gp, gn, a + dd, a - dd, (k + 1.0) / K_BINS);
+    }
+    for (int k = 0; k < K_BINS; k++) {
+        prob[k] = 1.0 / K_BINS;
+    }
+    for (int64_t r = 0; r < n; r++) {
+        int b = 0;
+        while (b < K_BINS - 1 && xs[r * w + 5] >= edge[b]) {
+            b++;
+        }
+        obs[b] += 1.0;
+    }
+    const double p = ref_chisq(obs, prob, K_BINS, (double)n).p;
+    T_VLOG("  a clamped Gibbs sweep's h: chi-square p %.3g\n", p);
+    ck_assert_msg(p >= 1e-6, "a Gibbs sweep with v clamped: h's chi-square p %.3g", p);
+    ebm_sampler_destroy(s);
+    /* log p(h | v) at a = 1e8 + 0.5 (W = 0, b_1 = 1e8, delta = 0.5, gamma = 1):
+     * at h = 1e8, -(0.5)^2 / 2 - 0.5 log(pi / 2) - log 2 (erfc(-inf) = 2,
+     * pp = 1) */
+    float *q = t_floats(d.np);
+    memset(q, 0, (size_t)d.np * sizeof *q);
+    q[d.b1 + 0] = 1e8f;
+    q[d.sh + 6] = 0.5f;
+    ck_assert_int_eq(ebm_model_set_params(d.m, q), EBM_OK);
+    float h[3] = {1e8f, 0.0f, 0.0f};
+    double lp;
+    ck_assert_int_eq(ebm_model_layer_logprob(d.m, 1, 1, x, w, h, 3, &lp), EBM_OK);
+    /* units 1 and 2: a = 0, delta = 0, gamma = 1: N(0, 1) densities at 0 */
+    const double want = -0.125 - 0.5 * log(PI / 2.0) - log(2.0) - 2.0 * 0.5 * log(2.0 * PI);
+    ck_assert_msg(fabs(lp - want) < 1e-6, "log p(h | v) %.10g, closed form %.10g", lp, want);
+    /* overflows: b_1 = 1e30 and log gamma+ = -30 put the mode and the draws
+     * beyond float */
+    q[d.b1 + 0] = 1e30f;
+    q[d.sh + 0] = -30.0f;
+    ck_assert_int_eq(ebm_model_set_params(d.m, q), EBM_OK);
+    float before[7];
+    memcpy(before, x, sizeof x);
+    ck_assert_int_eq(ebm_model_layer_argmin(d.m, 1, 1, x, w), EBM_EVALUE);
+    ck_assert(memcmp(before, x, sizeof x) == 0);
+    ck_assert_int_eq(ebm_sampler_create(&s, d.m, EBM_SAMPLER_GIBBS), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_step(s, rng, 1, x, w), EBM_EVALUE);
+    ck_assert(memcmp(before, x, sizeof x) == 0);
+    ebm_sampler_destroy(s);
+    ebm_estimator_t *e;
+    ck_assert_int_eq(ebm_estimator_create(&e, d.m, EBM_ESTIMATOR_PCD), EBM_OK);
+    ck_assert_int_eq(ebm_estimator_set_int(e, EBM_ESTIMATOR_POSITIVE, EBM_POSITIVE_MEAN_FIELD),
+                     EBM_EUNSUPPORTED);
+    ebm_estimator_destroy(e);
+    ebm_rng_destroy(rng);
+    free(xs), free(q);
+    drbm_free(&d);
+}
+END_TEST
+
 /* What dReLU units refuse, with the model unchanged: DBMs and Gaussian
  * visible units at creation, log gammas beyond +-30 (named), non-finite h,
  * offsets on dReLU units, and the calls not supported yet; the file round
@@ -927,6 +1021,7 @@ Suite *ebm_drelu_suite(void)
         {"rbm", drelu_rbm_conditionals, 0, 60, NULL, NULL},
         {"rbm", drelu_rbm_gibbs, 0, 60, NULL, NULL},
         {"rbm", drelu_rbm_pcd, 0, 60, NULL, NULL},
+        {"rbm", drelu_rbm_edges, 0, 30, NULL, NULL},
         {"rbm", drelu_rbm_refusals, 0, 30, NULL, NULL},
     };
     return t_suite("drelu", tests, sizeof tests / sizeof tests[0]);

@@ -962,16 +962,19 @@ static int complete_by_modes(const run *r, const ebm_model_t *m, int64_t n, floa
                              const uint8_t *clamp)
 {
     const int64_t w = r->width, d = r->dim;
-    float *v = malloc((size_t)d * sizeof *v);
+    float *v = malloc((size_t)(n * d) * sizeof *v); /* the shown pixels, kept */
     int rc = v != NULL ? EBM_OK : EBM_ENOMEM;
+    for (int64_t i = 0; rc == EBM_OK && i < n; i++) {
+        memcpy(v + i * d, x + i * w, (size_t)d * sizeof *v);
+    }
     for (int t = 0; rc == EBM_OK && t < COMPLETION_MODE_ROUNDS; t++) {
         rc = ebm_model_layer_argmin(m, 1, n, x, w);
+        if (rc == EBM_OK) {
+            rc = ebm_model_layer_argmin(m, 0, n, x, w);
+        }
         for (int64_t i = 0; rc == EBM_OK && i < n; i++) {
-            float *row = x + i * w;
-            memcpy(v, row, (size_t)d * sizeof *v);
-            rc = ebm_model_layer_argmin(m, 0, 1, row, w);
             for (int64_t j = 0; j < d; j++) {
-                row[j] = clamp[j] ? v[j] : row[j];
+                x[i * w + j] = clamp[j] ? v[i * d + j] : x[i * w + j];
             }
         }
     }

@@ -25,7 +25,22 @@
  *     values of summed-out layers (and of layer l in the layer
  *     conditionals) are ignored entirely (the call on a copy with garbage
  *     there gives the same code and the same bits); stride padding is never
- *     written; no const call changes the parameters.
+ *     written; no const call changes the parameters;
+ *  6. dReLU hidden units (EBM_UNITS_DRELU, RBMs over discrete visible units
+ *     only): create refuses a DBM or Gaussian visible units with
+ *     EBM_EUNSUPPORTED (*out NULL, a message); set_params accepts exactly
+ *     the finite vectors whose log gammas (and log-variances) are within
+ *     +-30, and refuses the others with EBM_EVALUE, changing nothing (so
+ *     does axpy_params pushing a log gamma past 30); init leaves the shape
+ *     block 0; EBM_PARAM_SHAPE is the last 3 x n_1 block (and
+ *     EBM_EUNSUPPORTED for the other models); the calls the header lists as
+ *     not supported yet return exactly EBM_EUNSUPPORTED and change nothing:
+ *     MH_UNIFORM and TEMPERING samplers, coupled steps, local search, mean
+ *     field, log_likelihood_bound, nonzero offsets on dReLU units, the
+ *     estimators UCD, UCD_LMI and PT, and a mean-field positive phase (at
+ *     ebm_estimator_set_int, or at the gradient); the supported calls
+ *     (energies, conditionals, random states, exact and AIS log Z,
+ *     log-likelihood, Gibbs steps, CD and PCD) never return it.
  * A violation is printed (call, what, the model) and abort()s, so libFuzzer
  * saves the input. For triage: FUZZ_API_KEEP_GOING=1 prints each distinct
  * violation once and carries on (one run lists every kind), and with
@@ -38,19 +53,30 @@
  *               1 spin, 2 Gaussian, 3 Potts); bit 3: spin hidden units;
  *               bit 4: parameters by ebm_model_init (bit 7: Gaussian scheme)
  *               from one value code (the scale), else one value code per
- *               parameter in the flat layout [W | b | logvar]; bits 5-6:
- *               rows - 1 (1 to 4)
+ *               parameter in the flat layout [W | b | logvar | shape];
+ *               bits 5-6: rows - 1 (1 to 4); bit 7 without bit 4: dReLU
+ *               hidden units (bit 3 ignored). A dReLU DBM or a dReLU model
+ *               over Gaussian visible units must be refused; the input then
+ *               goes on with an RBM (a Gaussian visible layer becomes spin
+ *               if bit 3 is set, else binary)
  *   sizes       one byte per layer: 1 + b % 6 units; Potts visible units:
  *               q = 2 + (b & 1) categories, sites 1 + (b >> 1) % 3
- *   parameters  as above
+ *   dReLU       (dReLU only) one byte: bit 0: parameters by ebm_model_init
+ *               (bit 1: Gaussian scheme) from one value code, then one value
+ *               code per entry of the shape block; bit 2: log gammas as
+ *               coded (any float: outside +-30 set_params must refuse),
+ *               else clamped into [-30, 30] (NaN read as 0); deltas as coded
+ *   parameters  as above; dReLU: then one byte, the axpy refusal's log
+ *               gamma ((b >> 1) % 2 n_1) and the sign of its step (bit 0)
  *   states      rows x width bytes: bit 0 for binary/spin units, a value
- *               code for Gaussian ones (non-finite raw values read as 0),
- *               b % q at a Potts site's first column for its category,
- *               then one byte: the row stride ldx = width + b % 3
+ *               code for Gaussian and dReLU ones (non-finite raw values
+ *               read as 0), b % q at a Potts site's first column for its
+ *               category, then one byte: the row stride ldx = width + b % 3
  *   centring    one byte: bit 0 set (and no Gaussian layer): then one byte
- *               per unit, offset (b % 5) / 4 (spin units: 2 that - 1), set
- *               with keep_law = bit 1 (ebm_model_set_offsets; a refusal
- *               must change nothing)
+ *               per unit, offset (b % 5) / 4 (spin units: 2 that - 1; dReLU
+ *               units: 0.5 if b % 8 == 7, else 0), set with keep_law = bit 1
+ *               (ebm_model_set_offsets; a refusal must change nothing, and
+ *               a nonzero dReLU offset is EBM_EUNSUPPORTED)
  *   options     the rest: one or two bytes per decision, in call order
  * A value code c is: c = 0xff: the next 4 bytes are a raw binary32; else
  * magnitude class c >> 4 (0, 1.4e-45, 1e-38, 1e-20, 1e-3, 0.1, 0.5, 1, 2,
@@ -127,12 +153,14 @@ typedef struct ctx {
     int64_t size[MAX_LAYERS], off[MAX_LAYERS];
     int units[MAX_LAYERS];
     int64_t q;                 /* categories of a Potts visible layer, else 1 */
+    int drelu;                 /* layer 1 holds dReLU units (an RBM) */
+    int64_t shape_off;         /* the EBM_PARAM_SHAPE block (dReLU), else -1 */
     int64_t w, np, n, ldx;
     uint32_t all;              /* mask of all layers */
     float *params;             /* as set, to show no const call changes them */
     float *x0;                 /* n x ldx valid states; padding holds PAD_BITS */
     float amax;                /* largest |parameter| */
-    char desc[200];
+    char desc[320];
 } ctx;
 
 static const ctx *g_ctx;
@@ -430,14 +458,136 @@ static void model_msg(const char *call, const ctx *c)
 
 /* ---- building the model --------------------------------------------------- */
 
+/* 1 if every log-variance and dReLU log gamma of p is within +-30 and every
+ * value is finite: what ebm_model_set_params must accept. */
+static int params_valid(const ctx *c, const float *p)
+{
+    int64_t lv_off = -1, lv_n = 0;
+    if (ebm_model_param_block(c->m, EBM_PARAM_LOGVAR, 0, &lv_off, NULL, &lv_n) != EBM_OK) {
+        lv_off = -1;
+    }
+    for (int64_t i = 0; i < c->np; i++) {
+        const int bounded = (lv_off >= 0 && i >= lv_off && i < lv_off + lv_n) ||
+                            (c->shape_off >= 0 && i >= c->shape_off &&
+                             i < c->shape_off + 2 * c->size[1]);
+        if (!isfinite(p[i]) || (bounded && fabsf(p[i]) > 30.0f)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* set_params(p) on a model holding `before`: accepted exactly when p is
+ * valid; a refusal is EBM_EVALUE with a message and changes nothing. */
+static int set_params_checked(ctx *c, const float *p, const float *before)
+{
+    const int valid = params_valid(c, p);
+    const int rc = ebm_model_set_params(c->m, p);
+    if (rc == EBM_OK) {
+        if (!valid) {
+            violation("ebm_model_set_params", "accepted a non-finite value, or a log-variance "
+                      "or dReLU log gamma outside +-30");
+        }
+        return 1;
+    }
+    rc_ok("ebm_model_set_params", rc, C(EBM_EVALUE), -1);
+    if (valid) {
+        violation("ebm_model_set_params", "refused (%s) finite parameters with every "
+                  "log-variance and log gamma within +-30: %s", code_name(rc),
+                  ebm_model_errmsg(c->m));
+    }
+    float *after = xmalloc((size_t)c->np * sizeof *after);
+    ebm_model_get_params(c->m, after);
+    if (!same(after, before, (size_t)c->np * sizeof *after)) {
+        violation("ebm_model_set_params", "failed (%s) and changed the parameters",
+                  code_name(rc));
+    }
+    free(after);
+    model_msg("ebm_model_set_params", c);
+    return 0;
+}
+
+/* A log gamma from a value code: as coded (raw), or clamped into [-30, 30]. */
+static float log_gamma(reader *rd, int raw)
+{
+    const float v = value(rd);
+    if (raw) {
+        return v;
+    }
+    return v != v ? 0.0f : fminf(30.0f, fmaxf(-30.0f, v));
+}
+
+/* The shape block of a dReLU model from codes: log gamma+ and log gamma- of
+ * every unit, then every delta. */
+static void read_shapes(const ctx *c, reader *rd, int raw, float *p)
+{
+    for (int64_t k = 0; k < 3 * c->size[1]; k++) {
+        p[c->shape_off + k] = k < 2 * c->size[1] ? log_gamma(rd, raw) : value(rd);
+    }
+}
+
+/* The EBM_PARAM_SHAPE block is the last 3 x n_1 of a dReLU model, and
+ * there is none in the other models. */
+static void check_shape_block(const ctx *c)
+{
+    const char *call = "ebm_model_param_block (EBM_PARAM_SHAPE)";
+    int64_t off = -7, rows = -7, cols = -7;
+    const int rc = ebm_model_param_block(c->m, EBM_PARAM_SHAPE, 1, &off, &rows, &cols);
+    if (c->drelu) {
+        if (rc != EBM_OK || off != c->np - 3 * c->size[1] || rows != 3 || cols != c->size[1]) {
+            violation(call, "returned %s, offset %lld, %lld x %lld for a dReLU layer of %lld "
+                      "units in %lld parameters", code_name(rc), (long long)off,
+                      (long long)rows, (long long)cols, (long long)c->size[1],
+                      (long long)c->np);
+        }
+    } else if (rc != EBM_EUNSUPPORTED) {
+        violation(call, "returned %s for a model without dReLU units, not EBM_EUNSUPPORTED",
+                  code_name(rc));
+    }
+}
+
+/* axpy_params pushing a log gamma past 30 (either sign) must refuse with
+ * EBM_EVALUE and change nothing. */
+static void check_axpy_refused(const ctx *c, unsigned b)
+{
+    const char *call = "ebm_model_axpy_params (a log gamma past 30)";
+    const int64_t k = (int64_t)(b >> 1) % (2 * c->size[1]);
+    float *g = xmalloc((size_t)c->np * sizeof *g), *p = xmalloc((size_t)c->np * sizeof *p);
+    memset(g, 0, (size_t)c->np * sizeof *g);
+    g[c->shape_off + k] = 61.0f; /* from anything within +-30 to beyond it */
+    const int rc = ebm_model_axpy_params(c->m, (b & 1u) ? -1.0f : 1.0f, g);
+    if (rc != EBM_EVALUE) {
+        violation(call, "returned %s (log gamma %lld), not EBM_EVALUE", code_name(rc),
+                  (long long)k);
+    }
+    ebm_model_get_params(c->m, p);
+    if (!same(p, c->params, (size_t)c->np * sizeof *p)) {
+        violation(call, "%s and changed the parameters (log gamma %lld is now %g)",
+                  rc == EBM_OK ? "succeeded" : "failed", (long long)k,
+                  (double)p[c->shape_off + k]);
+        /* (FUZZ_API_KEEP_GOING: the rest on the model meant) */
+        if (ebm_model_set_params(c->m, c->params) != EBM_OK) {
+            abort();
+        }
+    }
+    if (rc != EBM_OK) {
+        model_msg(call, c);
+    }
+    free(g);
+    free(p);
+}
+
 static int build(ctx *c, reader *rd)
 {
     const unsigned h = u8(rd);
     c->L1 = 2 + (int)(h & 1u);
-    const int vis_kind = (int)((h >> 1) & 3u);
-    const int hid_kind = (h & 8u) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY;
+    int vis_kind = (int)((h >> 1) & 3u);
+    c->drelu = !(h & 16u) && (h & 128u);
+    const int hid_kind =
+        c->drelu ? EBM_UNITS_DRELU : (h & 8u) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY;
     c->n = 1 + (int64_t)((h >> 5) & 3u);
     c->q = 1;
+    c->shape_off = -1;
     for (int l = 0; l < c->L1; l++) {
         const unsigned b = u8(rd);
         c->size[l] = 1 + (int64_t)(b % 6u);
@@ -446,10 +596,42 @@ static int build(ctx *c, reader *rd)
             c->size[0] = c->q * (1 + (int64_t)((b >> 1) % 3u));
         }
     }
+    const unsigned dr = c->drelu ? u8(rd) : 0u;
     char err[256];
-    int rc = vis_kind == EBM_UNITS_POTTS
-                 ? ebm_model_create_potts(&c->m, c->L1, c->size, c->q, hid_kind, err, sizeof err)
-                 : ebm_model_create(&c->m, c->L1, c->size, vis_kind, hid_kind, err, sizeof err);
+    int rc;
+    const char *refused = "";
+    if (c->drelu && (c->L1 != 2 || vis_kind == EBM_UNITS_GAUSSIAN)) {
+        /* dReLU units only in an RBM over discrete visible units */
+        const char *call = c->L1 != 2 ? "ebm_model_create (a dReLU DBM)"
+                                      : "ebm_model_create (dReLU over Gaussian units)";
+        static int dummy;
+        ebm_model_t *bad = (ebm_model_t *)(void *)&dummy;
+        err[0] = '\0';
+        rc = vis_kind == EBM_UNITS_POTTS
+                 ? ebm_model_create_potts(&bad, c->L1, c->size, c->q, hid_kind, err, sizeof err)
+                 : ebm_model_create(&bad, c->L1, c->size, vis_kind, hid_kind, err, sizeof err);
+        if (rc != EBM_EUNSUPPORTED) {
+            violation(call, "returned %d (%s), not EBM_EUNSUPPORTED", rc, code_name(rc));
+            if (rc == EBM_OK) {
+                ebm_model_destroy(bad);
+                bad = NULL;
+            }
+        }
+        if (bad != NULL) {
+            violation(call, "failed and left *out non-NULL");
+        }
+        if (err[0] == '\0') {
+            violation(call, "failed without a message in errbuf");
+        }
+        refused = c->L1 != 2 ? " (as a DBM: refused)" : " (over Gaussian units: refused)";
+        c->L1 = 2;
+        if (vis_kind == EBM_UNITS_GAUSSIAN) {
+            vis_kind = (h & 8u) ? EBM_UNITS_SPIN : EBM_UNITS_BINARY;
+        }
+    }
+    rc = vis_kind == EBM_UNITS_POTTS
+             ? ebm_model_create_potts(&c->m, c->L1, c->size, c->q, hid_kind, err, sizeof err)
+             : ebm_model_create(&c->m, c->L1, c->size, vis_kind, hid_kind, err, sizeof err);
     if (rc != EBM_OK) {
         violation("ebm_model_create", "a valid shape failed: %d (%s) %s", rc, code_name(rc), err);
         return 0;
@@ -461,15 +643,25 @@ static int build(ctx *c, reader *rd)
         c->off[l] = ebm_model_layer_offset(c->m, l);
         c->units[l] = ebm_model_layer_units(c->m, l);
     }
+    if (c->drelu) {
+        c->shape_off = c->np - 3 * c->size[1];
+        if (c->units[1] != EBM_UNITS_DRELU) {
+            violation("ebm_model_layer_units", "layer 1 of a dReLU model is kind %d",
+                      c->units[1]);
+        }
+    }
+    check_shape_block(c);
     c->params = xmalloc((size_t)c->np * sizeof *c->params);
     if (ebm_rng_create(&c->rng, 0x5eed, 0) != EBM_OK) {
         abort();
     }
-    if (h & 16u) {
-        const int scheme = (h & 128u) ? EBM_INIT_GAUSSIAN : EBM_INIT_ORTHOGONAL;
+    const int raw_gammas = (dr & 4u) != 0;
+    float *before = xmalloc((size_t)c->np * sizeof *before);
+    ebm_model_get_params(c->m, before); /* zeros */
+    if ((h & 16u) || (dr & 1u)) {
+        const int scheme = ((h & 16u) ? (h & 128u) : (dr & 2u)) ? EBM_INIT_GAUSSIAN
+                                                                : EBM_INIT_ORTHOGONAL;
         const float scale = fabsf(value(rd));
-        float *before = xmalloc((size_t)c->np * sizeof *before);
-        ebm_model_get_params(c->m, before);
         rng_snap rs = rng_take(c->rng);
         rc = ebm_model_init(c->m, c->rng, scheme, (double)scale);
         if (!rc_ok("ebm_model_init", rc, C(EBM_EVALUE) | C_MEM, -1)) {
@@ -481,7 +673,6 @@ static int build(ctx *c, reader *rd)
             free(before);
             return 0;
         }
-        free(before);
         ebm_model_get_params(c->m, c->params);
         /* what init made must be a valid parameter vector */
         for (int64_t i = 0; i < c->np; i++) {
@@ -491,24 +682,44 @@ static int build(ctx *c, reader *rd)
                 g_ctx = c;
                 violation("ebm_model_init", "returned EBM_OK with parameter %lld = %g",
                           (long long)i, (double)c->params[i]);
+                free(before);
                 return 0;
+            }
+            if (c->drelu && i >= c->shape_off && c->params[i] != 0.0f) {
+                violation("ebm_model_init", "left dReLU shape parameter %lld = %g, not 0",
+                          (long long)(i - c->shape_off), (double)c->params[i]);
             }
         }
         if (ebm_model_set_params(c->m, c->params) != EBM_OK) {
             violation("ebm_model_init", "made parameters set_params refuses: %s",
                       ebm_model_errmsg(c->m));
+            free(before);
             return 0;
         }
+        if (c->drelu) { /* the shapes from codes over init's weights */
+            memcpy(before, c->params, (size_t)c->np * sizeof *before);
+            read_shapes(c, rd, raw_gammas, c->params);
+            if (!set_params_checked(c, c->params, before)) {
+                free(before);
+                return 0;
+            }
+        }
     } else {
-        for (int64_t i = 0; i < c->np; i++) {
+        const int64_t coded = c->drelu ? c->shape_off : c->np;
+        for (int64_t i = 0; i < coded; i++) {
             c->params[i] = value(rd);
         }
-        rc = ebm_model_set_params(c->m, c->params);
-        if (rc != EBM_OK) {
-            rc_ok("ebm_model_set_params", rc, C(EBM_EVALUE), -1);
+        if (c->drelu) {
+            read_shapes(c, rd, raw_gammas, c->params);
+        }
+        if (!set_params_checked(c, c->params, before)) {
+            free(before);
             return 0; /* a parameter set_params refuses: nothing to test */
         }
     }
+    free(before);
+    /* the byte of the axpy refusal (made once the model is described) */
+    const unsigned axpy_byte = c->drelu ? u8(rd) : 0u;
     c->amax = 0.0f;
     for (int64_t i = 0; i < c->np; i++) {
         c->amax = fmaxf(c->amax, fabsf(c->params[i]));
@@ -521,7 +732,7 @@ static int build(ctx *c, reader *rd)
             const int l = layer_of(c, j);
             const unsigned b = u8(rd);
             float v;
-            if (c->units[l] == EBM_UNITS_GAUSSIAN) {
+            if (c->units[l] == EBM_UNITS_GAUSSIAN || c->units[l] == EBM_UNITS_DRELU) {
                 v = value_of(rd, b);
                 if (!isfinite(v)) {
                     v = 0.0f;
@@ -546,21 +757,37 @@ static int build(ctx *c, reader *rd)
     c->ldx = c->w + pick(rd, MAX_PAD + 1);
     const unsigned centring = u8(rd);
     if ((centring & 1u) && vis_kind != EBM_UNITS_GAUSSIAN) {
-        float mu[MAX_LAYERS * MAX_UNITS];
+        float mu[MAX_LAYERS * MAX_UNITS], mu0[MAX_LAYERS * MAX_UNITS];
+        int drelu_offset = 0; /* a nonzero offset on a dReLU unit */
         for (int l = 0; l < c->L1; l++) {
             for (int64_t j = 0; j < c->size[l]; j++) {
-                const float q = (float)(u8(rd) % 5u) / 4.0f;
-                mu[c->off[l] + j] = c->units[l] == EBM_UNITS_SPIN ? 2.0f * q - 1.0f : q;
+                const unsigned b = u8(rd);
+                const float q = (float)(b % 5u) / 4.0f;
+                mu[c->off[l] + j] = c->units[l] == EBM_UNITS_SPIN    ? 2.0f * q - 1.0f
+                                    : c->units[l] == EBM_UNITS_DRELU ? (b % 8u == 7u ? 0.5f : 0.0f)
+                                                                     : q;
+                drelu_offset |= mu[c->off[l] + j] != 0.0f && c->units[l] == EBM_UNITS_DRELU;
             }
         }
+        ebm_model_get_offsets(c->m, mu0);
         rc = ebm_model_set_offsets(c->m, mu, (int)(centring >> 1 & 1u));
-        if (!rc_ok("ebm_model_set_offsets", rc, C(EBM_EVALUE), -1)) {
+        if (drelu_offset && rc != EBM_EUNSUPPORTED) {
+            violation("ebm_model_set_offsets", "returned %s with a nonzero offset on a dReLU "
+                      "unit, not EBM_EUNSUPPORTED", code_name(rc));
+        }
+        if (!rc_ok("ebm_model_set_offsets", rc,
+                   C(EBM_EVALUE) | (drelu_offset ? C(EBM_EUNSUPPORTED) : 0u), -1)) {
             float *after = xmalloc((size_t)c->np * sizeof *after);
             ebm_model_get_params(c->m, after);
             if (!same(after, c->params, (size_t)c->np * sizeof *after)) {
                 violation("ebm_model_set_offsets", "failed and changed the parameters");
             }
             free(after);
+            float mu1[MAX_LAYERS * MAX_UNITS];
+            ebm_model_get_offsets(c->m, mu1);
+            if (!same(mu1, mu0, (size_t)c->w * sizeof *mu1)) {
+                violation("ebm_model_set_offsets", "failed and changed the offsets");
+            }
             model_msg("ebm_model_set_offsets", c);
         }
         ebm_model_get_params(c->m, c->params); /* keep_law moves the biases */
@@ -570,9 +797,9 @@ static int build(ctx *c, reader *rd)
         memcpy(c->x0 + r * c->ldx, vals + r * c->w, (size_t)c->w * sizeof *vals);
     }
     free(vals);
-    static const char *UNITS[4] = {"binary", "spin", "Gaussian", "Potts"};
-    int k = snprintf(c->desc, sizeof c->desc, "%s visible, %s hidden, sizes", UNITS[vis_kind],
-                     UNITS[hid_kind]);
+    static const char *UNITS[5] = {"binary", "spin", "Gaussian", "Potts", "dReLU"};
+    int k = snprintf(c->desc, sizeof c->desc, "%s visible, %s hidden%s%s, sizes", UNITS[vis_kind],
+                     UNITS[hid_kind], refused, c->drelu && raw_gammas ? " (raw log gammas)" : "");
     for (int l = 0; l < c->L1 && k > 0 && (size_t)k < sizeof c->desc; l++) {
         k += snprintf(c->desc + k, sizeof c->desc - (size_t)k, "%s%lld", l ? "x" : " ",
                       (long long)c->size[l]);
@@ -583,6 +810,9 @@ static int build(ctx *c, reader *rd)
                  (double)c->amax, (long long)c->n, (long long)c->ldx);
     }
     g_ctx = c;
+    if (c->drelu) {
+        check_axpy_refused(c, axpy_byte);
+    }
     if (env("FUZZ_API_VERBOSE") != NULL) {
         fprintf(stderr, "fuzz_api: %s\n  params:", c->desc);
         for (int64_t i = 0; i < c->np; i++) {
@@ -628,6 +858,18 @@ static uint32_t pick_sum_out(const ctx *c, reader *rd)
     case 2: return 0x55555555u & c->all;
     default: return (b >> 2) & c->all;
     }
+}
+
+/* A call the header lists as not supported yet for dReLU units returned rc:
+ * it must be exactly EBM_EUNSUPPORTED (EBM_ENOMEM aside). 1 if it was. */
+static int drelu_refused(const char *call, int rc)
+{
+    if (rc == EBM_EUNSUPPORTED || rc == EBM_ENOMEM) {
+        return 1;
+    }
+    violation(call, "returned %d (%s) on a model with dReLU hidden units, not "
+              "EBM_EUNSUPPORTED (documented: not supported yet)", rc, code_name(rc));
+    return 0;
 }
 
 /* ---- energies -------------------------------------------------------------- */
@@ -812,9 +1054,10 @@ static void op_layer_logprob(const ctx *c, reader *rd)
     for (int64_t r = 0; r < c->n; r++) {
         for (int64_t j = 0; j < c->size[l]; j++) {
             const unsigned b = u8(rd);
-            float v = c->units[l] == EBM_UNITS_GAUSSIAN ? value_of(rd, b)
-                      : c->units[l] == EBM_UNITS_SPIN   ? ((b & 1u) ? 1.0f : -1.0f)
-                                                        : (float)(b & 1u);
+            float v = c->units[l] == EBM_UNITS_GAUSSIAN || c->units[l] == EBM_UNITS_DRELU
+                          ? value_of(rd, b)
+                      : c->units[l] == EBM_UNITS_SPIN ? ((b & 1u) ? 1.0f : -1.0f)
+                                                      : (float)(b & 1u);
             xl[r * ldxl + j] = isfinite(v) ? v : 0.0f;
         }
     }
@@ -1005,9 +1248,13 @@ static void op_local_search(const ctx *c, reader *rd)
     rng_snap rs = rng_take(c->rng);
     int rc = ebm_model_local_search(c->m, c->rng, c->n, x, c->ldx, clamp, ldc, max_sweeps,
                                     want_sweeps ? sweeps : NULL);
-    /* (EBM_EUNSUPPORTED: Potts units, documented) */
+    /* (EBM_EUNSUPPORTED: Potts units, documented; dReLU units: only that) */
     const unsigned potts = c->q > 1 ? C(EBM_EUNSUPPORTED) : 0u;
-    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM | potts, c->n)) {
+    if (c->drelu) {
+        drelu_refused(call, rc);
+    }
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM | potts | (c->drelu ? C(EBM_EUNSUPPORTED) : 0u),
+              c->n)) {
         check_states(call, c, x, c->n, c->ldx, c->all, 0);
         check_clamped_kept(call, c, x, c->x0, clamp, ldc);
         int64_t capped = 0;
@@ -1058,7 +1305,8 @@ static void op_mean_field(const ctx *c, reader *rd)
             const int u = c->units[layer_of(c, j)];
             if (!clamped(c, clamp, ldc, r, j) && u == EBM_UNITS_POTTS) {
                 mu[r * c->ldx + j] = 1.0f / (float)c->q; /* uniform sites */
-            } else if (!clamped(c, clamp, ldc, r, j) && u != EBM_UNITS_GAUSSIAN) {
+            } else if (!clamped(c, clamp, ldc, r, j) && u != EBM_UNITS_GAUSSIAN &&
+                       u != EBM_UNITS_DRELU) {
                 const float t = (float)(u8(rd) % 5u) / 4.0f; /* 0, 1/4, .., 1 */
                 mu[r * c->ldx + j] = u == EBM_UNITS_SPIN ? 2.0f * t - 1.0f : t;
             }
@@ -1066,7 +1314,10 @@ static void op_mean_field(const ctx *c, reader *rd)
     }
     float *mu0 = copy_of(mu, (size_t)(c->n * c->ldx) * sizeof *mu);
     int rc = ebm_model_mean_field(c->m, c->n, mu, c->ldx, clamp, ldc, max_iter, tol);
-    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM, c->n)) {
+    if (c->drelu) {
+        drelu_refused(call, rc);
+    }
+    if (rc_ok(call, rc, C(EBM_EVALUE) | C_MEM | (c->drelu ? C(EBM_EUNSUPPORTED) : 0u), c->n)) {
         check_states(call, c, mu, c->n, c->ldx, c->all, 1);
         check_clamped_kept(call, c, mu, mu0, clamp, ldc);
     } else {
@@ -1109,7 +1360,11 @@ static void op_log_likelihood(const ctx *c, double log_z, int what)
     fill_garbage(c, d, c->all & ~1u, 4);
     int rc = what ? ebm_model_log_likelihood_bound(c->m, log_z, c->n, d, c->ldx, ll)
                   : ebm_model_log_likelihood(c->m, log_z, c->n, d, c->ldx, ll);
-    const unsigned allowed = C(EBM_EVALUE) | C_MEM | (what ? 0u : C(EBM_ELIMIT));
+    unsigned allowed = C(EBM_EVALUE) | C_MEM | (what ? 0u : C(EBM_ELIMIT));
+    if (what && c->drelu) {
+        drelu_refused(call, rc);
+        allowed |= C(EBM_EUNSUPPORTED);
+    }
     if (rc_ok(call, rc, allowed, -1)) {
         check_finite_d(call, ll, c->n, "ll");
     } else {
@@ -1236,10 +1491,21 @@ static void op_sampler(const ctx *c, reader *rd, int kind)
     snprintf(ccall, sizeof ccall, "ebm_sampler_coupled_step (%s)", SAMPLER_NAME[kind]);
     ebm_sampler_t *s = NULL;
     int rc = ebm_sampler_create(&s, c->m, kind);
+    const int refused = c->drelu && (kind == EBM_SAMPLER_MH_UNIFORM ||
+                                     kind == EBM_SAMPLER_TEMPERING);
+    if (refused) {
+        char kcall[96];
+        snprintf(kcall, sizeof kcall, "ebm_sampler_create (%s)", SAMPLER_NAME[kind]);
+        drelu_refused(kcall, rc);
+    } else if (c->drelu && kind == EBM_SAMPLER_GIBBS && rc == EBM_EUNSUPPORTED) {
+        violation("ebm_sampler_create", "refused GIBBS on a model with dReLU hidden units: %s",
+                  ebm_model_errmsg(c->m));
+    }
     if (!rc_ok("ebm_sampler_create", rc, C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
         if (s != NULL) {
             violation("ebm_sampler_create", "failed and left *out non-NULL");
         }
+        model_msg("ebm_sampler_create", c);
         return;
     }
     uint32_t cl;
@@ -1252,6 +1518,10 @@ static void op_sampler(const ctx *c, reader *rd, int kind)
         float *before = copy_of(x, nx);
         rng_snap rs = rng_take(c->rng);
         rc = ebm_sampler_step(s, c->rng, c->n, x, c->ldx);
+        if (c->drelu && rc == EBM_EUNSUPPORTED) {
+            violation(call, "refused a step on a model with dReLU hidden units (supported): %s",
+                      ebm_sampler_errmsg(s));
+        }
         if (rc_ok(call, rc, C(EBM_EVALUE) | C(EBM_ESHAPE) | C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
             check_states(call, c, x, c->n, c->ldx, c->all, 0);
             check_layers_kept(call, c, x, before, cl);
@@ -1295,6 +1565,9 @@ static void op_sampler(const ctx *c, reader *rd, int kind)
             memset(met, 0xa5, (size_t)c->n);
             rng_snap rs = rng_take(c->rng);
             rc = ebm_sampler_coupled_step(s, c->rng, c->n, cx, c->ldx, cy, c->ldx, met);
+            if (c->drelu) {
+                drelu_refused(ccall, rc);
+            }
             if (rc_ok(ccall, rc,
                       C(EBM_EVALUE) | C(EBM_ESHAPE) | C(EBM_EUNSUPPORTED) | C(EBM_ELIMIT) | C_MEM,
                       -1)) {
@@ -1367,10 +1640,22 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
     snprintf(scall, sizeof scall, "ebm_estimator_set_int/double (%s)", EST_NAME[kind]);
     ebm_estimator_t *e = NULL;
     int rc = ebm_estimator_create(&e, c->m, kind);
+    if (c->drelu) {
+        char kcall[96];
+        snprintf(kcall, sizeof kcall, "ebm_estimator_create (%s)", EST_NAME[kind]);
+        if (kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI ||
+            kind == EBM_ESTIMATOR_PT) {
+            drelu_refused(kcall, rc);
+        } else if (kind != EBM_ESTIMATOR_GRBM_CD && rc == EBM_EUNSUPPORTED) {
+            violation(kcall, "refused a model with dReLU hidden units (supported): %s",
+                      ebm_model_errmsg(c->m));
+        }
+    }
     if (!rc_ok("ebm_estimator_create", rc, C(EBM_EUNSUPPORTED) | C_MEM, -1)) {
         if (e != NULL) {
             violation("ebm_estimator_create", "failed and left *out non-NULL");
         }
+        model_msg("ebm_estimator_create", c);
         return;
     }
     const int ucd = kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI;
@@ -1389,7 +1674,11 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
     est_set(scall, e, EBM_ESTIMATOR_K, ucd ? pick(rd, 3) : 1 + pick(rd, 3));
     est_set(scall, e, EBM_ESTIMATOR_CHAINS, pick(rd, 5));
     est_set(scall, e, EBM_ESTIMATOR_MARGINALIZE, pick(rd, 4));
-    est_set(scall, e, EBM_ESTIMATOR_POSITIVE, pick(rd, 5));
+    /* a mean-field positive phase is mean field, not supported for dReLU
+     * units: refused here or by the gradient, never computed */
+    const int64_t pos_kind = pick(rd, 5);
+    int mf_pending = est_set(scall, e, EBM_ESTIMATOR_POSITIVE, pos_kind) && c->drelu &&
+                     pos_kind == EBM_POSITIVE_MEAN_FIELD;
     double tol = fabs((double)value(rd));
     rc_ok(scall, ebm_estimator_set_double(e, EBM_ESTIMATOR_MEAN_FIELD_TOL, isfinite(tol) ? tol : 0),
           C(EBM_EVALUE) | C(EBM_EUNSUPPORTED), -1);
@@ -1440,7 +1729,15 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
         }
         rng_snap rs = rng_take(c->rng);
         rc = ebm_estimator_gradient(e, c->rng, c->n, data, c->ldx, grad);
-        if (rc_ok(call, rc, C(EBM_EVALUE) | C(EBM_ELIMIT) | C_MEM, -1)) {
+        if (mf_pending && rc != EBM_EUNSUPPORTED && rc != EBM_ENOMEM) {
+            violation(call, "EBM_POSITIVE_MEAN_FIELD on dReLU hidden units (mean field is not "
+                      "supported for them) was accepted by ebm_estimator_set_int and the "
+                      "gradient returned %s, not EBM_EUNSUPPORTED", code_name(rc));
+            mf_pending = 0; /* once per estimator */
+        }
+        if (rc_ok(call, rc,
+                  C(EBM_EVALUE) | C(EBM_ELIMIT) | C_MEM | (mf_pending ? C(EBM_EUNSUPPORTED) : 0u),
+                  -1)) {
             check_finite_f(call, grad, 1, c->np, c->np, "grad", -1);
             const int64_t n2 = ebm_estimator_num_chains(e);
             if (n2 > 0) {

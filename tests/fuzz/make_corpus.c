@@ -4,17 +4,21 @@
  *   make_corpus DIR   ->  DIR/load/NAME.ebm valid model files (fuzz_load.c)
  *                         DIR/api/NAME.bin  inputs of fuzz_api.c
  *
- * The model files cover every unit kind (binary, spin and Gaussian visible;
- * binary and spin hidden), RBMs and DBMs of 3 and 4 layers, in a couple of
- * sizes, each a few hundred bytes to 2 KB, and centred models (format
- * version 2: names ending in "_centred"). Only the public header is used:
- * ebm_model_create, ebm_model_init, ebm_model_get/set_params (log-variances),
- * ebm_model_set_offsets and ebm_model_save_buffer. The same library gives the same bytes.
+ * The model files cover every unit kind (binary, spin, Gaussian and Potts
+ * visible; binary, spin and dReLU hidden), RBMs and DBMs of 3 and 4 layers,
+ * in a couple of sizes, each a few hundred bytes to 2 KB, and centred models
+ * (format version 2: names ending in "_centred"; a dReLU model is centred on
+ * its visible units only). dReLU models (format version 2, hidden kind 4)
+ * get shape parameters that are not all zero. Only the public header is
+ * used: ebm_model_create, ebm_model_init, ebm_model_param_block,
+ * ebm_model_get/set_params (log-variances, dReLU shapes),
+ * ebm_model_set_offsets and ebm_model_save_buffer. The same library gives
+ * the same bytes.
  *
  * The api inputs follow the byte layout decoded by fuzz_api.c (see the
- * comment at its top): a header byte, the layer sizes, one value code per
- * parameter, the states, then option bytes, which are left to the fuzzer
- * (missing bytes read as 0).
+ * comment at its top): a header byte, the layer sizes, (dReLU hidden units)
+ * the dReLU byte, one value code per parameter, the states, then option
+ * bytes, which are left to the fuzzer (missing bytes read as 0).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -99,6 +103,15 @@ static const model_seed MODELS[] = {
      EBM_INIT_ORTHOGONAL, 1.0},
     {"dbm_potts3_spin_9x4x3_centred", 3, {9, 4, 3}, EBM_UNITS_POTTS, EBM_UNITS_SPIN,
      EBM_INIT_GAUSSIAN, 0.5},
+    /* dReLU hidden units (RBMs over discrete visible units; format version 2) */
+    {"rbm_binary_drelu_6x4", 2, {6, 4}, EBM_UNITS_BINARY, EBM_UNITS_DRELU, EBM_INIT_ORTHOGONAL,
+     1.0},
+    {"rbm_spin_drelu_5x3", 2, {5, 3}, EBM_UNITS_SPIN, EBM_UNITS_DRELU, EBM_INIT_GAUSSIAN, 0.5},
+    {"rbm_potts3_drelu_9x4", 2, {9, 4}, EBM_UNITS_POTTS, EBM_UNITS_DRELU, EBM_INIT_GAUSSIAN,
+     0.3},
+    {"rbm_binary_drelu_1x1_zero", 2, {1, 1}, EBM_UNITS_BINARY, EBM_UNITS_DRELU, -1, 0.0},
+    {"rbm_binary_drelu_4x3_centred", 2, {4, 3}, EBM_UNITS_BINARY, EBM_UNITS_DRELU,
+     EBM_INIT_ORTHOGONAL, 1.0},
 };
 
 static void write_models(const char *dir)
@@ -141,12 +154,37 @@ static void write_models(const char *dir)
             }
             free(p);
         }
+        if (s->scheme >= 0 && ebm_model_param_block(m, EBM_PARAM_SHAPE, 1, &off, &rows,
+                                                    &cols) == EBM_OK) {
+            /* dReLU: log gamma+- in [-1, 1] and deltas of both signs (init
+             * leaves them 0) */
+            int64_t np = ebm_model_param_count(m);
+            float *p = malloc((size_t)np * sizeof *p);
+            if (p == NULL || ebm_model_get_params(m, p) != EBM_OK) {
+                die(s->name, "get_params");
+            }
+            for (int64_t j = 0; j < cols; j++) {
+                p[off + j] = (float)(j % 5) * 0.5f - 1.0f;           /* log gamma+ */
+                p[off + cols + j] = (float)(j % 3) * 0.75f - 0.75f;  /* log gamma- */
+                p[off + 2 * cols + j] = (float)(j % 4) * 0.5f - 0.5f; /* delta */
+            }
+            if (ebm_model_set_params(m, p) != EBM_OK) {
+                die(s->name, ebm_model_errmsg(m));
+            }
+            free(p);
+        }
         if (strstr(s->name, "_centred") != NULL) {
-            /* offsets j / width: in [0, 1), so in every unit's range */
+            /* offsets j / width: in [0, 1), so in every unit's range; none
+             * on dReLU units (they have no offsets) */
             const int64_t w = ebm_model_state_width(m);
             float mu[64];
             for (int64_t j = 0; j < w; j++) {
-                mu[j] = (float)j / (float)w;
+                int64_t l = ebm_model_num_layers(m) - 1;
+                while (j < ebm_model_layer_offset(m, l)) {
+                    l--;
+                }
+                mu[j] = ebm_model_layer_units(m, l) == EBM_UNITS_DRELU ? 0.0f
+                                                                        : (float)j / (float)w;
             }
             if (ebm_model_set_offsets(m, mu, 1) != EBM_OK) {
                 die(s->name, ebm_model_errmsg(m));
@@ -180,7 +218,8 @@ static uint8_t code(int mag, int negative, int k)
 
 typedef struct api_seed {
     const char *name;
-    int n_layers, visible, hidden; /* visible: 0 binary, 1 spin, 2 Gaussian */
+    int n_layers, visible, hidden; /* visible: 0 binary, 1 spin, 2 Gaussian, 3 Potts;
+                                      hidden: 0 binary, 1 spin, 4 dReLU */
     int sizes[3];
     int rows;
     int weight_mag, bias_mag; /* magnitude classes of the parameter codes */
@@ -226,6 +265,21 @@ static const api_seed API[] = {
     {"rbm_potts3_b", 2, 3, 0, {6, 3, 0}, 2, 7, 6, -1, 30},
     {"dbm_potts2_ss", 3, 3, 1, {4, 3, 2}, 3, 7, 7, -1, 31},
     {"rbm_potts3_init_orth", 2, 3, 0, {9, 4, 0}, 2, 7, 7, EBM_INIT_ORTHOGONAL, 32},
+    /* dReLU hidden units (4): header bit 7 without bit 4, then the dReLU
+     * byte; log gammas clamped into +-30 unless the name says raw. A dReLU
+     * DBM or a dReLU model over Gaussian units is refused by create and the
+     * input goes on with an RBM (Gaussian visible units read as binary). */
+    {"rbm_b_drelu", 2, 0, 4, {4, 3, 0}, 2, 7, 6, -1, 33},
+    {"rbm_s_drelu_6x5", 2, 1, 4, {6, 5, 0}, 4, 6, 6, -1, 34},
+    {"rbm_potts3_drelu", 2, 3, 4, {6, 2, 0}, 3, 7, 7, -1, 35},
+    {"rbm_potts2_drelu_init_gauss", 2, 3, 4, {4, 3, 0}, 2, 7, 7, EBM_INIT_GAUSSIAN, 36},
+    {"rbm_b_drelu_init_orth", 2, 0, 4, {5, 4, 0}, 3, 7, 7, EBM_INIT_ORTHOGONAL, 37},
+    {"rbm_s_drelu_1x1", 2, 1, 4, {1, 1, 0}, 1, 8, 7, -1, 38},
+    {"rbm_b_drelu_large", 2, 0, 4, {3, 2, 0}, 2, 10, 9, -1, 39},
+    {"rbm_b_drelu_raw", 2, 0, 4, {3, 3, 0}, 2, 7, 7, -1, 40},
+    {"rbm_s_drelu_raw_out_of_range", 2, 1, 4, {2, 2, 0}, 2, 7, 10, -1, 41},
+    {"dbm_b_drelu_refused", 3, 0, 4, {3, 2, 2}, 2, 7, 6, -1, 42},
+    {"grbm_drelu_refused", 2, 2, 4, {3, 3, 0}, 2, 7, 6, -1, 43},
 };
 
 static void write_api(const char *dir)
@@ -237,11 +291,17 @@ static void write_api(const char *dir)
         uint64_t h = 0x9e3779b97f4a7c15ull * (i + 1); /* a fixed pattern per seed */
 #define NEXT() (h ^= h << 13, h ^= h >> 7, h ^= h << 17, (uint8_t)h)
         /* header: bit 0 layers - 2, bits 1-2 visible kind, bit 3 hidden kind,
-         * bit 4 parameters by ebm_model_init, bits 5-6 rows - 1, bit 7 init scheme */
-        b[n++] = (uint8_t)((s->n_layers - 2) | (s->visible << 1) | (s->hidden << 3) |
-                           ((s->init_scheme >= 0) << 4) | ((s->rows - 1) << 5) |
-                           ((s->init_scheme == EBM_INIT_GAUSSIAN) << 7));
-        int64_t np = 0;
+         * bit 4 parameters by ebm_model_init, bits 5-6 rows - 1, bit 7 init
+         * scheme; dReLU: bit 7 without bit 4 (init by the dReLU byte) */
+        const int drelu = s->hidden == 4;
+        if (drelu) {
+            b[n++] = (uint8_t)((s->n_layers - 2) | (s->visible << 1) | ((s->rows - 1) << 5) |
+                               0x80);
+        } else {
+            b[n++] = (uint8_t)((s->n_layers - 2) | (s->visible << 1) | (s->hidden << 3) |
+                               ((s->init_scheme >= 0) << 4) | ((s->rows - 1) << 5) |
+                               ((s->init_scheme == EBM_INIT_GAUSSIAN) << 7));
+        }
         for (int l = 0; l < s->n_layers; l++) {
             if (l == 0 && s->visible == 3) { /* b: q - 2 in bit 0, sites - 1 above it */
                 const int q = s->sizes[0] % 3 == 0 ? 3 : 2;
@@ -249,17 +309,34 @@ static void write_api(const char *dir)
             } else {
                 b[n++] = (uint8_t)(s->sizes[l] - 1);
             }
+        }
+        /* a refused dReLU shape goes on as an RBM over discrete units */
+        const int n_layers = drelu ? 2 : s->n_layers;
+        const int visible = drelu && s->visible == 2 ? 0 : s->visible;
+        const int raw = strstr(s->name, "_raw") != NULL;
+        if (drelu) { /* bit 0 init, bit 1 Gaussian scheme, bit 2 raw log gammas */
+            b[n++] = (uint8_t)((s->init_scheme >= 0) | ((s->init_scheme == EBM_INIT_GAUSSIAN) << 1) |
+                               (raw << 2));
+        }
+        int64_t np = 0;
+        for (int l = 0; l < n_layers; l++) {
             np += s->sizes[l];
             if (l > 0) {
                 np += s->sizes[l - 1] * s->sizes[l];
             }
         }
         int64_t width = np;
-        for (int l = 1; l < s->n_layers; l++) {
+        for (int l = 1; l < n_layers; l++) {
             width -= s->sizes[l - 1] * s->sizes[l];
         }
         if (s->init_scheme >= 0) {
             b[n++] = code(s->weight_mag, 0, 0); /* the scale */
+            if (drelu) { /* then the shape block */
+                for (int k = 0; k < 3 * s->sizes[1]; k++) {
+                    uint8_t r = NEXT(); /* log gammas and deltas about 0.5 to 2 */
+                    b[n++] = code(6 + r % 3, r & 8, r);
+                }
+            }
         } else {
             int64_t nw = np - width;
             for (int64_t j = 0; j < nw; j++) {
@@ -270,20 +347,31 @@ static void write_api(const char *dir)
                 uint8_t r = NEXT();
                 b[n++] = code(s->bias_mag, r & 8, r);
             }
-            if (s->visible == 2) {
+            if (visible == 2) {
                 for (int j = 0; j < s->sizes[0]; j++) {
                     uint8_t r = NEXT(); /* log-variances within +-30 */
                     b[n++] = code(r % 3 == 0 ? 8 : 6, r & 8, r);
                 }
             }
+            if (drelu) { /* log gamma+, log gamma- (bias_mag: 10 is 1e3, past +-30), delta */
+                for (int k = 0; k < 3 * s->sizes[1]; k++) {
+                    uint8_t r = NEXT();
+                    b[n++] = code(k < 2 * s->sizes[1] ? s->bias_mag - (r % 3 == 0) : 6 + r % 3,
+                                  r & 8, r);
+                }
+            }
+        }
+        if (drelu) { /* the axpy refusal: which log gamma, which sign */
+            b[n++] = NEXT();
         }
         /* states: one byte per unit (bit 0 for binary and spin, a value code
-         * for a Gaussian unit), then the stride padding */
+         * for a Gaussian or dReLU unit), then the stride padding */
         for (int r = 0; r < s->rows; r++) {
-            for (int l = 0; l < s->n_layers; l++) {
+            for (int l = 0; l < n_layers; l++) {
                 for (int j = 0; j < s->sizes[l]; j++) {
                     uint8_t v = NEXT();
-                    b[n++] = (l == 0 && s->visible == 2) ? code(5 + v % 4, v & 8, v) : v;
+                    const int real = (l == 0 && visible == 2) || (l == 1 && drelu);
+                    b[n++] = real ? code(5 + v % 4, v & 8, v) : v;
                 }
             }
         }
