@@ -27,38 +27,12 @@ COMMON="--data mnist --layers 784,500 --units binary --binarize threshold --init
         --seed 1 --steps $STEPS --eval ais --ais-base data --ais-chains 100 --ais-betas 10000 \
         --ais-check 10 --ais-check-chains 20 --eval-every 2500 --eval-rows 1000 \
         --eval-betas 3000 --log-every 100 --sample-every 0 --checkpoint-every 0"
-run() {
-    name=$1
-    shift
-    want "$name" || return 0
-    [ -f "$OUT/$name/summary.txt" ] && return 0
-    echo "== $name: $*"
-    mkdir -p "$OUT/$name"
-    # shellcheck disable=SC2086 # COMMON holds several options
-    "$@" $COMMON --out "$OUT/$name" > "$OUT/$name.log" 2>&1 || echo "== $name stopped on an error"
-    tail -n 8 "$OUT/$name.log"
-}
-want() {
-    [ -z "$SELECTED" ] && return 0
-    for s in $SELECTED; do [ "$s" = "$1" ] && return 0; done
-    return 1
-}
+# shellcheck source=examples/compare_common.sh
+. "$(dirname "$0")/compare_common.sh"
 SELECTED="$*"
 run binary_lr002 $BIN/train_pcd --k 1
 run drelu_lr002 $BIN/train_pcd --k 1 --hidden drelu
 
 # The table: test log-likelihoods in nats per image (AIS log Z with 10^4
 # temperatures; the check's with 10^5), and the base alone.
-value() { sed -n "s/^$1=//p" "$2" 2>/dev/null; }
-printf '\n%-13s %6s %8s %10s %10s %12s %10s\n' run steps seconds "base ll" "log Z" "test ll" \
-    "check ll"
-for name in binary_lr002 drelu_lr002; do
-    s=$OUT/$name/summary.txt
-    [ -f "$s" ] || continue
-    z=$(value ais_log_z "$s")
-    ll=$(value test_ll_mean "$s")
-    cz=$(value ais_check_log_z "$s")
-    printf '%-13s %6s %8.0f %10.2f %10.2f %12.2f %10.2f\n' "$name" "$(value steps "$s")" \
-        "$(value train_seconds "$s")" "$(value base_ll_mean "$s")" "$z" "$ll" \
-        "$(echo "$ll $z ${cz:-nan}" | awk '{ printf "%.2f", $1 + $2 - $3 }')"
-done
+ll_table binary_lr002 drelu_lr002

@@ -28,22 +28,8 @@ COMMON="--data digits --binarize levels --init gaussian --init-scale 0.01 --batc
         --lr 0.03 --schedule invsqrt --gamma 1e-3 --seed 1 --steps $STEPS --eval ais \
         --ais-base data --ais-chains 100 --ais-betas 10000 --ais-check 10 \
         --ais-check-chains 20 --log-every 100 --sample-every 0 --checkpoint-every 0"
-run() {
-    name=$1
-    shift
-    want "$name" || return 0
-    [ -f "$OUT/$name/summary.txt" ] && return 0
-    echo "== $name: $*"
-    mkdir -p "$OUT/$name"
-    # shellcheck disable=SC2086 # COMMON holds several options
-    "$@" $COMMON --out "$OUT/$name" > "$OUT/$name.log" 2>&1 || echo "== $name stopped on an error"
-    tail -n 9 "$OUT/$name.log"
-}
-want() {
-    [ -z "$SELECTED" ] && return 0
-    for s in $SELECTED; do [ "$s" = "$1" ] && return 0; done
-    return 1
-}
+# shellcheck source=examples/compare_common.sh
+. "$(dirname "$0")/compare_common.sh"
 SELECTED="$*"
 run potts_pcd $BIN/train_pcd --units potts --levels 4 --layers 256,256 --chains 100
 run binary_pcd $BIN/train_pcd --units binary --levels 4 --layers 256,256 --chains 100
@@ -53,16 +39,4 @@ run potts17_pcd $BIN/train_pcd --units potts --levels 17 --layers 1088,256 --cha
 # The table: one row per finished run, test log-likelihoods in nats per
 # image: the base alone, the model with AIS log Z (10^4 temperatures), and
 # with the check's log Z (10^5).
-value() { sed -n "s/^$1=//p" "$2" 2>/dev/null; }
-printf '\n%-12s %6s %8s %10s %10s %12s %10s\n' run steps seconds "base ll" "log Z" "test ll" \
-    "check ll"
-for name in potts_pcd binary_pcd potts_ucd potts17_pcd; do
-    s=$OUT/$name/summary.txt
-    [ -f "$s" ] || continue
-    z=$(value ais_log_z "$s")
-    ll=$(value test_ll_mean "$s")
-    cz=$(value ais_check_log_z "$s")
-    printf '%-12s %6s %8.0f %10.2f %10.2f %12.2f %10.2f\n' "$name" "$(value steps "$s")" \
-        "$(value train_seconds "$s")" "$(value base_ll_mean "$s")" "$z" "$ll" \
-        "$(echo "$ll $z ${cz:-nan}" | awk '{ printf "%.2f", $1 + $2 - $3 }')"
-done
+ll_table potts_pcd binary_pcd potts_ucd potts17_pcd

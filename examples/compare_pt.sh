@@ -30,22 +30,8 @@ COMMON="--data mnist --layers 784,500 --units binary --binarize threshold --init
         --eval-every $EVAL_EVERY --eval-rows 1000 --eval-betas 3000 --log-every 100 \
         --sample-every 0 --checkpoint-every 0"
 LADDER=0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1
-run() {
-    name=$1
-    shift
-    want "$name" || return 0
-    [ -f "$OUT/$name/summary.txt" ] && return 0
-    echo "== $name: $*"
-    mkdir -p "$OUT/$name"
-    # shellcheck disable=SC2086 # COMMON holds several options
-    "$@" $COMMON --out "$OUT/$name" > "$OUT/$name.log" 2>&1 || echo "== $name stopped on an error"
-    tail -n 8 "$OUT/$name.log"
-}
-want() {
-    [ -z "$SELECTED" ] && return 0
-    for s in $SELECTED; do [ "$s" = "$1" ] && return 0; done
-    return 1
-}
+# shellcheck source=examples/compare_common.sh
+. "$(dirname "$0")/compare_common.sh"
 SELECTED="$*"
 run pcd1 $BIN/train_pcd --k 1
 run pcd10 $BIN/train_pcd --k 10
@@ -54,17 +40,14 @@ run pt10 $BIN/train_pcd --k 1 --ladder "$LADDER"
 # The table: one row per finished run, held-out log-likelihoods in nats per
 # image (AIS log Z with 10^4 betas, and with 10^5 for the check; both from
 # the data's pixel means).
-value() { sed -n "s/^$1=//p" "$2" 2>/dev/null; }
 printf '\n%-6s %6s %8s %9s %10s %12s %12s %10s\n' run steps seconds swaps "log Z" "test ll" \
     "check log Z" "check ll"
 for name in pcd1 pcd10 pt10; do
     s=$OUT/$name/summary.txt
     [ -f "$s" ] || continue
-    z=$(value ais_log_z "$s")
-    ll=$(value test_ll_mean "$s")
-    cz=$(value ais_check_log_z "$s")
     swaps=$(value swap_rate "$s")
+    cz=$(value ais_check_log_z "$s")
     printf '%-6s %6s %8.0f %9s %10.2f %12.2f %12.2f %10.2f\n' "$name" "$(value steps "$s")" \
-        "$(value train_seconds "$s")" "${swaps:--}" "$z" "$ll" "${cz:-nan}" \
-        "$(echo "$ll $z ${cz:-nan}" | awk '{ printf "%.2f", $1 + $2 - $3 }')"
+        "$(value train_seconds "$s")" "${swaps:--}" "$(value ais_log_z "$s")" \
+        "$(value test_ll_mean "$s")" "${cz:-nan}" "$(check_ll "$s")"
 done
