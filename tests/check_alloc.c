@@ -1539,7 +1539,9 @@ Suite *ebm_alloc_suite(void)
     }
     const t_test tests[] = {
         {"calls", alloc_case, n_cases, 60, NULL, NULL},
-        {"summary", alloc_summary, 0, 0, NULL, NULL},
+        /* In the same test case, so that it runs after every call's row,
+         * in the same worker process of the runner. */
+        {"calls", alloc_summary, 0, 0, NULL, NULL},
     };
     return t_suite("alloc", tests, sizeof tests / sizeof tests[0]);
 }

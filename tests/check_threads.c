@@ -218,6 +218,7 @@ Suite *ebm_threads_suite(void)
 {
     Suite *s = suite_create("threads");
     TCase *tc = tcase_create("independence");
+    t_add_unit("threads", "independence");
     /* Memcheck serialises threads and would take minutes here; it cannot see
      * races anyway (make check-valgrind excludes this tag). */
     tcase_set_tags(tc, "threads");
@@ -240,6 +241,7 @@ Suite *ebm_threads_suite(void)
 {
     Suite *s = suite_create("threads");
     TCase *tc = tcase_create("independence");
+    t_add_unit("threads", "independence");
     tcase_add_test(tc, no_openmp);
     suite_add_tcase(s, tc);
     return s;

@@ -9,9 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- suites and running ------------------------------------------------------ */
+
+/* The test cases of every suite, in order (t_add_unit): the runner's units. */
+enum { MAX_UNITS = 1024 };
+static struct {
+    const char *suite, *tcase;
+} g_units[MAX_UNITS];
+static int g_n_units;
+
+void t_add_unit(const char *suite, const char *tcase)
+{
+    if (g_n_units < MAX_UNITS) {
+        g_units[g_n_units].suite = suite;
+        g_units[g_n_units].tcase = tcase;
+    }
+    g_n_units++; /* past MAX_UNITS: main runs the suites in one process */
+}
 
 Suite *t_suite(const char *name, const t_test *tests, size_t n)
 {
@@ -22,6 +39,14 @@ Suite *t_suite(const char *name, const t_test *tests, size_t n)
         if (current == NULL || strcmp(tests[i].tcase, current) != 0) {
             current = tests[i].tcase;
             tc = tcase_create(current);
+            t_add_unit(name, current);
+            /* Its tag "suite:test_case" (spaces as '_'), for CK_EXCLUDE_TAGS. */
+            char tag[128];
+            snprintf(tag, sizeof tag, "%s:%s", name, current);
+            for (char *c = tag; *c != '\0'; c++) {
+                *c = *c == ' ' ? '_' : *c;
+            }
+            tcase_set_tags(tc, tag);
             if (tests[i].timeout > 0) {
                 tcase_set_timeout(tc, tests[i].timeout);
             }
@@ -629,6 +654,136 @@ void t_fixture_teardown(void)
 
 /* ---- the runner ---------------------------------------------------------------------- */
 
+/* ---- the runner ---------------------------------------------------------------- */
+
+/* The number of worker processes: EBM_TEST_JOBS, else the online CPUs (at
+ * most 8). */
+static int test_jobs(void)
+{
+    const char *s = getenv("EBM_TEST_JOBS");
+    long n = s != NULL && *s != '\0' ? strtol(s, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+/* Whether the environment asks Check for a selection or a log file, which
+ * the runner leaves to Check itself (one process, srunner_run_all). */
+static int check_env_set(void)
+{
+    static const char *const vars[] = {"CK_RUN_SUITE", "CK_RUN_CASE", "CK_INCLUDE_TAGS",
+                                       "CK_LOG_FILE_NAME", "CK_XML_LOG_FILE_NAME",
+                                       "CK_TAP_LOG_FILE_NAME"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        if (getenv(vars[i]) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* What a worker reports to the parent when its queue is empty. */
+typedef struct {
+    int run, failed, errors;
+} totals;
+
+/* A worker: takes unit numbers from the queue (2 bytes each; a pipe read of
+ * at most PIPE_BUF bytes is atomic, so no unit runs twice) until it is
+ * empty, runs each unit's test case, prints each failure as Check does
+ * (file:line:F or E:test case: message) and writes its totals to out. */
+static void worker(SRunner *sr, int queue, int out)
+{
+    uint16_t u;
+    while (read(queue, &u, sizeof u) == (ssize_t)sizeof u) {
+        srunner_run(sr, g_units[u].suite, g_units[u].tcase, CK_SILENT);
+    }
+    TestResult **failures = srunner_failures(sr);
+    totals t = {srunner_ntests_run(sr), 0, 0};
+    for (int i = 0; i < srunner_ntests_failed(sr); i++) {
+        const int error = tr_rtype(failures[i]) == CK_ERROR;
+        t.errors += error;
+        t.failed += !error;
+        printf("%s:%d:%c:%s: %s\n", tr_lfile(failures[i]), tr_lno(failures[i]), error ? 'E' : 'F',
+               tr_tcname(failures[i]), tr_msg(failures[i]));
+    }
+    free(failures);
+    fflush(stdout);
+    const ssize_t w = write(out, &t, sizeof t);
+    _exit(w == (ssize_t)sizeof t ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+/* The test cases of sr run in `jobs` worker processes, each taking the next
+ * unit from a shared queue, in the suites' order; then Check's summary line
+ * for all of them. Returns the count of failed tests (a worker that did not
+ * report, or exited with a failure, e.g. valgrind's error exit code, counts
+ * as one). */
+static int run_parallel(SRunner *sr, int jobs)
+{
+    int queue[2], results[2];
+    if (pipe(queue) != 0 || pipe(results) != 0) {
+        perror("check_ebm: pipe");
+        return 1;
+    }
+    uint16_t units[MAX_UNITS];
+    for (int i = 0; i < g_n_units; i++) {
+        units[i] = (uint16_t)i;
+    }
+    /* 2 KiB at most: within a pipe's buffer, so this write does not block. */
+    const size_t bytes = (size_t)g_n_units * sizeof units[0];
+    if (write(queue[1], units, bytes) != (ssize_t)bytes) {
+        perror("check_ebm: queue");
+        return 1;
+    }
+    close(queue[1]);
+    printf("Running %d test cases in %d worker processes (EBM_TEST_JOBS)\n", g_n_units, jobs);
+    /* Whole lines, flushed before the forks: the workers share stdout. */
+    fflush(stdout);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    pid_t pids[8];
+    int started = 0;
+    for (; started < jobs; started++) {
+        pids[started] = fork();
+        if (pids[started] == 0) {
+            close(results[0]);
+            worker(sr, queue[0], results[1]);
+        }
+        if (pids[started] < 0) {
+            perror("check_ebm: fork");
+            break;
+        }
+    }
+    close(queue[0]);
+    close(results[1]);
+    totals sum = {0, 0, 0}, t;
+    int reports = 0, lost = 0;
+    while (read(results[0], &t, sizeof t) == (ssize_t)sizeof t) {
+        sum.run += t.run;
+        sum.failed += t.failed;
+        sum.errors += t.errors;
+        reports++;
+    }
+    close(results[0]);
+    for (int i = 0; i < started; i++) {
+        int status = 0;
+        if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0) {
+            printf("check_ebm: worker %d (pid %ld) failed (%s %d)\n", i, (long)pids[i],
+                   WIFSIGNALED(status) ? "signal" : "exit status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            lost++;
+        }
+    }
+    if (started == 0 || reports < started) {
+        lost += started == 0 ? 1 : 0;
+        printf("check_ebm: %d of %d workers reported (the test cases a failed worker had left did "
+               "not run)\n", reports, started);
+    }
+    sum.errors += lost; /* counted as errors in the summary line */
+    const int bad = sum.failed + sum.errors;
+    printf("%d%%: Checks: %d, Failures: %d, Errors: %d\n",
+           sum.run > 0 ? (int)(100.0 * (sum.run - bad) / sum.run) : 0, sum.run, sum.failed,
+           sum.errors);
+    return bad;
+}
+
 int main(void)
 {
     /* One suite per public area, in the order of include/ebm.h, then the
@@ -645,8 +800,16 @@ int main(void)
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         srunner_add_suite(sr, suites[i]());
     }
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
+    /* The test cases run in worker processes (EBM_TEST_JOBS, default the
+     * CPUs), unless Check is asked for a selection or a log. */
+    const int jobs = test_jobs();
+    int failed;
+    if (jobs > 1 && g_n_units <= MAX_UNITS && !check_env_set()) {
+        failed = run_parallel(sr, jobs);
+    } else {
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+    }
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

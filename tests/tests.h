@@ -80,8 +80,14 @@ typedef struct t_test {
     void (*teardown)(void);
 } t_test;
 
-/* The suite `name` with the tests of the table, in its order. */
+/* The suite `name` with the tests of the table, in its order. Each test
+ * case is tagged "name:tcase" (spaces as '_'), so that CK_EXCLUDE_TAGS can
+ * leave it out (make check-valgrind does). */
 Suite *t_suite(const char *name, const t_test *tests, size_t n);
+/* Registers a test case of a suite made without t_suite (which registers
+ * its own): main runs the test cases in worker processes, one at a time
+ * each (EBM_TEST_JOBS). */
+void t_add_unit(const char *suite, const char *tcase);
 
 /* ---- running ---------------------------------------------------------------- */
 
