@@ -209,7 +209,10 @@ def test_gibbs_draws_follow_the_exact_law():
     assert len(np.unique(x[:, 4:])) > 1000  # real hidden values
     idx = (x[:, :4] @ (2.0 ** np.arange(3, -1, -1))).astype(int)
     emp = np.bincount(idx, minlength=16) / len(x)
-    assert 0.5 * np.abs(emp - p).sum() < 0.03
+    # Total variation from the exact law: generator seeds 0..29 under the
+    # Haswell and SandyBridge kernels gave 0.012 to 0.025 (mean 0.017, sd
+    # 0.003), so 0.04 is 7 sd above the mean; the twin's is about 0.24.
+    assert 0.5 * np.abs(emp - p).sum() < 0.04
     # the twin: the law of a model with another delta is far from the draws
     twin = m.copy()
     lgp, lgm, delta = m.shape()
@@ -236,7 +239,8 @@ def test_pcd_training_raises_the_likelihood():
     for _ in range(300):
         m.axpy_params(0.01, est.gradient(batch, rng))
     end = m.log_likelihood(BARS).mean()
-    # Seeds 1..10 of the training generator went from -3.46 to -2.31 .. -2.42.
+    # Generator seeds 1..30 under the Haswell and SandyBridge kernels gained
+    # 1.04 to 1.16 nats (mean 1.08, sd 0.03) from -3.46.
     assert end <= -np.log(4) + 1e-9
     assert end - start > 0.7, (start, end)
     assert np.any(m.shape() != 0)  # the shapes are trained too
@@ -260,7 +264,10 @@ def test_pcd_gradient_is_the_exact_one_on_average():
     mean = np.mean([est.gradient(data, rng) for _ in range(150)], axis=0)
     shape_off = m.param_block("shape", 1)[0]
     assert np.abs(exact[shape_off:]).max() > 0.05  # the shape gradient is not trivial
-    np.testing.assert_allclose(mean, exact, atol=0.01)
+    # The largest error over the parameters: generator seeds 0..29 under the
+    # Haswell and SandyBridge kernels gave 0.0009 to 0.0104 (mean 0.0042, sd
+    # 0.0022), so 0.02 is 7 sd above the mean.
+    np.testing.assert_allclose(mean, exact, atol=0.02)
 
 
 @pytest.mark.parametrize("kind,options", [("ucd", {}), ("ucd_lmi", {}),

@@ -668,7 +668,13 @@ def test_row_offsets_split_a_batch(rbm, data):
     """row_offset and chain_offset (docs/distributed.md): slices of a batch,
     each with its first row as offset and the same generator state, make the
     whole batch's sampling decisions and, weighted by their rows, its
-    gradient; numbered from 0 instead, they do not."""
+    gradient; numbered from 0 instead, they do not. The slices' GEMMs have
+    other shapes than the whole batch's, whose last bits the library does not
+    promise (docs/conventions.md, "Same bits"): a last-bit difference changes
+    a decision only where its uniform falls within rounding of the
+    probability, about 2^-24 each, so these few hundred decisions agree
+    except with probability below 1e-4; the gradients are compared within
+    float rounding."""
     n = len(data)
     for kind in ("ucd", "pcd"):
         full, g0 = ebm.Estimator(rbm, kind), ebm.Generator(8)
@@ -683,5 +689,6 @@ def test_row_offsets_split_a_batch(rbm, data):
                 total += (hi - lo) * est.gradient(data[lo:hi], g).astype(np.float64)
                 tau_sum += est.stats["tau_mean"] * (hi - lo)
                 np.testing.assert_array_equal(g.state, g0.state)
-            same = np.allclose(total / n, g_full, rtol=0, atol=2e-5) and tau_sum == taus
+            same = (np.allclose(total / n, g_full, rtol=0, atol=2e-5) and
+                    round(tau_sum) == round(taus))
             assert same == offsets, (kind, offsets)

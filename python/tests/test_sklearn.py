@@ -94,7 +94,11 @@ def test_pipeline_digits_accuracy(digits):
                                          random_state=0)),
                     ("logistic", LogisticRegression(C=10.0, max_iter=2000))])
     clf.fit(Xtr, ytr)
-    assert clf.score(Xte, yte) > 0.85  # chance is 0.1
+    # An integration test of the pipeline, not a benchmark: random_state 0..29
+    # under the Haswell and SandyBridge kernels of OpenBLAS scored 0.831 to
+    # 0.869 (mean 0.848, sd 0.009), so 0.78 is 7 sd below the mean and any
+    # seed or BLAS kernel passes it; chance is 0.1.
+    assert clf.score(Xte, yte) > 0.78
     names = clf[:-1].get_feature_names_out()
     assert names[0] == "bernoullirbm0" and len(names) == 100
 
@@ -106,13 +110,22 @@ def test_grid_search_learning_rate(digits):
                      ("logistic", LogisticRegression(max_iter=300))])
     grid = GridSearchCV(pipe, {"rbm__learning_rate": [0.01, 0.1]}, cv=2).fit(X, y)
     assert grid.best_params_["rbm__learning_rate"] in (0.01, 0.1)
-    assert grid.best_score_ > 0.5
-    # The machine alone is scored by its log-likelihood (score).
+    # random_state 0..29 under the Haswell and SandyBridge kernels: 0.517 to
+    # 0.640 (mean 0.576, sd 0.028); 0.35 is 8 sd below; chance is 0.1.
+    assert grid.best_score_ > 0.35
+    # The machine alone is scored by its exact log-likelihood (score). Which
+    # learning rate wins is not asserted: after 20 epochs the two scores
+    # differ by 0.010 nats with an sd of 0.004 over seeds, so the order
+    # flips for about one seed in 150.
     X = np.tile(bars_and_stripes(3), (4, 1))  # each fold holds every pattern
     grid = GridSearchCV(BoltzmannMachine(hidden=(8,), random_state=0, n_iter=20),
                         {"learning_rate": [0.001, 0.1]}, cv=2).fit(X)
-    assert grid.best_params_ == {"learning_rate": 0.1}
+    scores = grid.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    assert grid.best_params_ == grid.cv_results_["params"][int(np.argmax(scores))]
     assert grid.best_estimator_.score_method_ == "exact"
+    assert grid.best_estimator_.score(X) == pytest.approx(
+        grid.best_estimator_.model_.log_likelihood(X.astype(np.float32)).mean(), abs=1e-9)
 
 
 def test_bernoulli_rbm_has_sklearn_parameters():

@@ -45,9 +45,10 @@ def test_ucd_training_improves_exact_log_likelihood():
     # possible mean over the 14 distinct patterns is -log 14 = -2.64.
     assert abs(start + 9 * np.log(2)) < 0.05
     assert end <= -np.log(14) + 1e-9
-    # Seeds 1..10 of the training generator reached -4.24 .. -4.65 after 700
-    # steps (improvements of 1.6 to 2.0 nats); seed 1 gives -4.48.
-    assert end - start > 1.2, (start, end)
+    # Seeds 0..29 of the training generator under the Haswell and
+    # SandyBridge kernels of OpenBLAS improved the mean by 1.54 to 2.07 nats
+    # (mean 1.80, sd 0.13) in 700 steps: 1.0 is 6 sd below the mean.
+    assert end - start > 1.0, (start, end)
     assert np.isfinite(stats["tau_mean"]) and stats["capped"] == 0
     # deterministic: the same seeds give the same model, bit for bit
     m2, _, end2, _ = train()
