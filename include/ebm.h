@@ -833,9 +833,11 @@ enum ebm_sampler_option {
     EBM_SAMPLER_PRECONDITION = 9,
     /** int o, 0 to 2^32 - 1: row r of a step or coupled step draws from
      * stream row o + r instead of r, so that a process holding rows
-     * [o, o + n) of a larger batch draws exactly what those rows would
-     * draw in one call on the whole batch (data-parallel training: each
-     * rank sets its slice's first global row; docs/distributed.md). A call
+     * [o, o + n) of a larger batch draws exactly the random numbers those
+     * rows would draw in one call on the whole batch, and makes their
+     * sampling decisions wherever the BLAS rounds the rows alike in both
+     * shapes (data-parallel training: each rank sets its slice's first
+     * global row; docs/distributed.md; docs/conventions.md, "Same bits"). A call
      * with o + n > 2^32 fails with EBM_ESHAPE. Default 0. */
     EBM_SAMPLER_ROW_OFFSET = 10
 };
@@ -1090,9 +1092,11 @@ enum ebm_estimator_option {
      * both phases under CD, UCD and UCD_LMI), draws from stream row o + r
      * instead of r. A process holding rows [o, o + n) of a global batch
      * (and, for PCD and GRBM_CD, chains [c, c + m) of the global chains,
-     * EBM_ESTIMATOR_CHAIN_OFFSET c) then makes exactly the sampling
-     * decisions those rows make in one call on the whole batch with the
-     * same generator: the same chains, the same meeting times; its
+     * EBM_ESTIMATOR_CHAIN_OFFSET c) then draws exactly the random numbers
+     * those rows draw in one call on the whole batch with the same
+     * generator, and so makes their sampling decisions (the same chains,
+     * the same meeting times) wherever the BLAS rounds the rows alike in
+     * both shapes (docs/conventions.md, "Same bits"); its
      * gradient times n, summed over the processes and divided by the
      * global batch size, is the whole batch's gradient up to the order of
      * floating-point summation (for PCD and GRBM_CD, whose negative phase
