@@ -496,7 +496,9 @@ static double z_of(ebm_model_t *m, ebm_estimator_t *e, const float *row, const d
 }
 
 /* CD-1 on an RBM 3x2 with weights up to 3 is biased: it must miss the exact
- * gradient by more than 6 SE, while UCD on the same model and data passes. */
+ * gradient by more than 6 SE, while UCD on the same model and data passes.
+ * Observed over 10 seeds: CD-1's max |z| 44.9 to 52.2, UCD's 1.1 to 2.9
+ * (the four OpenBLAS kernel families of this machine give the same). */
 START_TEST(test_twin_cd1)
 {
     const int64_t sizes[2] = {3, 2};
@@ -523,8 +525,8 @@ END_TEST
  * -4.5, so two modes, all units off (energy 0) and all on (energy -2.5,
  * 12 times as likely), behind a barrier (UCD's meeting times reach hundreds
  * of sweeps). One sweep from noise does not find the modes' balance, so the
- * estimate is biased (observed max |z| 51; 110 at level 2). UCD on the same
- * model passes. */
+ * estimate is biased (observed max |z| 48 to 52 over 10 seeds; 110 at
+ * level 2). UCD on the same model passes (0.1 to 1.5). */
 START_TEST(test_twin_pcd1)
 {
     const int64_t sizes[2] = {4, 3};
@@ -697,7 +699,9 @@ START_TEST(test_pt_chains_and_ladder)
 END_TEST
 
 /* A mean-field positive phase on a DBM 3-3-2 with strong weights is biased;
- * UCD's coupled positive phase on the same model passes. */
+ * UCD's coupled positive phase on the same model passes. Observed over 10
+ * seeds: mean field's max |z| 54.4 to 61.7, the coupled phase's 1.0 to
+ * 2.9. */
 START_TEST(test_twin_mean_field)
 {
     const int64_t sizes[3] = {3, 3, 2};
@@ -722,7 +726,9 @@ END_TEST
 
 /* The same UCD estimates against the exact gradient of the model with one
  * hidden bias flipped (b_1[0] = 1 -> -1) must fail; for the GRBM, with the
- * mean of visible unit 0 flipped (mu_0 = 0.8 -> -0.8). */
+ * mean of visible unit 0 flipped (mu_0 = 0.8 -> -0.8). Observed over 10
+ * seeds: max |z| 124 to 148 (RBM) and 1959 to 2200 (GRBM) against the
+ * flipped models, 0.5 to 2.6 against the exact ones. */
 START_TEST(test_twin_flipped_bias)
 {
     static const struct {
@@ -1019,11 +1025,23 @@ END_TEST
  * whole batch's does; the meeting times are the same rows' (sum of n_k
  * times the slices' mean tau = n times the batch's, in both phases; the
  * largest tau is the largest of the slices'); sum_k n_k g_k / n equals the
- * batch's g up to float summation (2e-5 relative); for PCD, a second call
- * leaves the slices' chains equal, bit for bit, to the batch's rows. Twin:
- * the same slices without offsets (each numbers its rows from 0) must
- * differ from the batch in the gradient (by 100 times the tolerance) or in
- * the meeting times. Loop: the DCFG configurations.
+ * batch's g up to float summation (2e-5 relative; observed below 1e-6);
+ * for PCD, a second call leaves the slices' chains equal, bit for bit, to
+ * the batch's rows. Twin: the same slices without offsets (each numbers
+ * its rows from 0) must differ from the batch in the gradient (by 100
+ * times the tolerance) or in the meeting times. Loop: the DCFG
+ * configurations.
+ *
+ * The slices' GEMMs have other shapes than the batch's (docs/
+ * conventions.md, "Same bits"): a decision whose uniform falls within
+ * rounding of its probability may flip and change its row's chains, its
+ * meeting time and the gradient by O(1 / 12). The 12 rows make at most
+ * about 2,000 decisions (240 to 1,950, from the meeting times: the
+ * verbose output), each flipped with probability about 2^-24 (1e-6 for
+ * the 240 of the Langevin kernels' accept ratios), so a flip somewhere
+ * has probability below 3e-4. So the batch is split from two generator
+ * states: a wrong offset makes both disagree, a flip one of them, and both
+ * disagree by flips with probability below 1e-7.
  */
 START_TEST(test_row_offset_splits_batch)
 {
@@ -1041,87 +1059,102 @@ START_TEST(test_row_offset_splits_batch)
     float *chains_all = malloc((size_t)(N * w) * sizeof *chains_all);
     float *chains = malloc((size_t)(N * w) * sizeof *chains);
     double *sum = malloc((size_t)np * sizeof *sum);
-    ebm_estimator_t *e_all = make_est(m, c->kind, -1, c->kind == EBM_ESTIMATOR_GRBM_CD ? 6 : -1,
-                                      -1, -1);
-    if (c->sampler >= 0) {
-        set_int_ok(e_all, EBM_ESTIMATOR_SAMPLER, c->sampler);
-    }
-    ebm_rng_t *r_all = t_rng(522, 0);
-    for (int call = 0; call < calls; call++) {
-        ck_assert_int_eq(ebm_estimator_gradient(e_all, r_all, N, data, n0, g_all), EBM_OK);
-    }
-    uint64_t st_all[EBM_RNG_STATE_WORDS], st[EBM_RNG_STATE_WORDS];
-    ebm_rng_get_state(r_all, st_all);
-    double gmax = 0.0;
-    for (int64_t i = 0; i < np; i++) {
-        gmax = fabs(g_all[i]) > gmax ? fabs(g_all[i]) : gmax;
-    }
-    const double tol = 2e-5 * (1.0 + gmax);
-    if (c->kind == EBM_ESTIMATOR_PCD) {
-        ck_assert_int_eq(ebm_estimator_get_chains(e_all, chains_all, w), EBM_OK);
-    }
-    double worst[2] = {0.0, 0.0}; /* with offsets, and the twin */
-    int taus_differ[2] = {0, 0};
-    for (int twin = 0; twin < 2; twin++) {
-        double tau_sum[2] = {0.0, 0.0}, tau_max[2] = {0.0, 0.0};
-        memset(sum, 0, (size_t)np * sizeof *sum);
-        for (int k = 0; k < SLICES; k++) {
-            const int64_t nk = first[k + 1] - first[k];
-            ebm_estimator_t *e = make_est(m, c->kind, -1,
+    int agree[2] = {0, 0};
+    double twin_worst = 0.0;
+    int twin_differs = 0;
+    for (int state = 0; state < 2; state++) {
+        ebm_estimator_t *e_all = make_est(m, c->kind, -1,
                                           c->kind == EBM_ESTIMATOR_GRBM_CD ? 6 : -1, -1, -1);
-            if (c->sampler >= 0) {
-                set_int_ok(e, EBM_ESTIMATOR_SAMPLER, c->sampler);
+        if (c->sampler >= 0) {
+            set_int_ok(e_all, EBM_ESTIMATOR_SAMPLER, c->sampler);
+        }
+        ebm_rng_t *r_all = t_rng(522 + (uint64_t)state, 0);
+        double tau_all = 0.0;
+        for (int call = 0; call < calls; call++) {
+            ck_assert_int_eq(ebm_estimator_gradient(e_all, r_all, N, data, n0, g_all), EBM_OK);
+            tau_all += ebm_estimator_stat(e_all, EBM_ESTIMATOR_STAT_TAU_MEAN) +
+                       ebm_estimator_stat(e_all, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
+        }
+        uint64_t st_all[EBM_RNG_STATE_WORDS], st[EBM_RNG_STATE_WORDS];
+        ebm_rng_get_state(r_all, st_all);
+        double gmax = 0.0;
+        for (int64_t i = 0; i < np; i++) {
+            gmax = fabs(g_all[i]) > gmax ? fabs(g_all[i]) : gmax;
+        }
+        const double tol = 2e-5 * (1.0 + gmax);
+        if (c->kind == EBM_ESTIMATOR_PCD) {
+            ck_assert_int_eq(ebm_estimator_get_chains(e_all, chains_all, w), EBM_OK);
+        }
+        double worst[2] = {0.0, 0.0}; /* with offsets, and the twin */
+        int taus_differ[2] = {0, 0};
+        for (int twin = 0; twin < 2; twin++) {
+            double tau_sum[2] = {0.0, 0.0}, tau_max[2] = {0.0, 0.0};
+            memset(sum, 0, (size_t)np * sizeof *sum);
+            for (int k = 0; k < SLICES; k++) {
+                const int64_t nk = first[k + 1] - first[k];
+                ebm_estimator_t *e = make_est(m, c->kind, -1,
+                                              c->kind == EBM_ESTIMATOR_GRBM_CD ? 6 : -1, -1, -1);
+                if (c->sampler >= 0) {
+                    set_int_ok(e, EBM_ESTIMATOR_SAMPLER, c->sampler);
+                }
+                set_int_ok(e, EBM_ESTIMATOR_ROW_OFFSET, twin ? 0 : first[k]);
+                set_int_ok(e, EBM_ESTIMATOR_CHAIN_OFFSET, twin ? 0 : first[k]); /* chains = rows */
+                ebm_rng_t *r = t_rng(522 + (uint64_t)state, 0);
+                for (int call = 0; call < calls; call++) {
+                    ck_assert_int_eq(
+                        ebm_estimator_gradient(e, r, nk, data + first[k] * n0, n0, g), EBM_OK);
+                }
+                ebm_rng_get_state(r, st);
+                ck_assert_msg(memcmp(st, st_all, sizeof st) == 0, "slice %d: another rng state",
+                              k);
+                for (int64_t i = 0; i < np; i++) {
+                    sum[i] += (double)nk * g[i];
+                }
+                for (int ph = 0; ph < 2; ph++) {
+                    const int mean = ph == 0 ? EBM_ESTIMATOR_STAT_TAU_MEAN
+                                             : EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN;
+                    tau_sum[ph] += (double)nk * ebm_estimator_stat(e, mean);
+                    const double mx = ebm_estimator_stat(e, mean + 1);
+                    tau_max[ph] = mx > tau_max[ph] ? mx : tau_max[ph];
+                }
+                if (c->kind == EBM_ESTIMATOR_PCD) {
+                    ck_assert_int_eq(ebm_estimator_get_chains(e, chains + first[k] * w, w),
+                                     EBM_OK);
+                }
+                ebm_estimator_destroy(e);
+                ebm_rng_destroy(r);
             }
-            set_int_ok(e, EBM_ESTIMATOR_ROW_OFFSET, twin ? 0 : first[k]);
-            set_int_ok(e, EBM_ESTIMATOR_CHAIN_OFFSET, twin ? 0 : first[k]); /* chains = rows */
-            ebm_rng_t *r = t_rng(522, 0);
-            for (int call = 0; call < calls; call++) {
-                ck_assert_int_eq(
-                    ebm_estimator_gradient(e, r, nk, data + first[k] * n0, n0, g), EBM_OK);
-            }
-            ebm_rng_get_state(r, st);
-            ck_assert_msg(memcmp(st, st_all, sizeof st) == 0, "slice %d: another rng state", k);
             for (int64_t i = 0; i < np; i++) {
-                sum[i] += (double)nk * g[i];
+                const double d = fabs(sum[i] / N - g_all[i]);
+                worst[twin] = d > worst[twin] ? d : worst[twin];
             }
             for (int ph = 0; ph < 2; ph++) {
                 const int mean = ph == 0 ? EBM_ESTIMATOR_STAT_TAU_MEAN
                                          : EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN;
-                tau_sum[ph] += (double)nk * ebm_estimator_stat(e, mean);
-                const double mx = ebm_estimator_stat(e, mean + 1);
-                tau_max[ph] = mx > tau_max[ph] ? mx : tau_max[ph];
+                taus_differ[twin] |=
+                    fabs(tau_sum[ph] - N * ebm_estimator_stat(e_all, mean)) > 1e-9 ||
+                    tau_max[ph] != ebm_estimator_stat(e_all, mean + 1);
             }
             if (c->kind == EBM_ESTIMATOR_PCD) {
-                ck_assert_int_eq(ebm_estimator_get_chains(e, chains + first[k] * w, w), EBM_OK);
+                taus_differ[twin] |=
+                    memcmp(chains, chains_all, (size_t)(N * w) * sizeof *chains) != 0;
             }
-            ebm_estimator_destroy(e);
-            ebm_rng_destroy(r);
         }
-        for (int64_t i = 0; i < np; i++) {
-            const double d = fabs(sum[i] / N - g_all[i]);
-            worst[twin] = d > worst[twin] ? d : worst[twin];
-        }
-        for (int ph = 0; ph < 2; ph++) {
-            const int mean = ph == 0 ? EBM_ESTIMATOR_STAT_TAU_MEAN
-                                     : EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN;
-            taus_differ[twin] |= fabs(tau_sum[ph] - N * ebm_estimator_stat(e_all, mean)) > 1e-9 ||
-                                 tau_max[ph] != ebm_estimator_stat(e_all, mean + 1);
-        }
-        if (c->kind == EBM_ESTIMATOR_PCD) {
-            taus_differ[twin] |= memcmp(chains, chains_all, (size_t)(N * w) * sizeof *chains) != 0;
-        }
+        T_VLOG("row offset[%d], state %d: gradient off by %.3g (tolerance %.3g), twin by %.3g; "
+               "taus/chains differ: %d, twin %d; decisions about %.0f\n",
+               _i, state, worst[0], tol, worst[1], taus_differ[0], taus_differ[1],
+               (double)N * (tau_all + 2.0 * calls) * (double)w * 2.0);
+        agree[state] = worst[0] <= tol && !taus_differ[0];
+        twin_differs |= worst[1] > 100 * tol || taus_differ[1];
+        twin_worst = worst[1] > twin_worst ? worst[1] : twin_worst;
+        ebm_estimator_destroy(e_all);
+        ebm_rng_destroy(r_all);
     }
-    if (t_verbose()) {
-        printf("row offset[%d]: gradient off by %.3g (tolerance %.3g), twin by %.3g; taus/chains "
-               "differ: %d, twin %d\n",
-               _i, worst[0], tol, worst[1], taus_differ[0], taus_differ[1]);
-    }
-    ck_assert_msg(worst[0] <= tol, "slices' gradient off by %g (tolerance %g)", worst[0], tol);
-    ck_assert_msg(!taus_differ[0], "the slices' meeting times or chains differ from the batch's");
-    ck_assert_msg(worst[1] > 100 * tol || taus_differ[1],
-                  "twin (no offsets) matched the batch: gradient off by only %g", worst[1]);
-    ebm_estimator_destroy(e_all);
-    ebm_rng_destroy(r_all);
+    ck_assert_msg(agree[0] || agree[1],
+                  "the slices' gradient, meeting times or chains differ from the batch's, from "
+                  "both generator states");
+    ck_assert_msg(twin_differs, "twin (no offsets) matched the batch: gradient off by only %g",
+                  twin_worst);
     free(sum);
     free(chains);
     free(chains_all);
@@ -1173,9 +1206,16 @@ END_TEST
  * g([a]) = est_0(a) and g([a, b]) = (est_0(a) + est_1(b)) / 2, so
  *     g([a, b]) + g([b, a]) = g([a, a]) + g([b, b])
  *     2 g([a, b]) - g([a]) = 2 g([b, b]) - g([b])      (both est_1(b))
- * up to float rounding, while est_1(a) = 2 g([a, a]) - g([a]) differs from
- * est_0(a) (the rows use different streams): CD-k, UCD and UCD-LMI on an
- * RBM 4x3. (On a DBM the negative phase starts after the longest
+ * up to float rounding (1e-4; observed below 1e-7), while est_1(a) =
+ * 2 g([a, a]) - g([a]) differs from est_0(a) (the rows use different
+ * streams): CD-k, UCD and UCD-LMI on an RBM 4x3, 20 trials each. The
+ * batches of 1 and 2 rows run GEMMs of other shapes (docs/conventions.md,
+ * "Same bits"): a draw whose uniform falls within rounding of its
+ * probability (about 2^-24 each) may flip and break its trial's identities
+ * by O(1). A trial makes about 10 rows x 60 draws (tau below 3), so about
+ * 2e-3 of the 60 trials are expected broken; one per kind is allowed, and
+ * two fail a correct estimator with probability below 1e-6 per kind.
+ * (On a DBM the negative phase starts after the longest
  * positive-phase chain of the batch, so these identities do not hold there;
  * the rows stay independent in law.) Exchangeability in law (swapping rows
  * leaves the exact gradient as it is) is covered by the unbiasedness tests
@@ -1192,9 +1232,11 @@ START_TEST(test_row_independence)
     const float *batch[6][2] = {{a, b}, {b, a}, {a, a}, {b, b}, {a, NULL}, {b, NULL}};
     for (int t = 0; t < 3; t++) {
         ebm_estimator_t *e = make_est(m, kinds[t], -1, 2, -1, -1);
-        double worst1 = 0.0, worst2 = 0.0, differ = 0.0;
+        double worst1 = 0.0, worst2 = 0.0, differ = 0.0, tau = 0.0;
+        int broken = 0;
         for (int trial = 0; trial < 20; trial++) {
             float g[6][32];
+            double w1 = 0.0, w2 = 0.0;
             for (int p = 0; p < 6; p++) {
                 float data[8];
                 int64_t n = batch[p][1] != NULL ? 2 : 1;
@@ -1205,26 +1247,28 @@ START_TEST(test_row_independence)
                 ebm_rng_t *rng = t_rng(511 + (uint64_t)trial, 0);
                 ck_assert_int_eq(ebm_estimator_gradient(e, rng, n, data, 4, g[p]), EBM_OK);
                 ebm_rng_destroy(rng);
+                tau += (double)n * ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_TAU_MEAN);
             }
             for (int64_t i = 0; i < np; i++) {
                 double d1 = ((double)g[0][i] + g[1][i]) - ((double)g[2][i] + g[3][i]);
                 double d2 = (2.0 * g[0][i] - g[4][i]) - (2.0 * g[3][i] - g[5][i]);
                 double d3 = (2.0 * g[2][i] - g[4][i]) - g[4][i];
-                worst1 = fabs(d1) > worst1 ? fabs(d1) : worst1;
-                worst2 = fabs(d2) > worst2 ? fabs(d2) : worst2;
+                w1 = fabs(d1) > w1 ? fabs(d1) : w1;
+                w2 = fabs(d2) > w2 ? fabs(d2) : w2;
                 differ = fabs(d3) > differ ? fabs(d3) : differ;
             }
+            if (w1 > 1e-4 || w2 > 1e-4) {
+                broken++;
+            } else {
+                worst1 = w1 > worst1 ? w1 : worst1;
+                worst2 = w2 > worst2 ? w2 : worst2;
+            }
         }
-        if (t_verbose()) {
-            fprintf(stderr,
-                    "estimator: row independence, kind %d: residuals %.3g, %.3g; rows differ "
-                    "by up to %.3g\n",
-                    kinds[t], worst1, worst2, differ);
-        }
-        ck_assert_msg(worst1 <= 1e-4, "kind %d: g(ab) + g(ba) - g(aa) - g(bb) = %g", kinds[t],
-                      worst1);
-        ck_assert_msg(worst2 <= 1e-4, "kind %d: 2 g(ab) - g(a) - 2 g(bb) + g(b) = %g", kinds[t],
-                      worst2);
+        T_VLOG("estimator: row independence, kind %d: %d of 20 trials broken; residuals %.3g, "
+               "%.3g; rows differ by up to %.3g; mean tau %.2f\n",
+               kinds[t], broken, worst1, worst2, differ, tau / 200.0);
+        ck_assert_msg(broken <= 1, "kind %d: the identities fail in %d of 20 trials", kinds[t],
+                      broken);
         ck_assert_msg(differ > 0.01, "kind %d: rows 0 and 1 gave the same estimates", kinds[t]);
         ebm_estimator_destroy(e);
     }

@@ -339,6 +339,58 @@ static void run_steps(ebm_sampler_t *s, int coupled, uint64_t seed, int64_t n, f
     ebm_rng_destroy(r);
 }
 
+/* v' of the same GRBM row from two batch shapes: within this (absolute). */
+#define V_TOL 1e-5
+
+/*
+ * Row r of x (and of y and met when coupled; stride ld) against the same
+ * row of the reference run (xr, yr, metr; stride w), where the row went
+ * through GEMMs of another shape: discrete units and met bit for bit,
+ * Gaussian units within V_TOL; 1 if the row is apart. *v_diff: the largest
+ * difference of a Gaussian unit in a row that is not apart.
+ */
+static int row_apart(const tref *R, int coupled, int64_t r, const float *x, const float *y,
+                     const uint8_t *met, const float *xr, const float *yr, const uint8_t *metr,
+                     int64_t ld, double *v_diff)
+{
+    const int w = R->width;
+    double d = 0.0;
+    for (int chain = 0; chain < 1 + coupled; chain++) {
+        const float *a = (chain ? y : x) + r * ld, *b = (chain ? yr : xr) + r * w;
+        for (int c = 0; c < w; c++) {
+            if (R->units[R->layer_of[c]] == G_) {
+                d = fmax(d, fabs((double)a[c] - (double)b[c]));
+            } else if (memcmp(&a[c], &b[c], sizeof *a) != 0) {
+                return 1;
+            }
+        }
+    }
+    if (d > V_TOL || (coupled && met[r] != metr[r])) {
+        return 1;
+    }
+    *v_diff = fmax(*v_diff, d);
+    return 0;
+}
+
+/*
+ * Determinism and row independence, per setup, for single and coupled
+ * steps (2 calls of 300 rows, more than one 256-row chunk): the same seed
+ * gives the same bytes and another seed other ones; row r of a batch whose
+ * other rows hold other states is the batch's row r, bit for bit (the same
+ * shapes). Rows through GEMMs of other shapes or layouts (docs/
+ * conventions.md, "Same bits") are compared by row_apart: 9 rows of prefix
+ * batches, the 300 rows with a padded stride, rows [137, 300) alone with
+ * EBM_SAMPLER_ROW_OFFSET 137. A GRBM's v' (a mean of two terms plus a
+ * scaled normal, |v'| < 8) is within a few ulp (1e-6) of another rounding,
+ * V_TOL 1e-5; a decision flips where its uniform falls within rounding of
+ * its probability: these 472 rows make about 11,000 draws (about 2^-24
+ * each) and 1,900 accept decisions (energies below 10: about 1e-6 each),
+ * so about 2.6e-3 rows are expected apart; two are allowed, and three or
+ * more fail a correct sampler with probability below 3e-9. On the four
+ * OpenBLAS kernel families of this machine every row has the batch's
+ * bits. Twin: rows [137, 300) numbered from 0 must be apart in more than
+ * two rows (observed: 112 to 163 of 163).
+ */
 START_TEST(determinism_and_rows)
 {
     const setup *su = &SETUPS[_i];
@@ -380,21 +432,17 @@ START_TEST(determinism_and_rows)
         memcpy(ya, y0, (size_t)(n * w) * sizeof *y);
         run_steps(s, coupled, 10, n, xa, w, ya, meta);
         T_ASSERT_MSG(memcmp(x, xa, (size_t)(n * w) * sizeof *x) != 0, "%s: seed ignored", su->name);
-        /* Row r depends on row r only: a prefix batch, and a batch whose
-         * other rows hold other states. */
+        /* Row r depends on row r only: a prefix batch (another shape), and
+         * a batch whose other rows hold other states (the same shape). */
+        int64_t apart = 0, twin_apart = 0;
+        double v_diff = 0.0, twin_diff = 0.0;
         static const int64_t rows[] = {0, 1, 2, 3, 100, 255, 256, 257, 299};
         for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
             const int64_t r = rows[k];
             memcpy(xa, x0, (size_t)((r + 1) * w) * sizeof *x);
             memcpy(ya, y0, (size_t)((r + 1) * w) * sizeof *y);
             run_steps(s, coupled, 9, r + 1, xa, w, ya, meta);
-            T_ASSERT_MSG(memcmp(xa + r * w, x + r * w, (size_t)w * sizeof *x) == 0,
-                         "%s: row %lld of x depends on n", su->name, (long long)r);
-            if (coupled) {
-                T_ASSERT_MSG(
-                    memcmp(ya + r * w, y + r * w, (size_t)w * sizeof *y) == 0 && meta[r] == met[r],
-                    "%s: row %lld of the coupled step depends on n", su->name, (long long)r);
-            }
+            apart += row_apart(&R, coupled, r, xa, ya, meta, x, y, met, w, &v_diff);
             memcpy(xa, xo, (size_t)(n * w) * sizeof *x);
             memcpy(ya, yo, (size_t)(n * w) * sizeof *y);
             memcpy(xa + r * w, x0 + r * w, (size_t)w * sizeof *x);
@@ -409,7 +457,7 @@ START_TEST(determinism_and_rows)
                              (long long)r);
             }
         }
-        /* A row stride with padding: the same results, padding untouched. */
+        /* A row stride with padding: the same rows, padding untouched. */
         const int ld = w + 3;
         float *xp = t_malloc((size_t)(n * ld) * sizeof *xp),
               *yp = t_malloc((size_t)(n * ld) * sizeof *yp);
@@ -421,11 +469,7 @@ START_TEST(determinism_and_rows)
         }
         run_steps(s, coupled, 9, n, xp, ld, yp, meta);
         for (int64_t r = 0; r < n; r++) {
-            T_ASSERT_MSG(memcmp(xp + r * ld, x + r * w, (size_t)w * sizeof *x) == 0,
-                         "%s: row %lld differs with a padded stride", su->name, (long long)r);
-            if (coupled) {
-                T_ASSERT(memcmp(yp + r * ld, y + r * w, (size_t)w * sizeof *y) == 0);
-            }
+            apart += row_apart(&R, coupled, r, xp, yp, meta, x, y, met, ld, &v_diff);
             for (int c = w; c < ld; c++) {
                 T_ASSERT(xp[r * ld + c] == 12345.0f && yp[r * ld + c] == -777.0f);
             }
@@ -441,14 +485,23 @@ START_TEST(determinism_and_rows)
             memcpy(ya, y0 + o * w, (size_t)((n - o) * w) * sizeof *y);
             T_ASSERT(ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET, offset ? o : 0) == EBM_OK);
             run_steps(s, coupled, 9, n - o, xa, w, ya, meta);
-            const int same =
-                memcmp(xa, x + o * w, (size_t)((n - o) * w) * sizeof *x) == 0 &&
-                (!coupled || (memcmp(ya, y + o * w, (size_t)((n - o) * w) * sizeof *y) == 0 &&
-                              memcmp(meta, met + o, (size_t)(n - o)) == 0));
-            T_ASSERT_MSG(same == offset, "%s: rows %lld.. %s", su->name, (long long)o,
-                         offset ? "with EBM_SAMPLER_ROW_OFFSET differ from the batch's"
-                                : "numbered from 0 match the batch's: the twin cannot fail");
+            for (int64_t r = 0; r < n - o; r++) {
+                if (offset) {
+                    apart += row_apart(&R, coupled, r, xa, ya, meta, x + o * w, y + o * w,
+                                       met + o, w, &v_diff);
+                } else {
+                    twin_apart += row_apart(&R, coupled, r, xa, ya, meta, x + o * w, y + o * w,
+                                            met + o, w, &twin_diff);
+                }
+            }
         }
+        T_VLOG("  %s%s: %lld of 472 rows apart, v' within %.3g; twin: %lld of 163 apart\n",
+               su->name, coupled ? " (coupled)" : "", (long long)apart, v_diff,
+               (long long)twin_apart);
+        T_ASSERT_MSG(apart <= 2, "%s: %lld rows of other batches differ from the batch's", su->name,
+                     (long long)apart);
+        T_ASSERT_MSG(twin_apart > 2, "%s: rows %lld.. numbered from 0 match the batch's: the "
+                     "twin cannot fail", su->name, (long long)o);
         T_ASSERT(ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET, 0) == EBM_OK);
     }
     free(x0);

@@ -24,6 +24,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * A decision whose input comes within TIE of 0, relative to the sum of its
+ * absolute terms (ref_search.c's amin), may go either way in float: the
+ * library sums the terms in float by GEMMs, whose order the BLAS picks
+ * for their shape (the rows still moving), and its incremental path, its
+ * own code and so the same on every machine, adds flips to kept inputs.
+ * On the wide DBMs of local_search_wide (up to 100 terms) the GEMM's
+ * inputs are within 2.2e-7 of the double ones (relative, the largest of
+ * 69,000); on the tiny models (at most 7 terms) within 7 x 2^-24 = 4.2e-7.
+ * Rows whose reference trajectory meets such a decision are "ambiguous":
+ * neither their result nor a later argmin of them is compared.
+ */
+#define TIE 1e-5
+
 /* ------------------------------------------------------------------------ */
 /* Exact: local search and mean field against the reference                 */
 /* ------------------------------------------------------------------------ */
@@ -33,7 +47,10 @@
  * 2: a random half of the visible units clamped, a different mask per row.
  * Each start is run with max_sweeps 1000, 1 and 2 (fresh generator of the
  * same seed each time). The result must equal the reference trajectory of
- * one of the two orders (even-first / odd-first) with the same sweep count. */
+ * one of the two orders (even-first / odd-first) with the same sweep count,
+ * unless the row is ambiguous (TIE); at most 2 rows may be, a count that
+ * depends on the seeds and the double reference only (no row of any case
+ * comes within 1e-4 of a tie). */
 static void run_local_search_case(int mi, int pi, int clamp_kind)
 {
     ref_t R;
@@ -77,6 +94,7 @@ static void run_local_search_case(int mi, int pi, int clamp_kind)
     double *y = malloc((size_t)R.width * sizeof *y);
     double *ys = malloc((size_t)R.width * sizeof *ys);
     int64_t *sw = malloc((size_t)n * sizeof *sw);
+    uint8_t *tied = calloc((size_t)n, 1); /* ambiguous rows of the uncapped search */
     const int64_t caps[3] = {1000, 1, 2};
     int order_seen[2] = {0, 0};
     int distinguishable = 0;
@@ -131,7 +149,10 @@ static void run_local_search_case(int mi, int pi, int clamp_kind)
                     capped_if_match[o] = co[o];
                 }
             }
-            if (amin < 1e-6) {
+            if (cap == 1000) {
+                tied[r] = amin < TIE;
+            }
+            if (amin < TIE) {
                 ambiguous++;
             } else {
                 ck_assert_msg(match,
@@ -156,7 +177,7 @@ static void run_local_search_case(int mi, int pi, int clamp_kind)
                 /* Fixed point by brute force, and E did not go up. */
                 ref_row_to_d(&R, xr, y);
                 ref_row_to_d(&R, x0r, ys);
-                if (amin >= 1e-6) {
+                if (amin >= TIE) {
                     ck_assert_msg(ref_is_fixed(&R, y, cr),
                                   "%s row %lld: the result is not a local minimum", R.ctx,
                                   (long long)r);
@@ -179,14 +200,20 @@ static void run_local_search_case(int mi, int pi, int clamp_kind)
                       (long long)cap, ret, cap_lo, cap_hi + ambiguous);
         if (cap == 1000) {
             ck_assert_int_eq(ret, 0);
-            /* The library's own argmin leaves the result unchanged. */
+            /* The library's own argmin (a GEMM over all rows, where the
+             * search's last sweep ran over the rows still moving) leaves
+             * every row that is not ambiguous unchanged. */
             float *xc = malloc((size_t)(n * ld) * sizeof *xc);
             memcpy(xc, x, (size_t)(n * ld) * sizeof *x);
             if (clamp == NULL) {
                 for (int l = 0; l < R.nl; l++) {
                     ck_assert_int_eq(ebm_model_layer_argmin(m, l, n, xc, ld), EBM_OK);
-                    ck_assert_msg(memcmp(xc, x, (size_t)(n * ld) * sizeof *x) == 0,
-                                  "%s: layer_argmin(%d) moves a local search result", R.ctx, l);
+                    for (int64_t r = 0; r < n; r++) {
+                        ck_assert_msg(tied[r] || memcmp(xc + r * ld, x + r * ld,
+                                                        (size_t)ld * sizeof *x) == 0,
+                                      "%s: layer_argmin(%d) moves row %lld of a local search "
+                                      "result", R.ctx, l, (long long)r);
+                    }
                 }
             }
             free(xc);
@@ -205,6 +232,7 @@ static void run_local_search_case(int mi, int pi, int clamp_kind)
     free(y);
     free(ys);
     free(sw);
+    free(tied);
     free(clamp);
     ref_free_all(&R);
     ebm_model_destroy(m);
@@ -230,11 +258,15 @@ END_TEST
 
 /* Layers wide enough that, after the first sweeps, the library updates layer
  * inputs from the few units that flipped (its incremental path): every row
- * must still follow the double-precision reference trajectory of one of the
- * two orders, with the same sweep count, and end at a fixed point of every
- * layer's argmin. Rows whose decisions come within 1e-6 (relative) of a tie
- * may differ by float rounding, as the BLAS's own blocking may; at most a
- * few are allowed. Spin and binary units; visible layer free and clamped. */
+ * that is not ambiguous (TIE) must still follow the double-precision
+ * reference trajectory of one of the two orders, with the same sweep count,
+ * and end at a fixed point of every layer's argmin (the library's, over all
+ * rows). Its decisions stay at least TIE = 1e-5 from a tie, 45 times the
+ * largest float error of an input measured on these models (2.2e-7,
+ * relative). The ambiguous rows depend on the seeds and the double
+ * reference only, not on the BLAS: 6, 2, 4 and 2 of the 96 (at most 8
+ * allowed, so that 88 are compared). Spin and binary units; visible layer
+ * free and clamped. */
 START_TEST(local_search_wide)
 {
     const int64_t sizes[4] = {60, 50, 40, 30}, n = 96;
@@ -262,6 +294,7 @@ START_TEST(local_search_wide)
         double *y = malloc((size_t)w * sizeof *y), *yo = malloc((size_t)w * sizeof *yo);
         int ambiguous = 0;
         int64_t max_sweeps = 0;
+        uint8_t tied[96];
         for (int64_t r = 0; r < n; r++) {
             double amin = INFINITY;
             int match = 0;
@@ -274,15 +307,19 @@ START_TEST(local_search_wide)
                 match |= so == sw[r] && memcmp(y, yo, (size_t)w * sizeof *y) == 0;
             }
             max_sweeps = sw[r] > max_sweeps ? sw[r] : max_sweeps;
-            if (amin < 1e-6) {
+            tied[r] = amin < TIE;
+            if (tied[r]) {
                 ambiguous++;
                 continue;
             }
             ck_assert_msg(match, "%s row %lld: the result (%lld sweeps) follows neither order",
                           R.ctx, (long long)r, (long long)sw[r]);
         }
-        ck_assert_msg(ambiguous <= 4, "%s: %d of %lld rows came within 1e-6 of a tie", R.ctx,
-                      ambiguous, (long long)n);
+        T_VLOG("  %s%s: %d of %lld rows ambiguous, up to %lld sweeps\n", R.ctx,
+               clamped ? " (visible clamped)" : "", ambiguous, (long long)n,
+               (long long)max_sweeps);
+        ck_assert_msg(ambiguous <= 8, "%s: %d of %lld rows came within %g of a tie", R.ctx,
+                      ambiguous, (long long)n, TIE);
         /* The incremental updates ran: rows kept sweeping after the first. */
         ck_assert_int_ge(max_sweeps, 4);
         float *xc = malloc((size_t)(n * w) * sizeof *xc);
@@ -290,8 +327,11 @@ START_TEST(local_search_wide)
         for (int l = clamped; l < 4; l++) {
             ck_assert_int_eq(ebm_model_layer_argmin(m, l, n, xc, w), EBM_OK);
         }
-        ck_assert_msg(memcmp(xc, x, (size_t)(n * w) * sizeof *x) == 0,
-                      "%s: a layer argmin moves a local search result", R.ctx);
+        for (int64_t r = 0; r < n; r++) {
+            ck_assert_msg(tied[r] || memcmp(xc + r * w, x + r * w, (size_t)w * sizeof *x) == 0,
+                          "%s: a layer argmin moves row %lld of a local search result", R.ctx,
+                          (long long)r);
+        }
         free(xc);
         free(y);
         free(yo);
@@ -305,10 +345,20 @@ START_TEST(local_search_wide)
 }
 END_TEST
 
-/* GRBM without clamping: the result is a fixed point of the library's own
- * argmins (v = mean given h, h = argmin given v). */
+/* GRBM and Gaussian DBM without clamping: the result is a fixed point of
+ * every layer's argmin given the rest (v = the mean given h, h = the argmin
+ * given v and the other layers). The library's argmin of a layer, a GEMM
+ * over all 16 rows where the search's last sweep ran over the rows still
+ * moving, leaves the other columns as they are, the discrete units that
+ * are not within TIE of a tie as they are (none is: the nearest is 0.05
+ * away; at most 2 may be, so that the test keeps its power), and v within
+ * 1e-5 (1 + m + |v|), m the sum of the mean's absolute terms (a float sum
+ * of at most 4 terms rounds within 5 ulp of m); v is also within that of
+ * the reference's mean given h. */
 START_TEST(local_search_gaussian_free)
 {
+    int tied = 0;
+    double margin = INFINITY;
     for (int mi = 0; mi < REF_N_MODELS; mi++) {
         if (REF_MODELS[mi].vis != G_) {
             continue;
@@ -316,26 +366,51 @@ START_TEST(local_search_gaussian_free)
         for (int pi = 0; pi < REF_N_PSETS; pi++) {
             ref_t R;
             ebm_model_t *m = ref_make_model(mi, pi, &R);
-            const int64_t n = 16;
-            float *x = malloc((size_t)(n * R.width) * sizeof *x);
+            const int64_t n = 16, w = R.width;
+            float *x = malloc((size_t)(n * w) * sizeof *x);
             ebm_rng_t *rng = NULL;
             ck_assert_int_eq(ebm_rng_create(&rng, 5, 5), EBM_OK);
-            ck_assert_int_eq(ebm_model_random_state(m, rng, n, x, R.width, NULL, 0), EBM_OK);
+            ck_assert_int_eq(ebm_model_random_state(m, rng, n, x, w, NULL, 0), EBM_OK);
             int64_t sw[16];
-            int ret = ebm_model_local_search(m, rng, n, x, R.width, NULL, 0, 1000, sw);
+            int ret = ebm_model_local_search(m, rng, n, x, w, NULL, 0, 1000, sw);
             ck_assert_msg(ret == 0, "%s: local search on a free Gaussian layer returned %d (%s)",
                           R.ctx, ret, ebm_model_errmsg(m));
-            float *xc = malloc((size_t)(n * R.width) * sizeof *xc);
-            memcpy(xc, x, (size_t)(n * R.width) * sizeof *x);
+            float *xc = malloc((size_t)(n * w) * sizeof *xc);
+            double *y = malloc((size_t)w * sizeof *y);
             for (int l = 0; l < R.nl; l++) {
-                ck_assert_int_eq(ebm_model_layer_argmin(m, l, n, xc, R.width), EBM_OK);
-                ck_assert_msg(memcmp(xc, x, (size_t)(n * R.width) * sizeof *x) == 0,
-                              "%s: layer %d argmin moves the local search result", R.ctx, l);
+                memcpy(xc, x, (size_t)(n * w) * sizeof *x);
+                ck_assert_int_eq(ebm_model_layer_argmin(m, l, n, xc, w), EBM_OK);
+                for (int64_t r = 0; r < n; r++) {
+                    ref_row_to_d(&R, x + r * w, y);
+                    for (int64_t k = 0; k < w; k++) {
+                        const float a = x[r * w + k], b = xc[r * w + k];
+                        if (ref_layer_of(&R, k) != l) {
+                            ck_assert(memcmp(&a, &b, sizeof a) == 0);
+                            continue;
+                        }
+                        double mag;
+                        const double in = ref_input(&R, l, y, k - R.off[l], &mag);
+                        if (ref_is_discrete(&R, l)) {
+                            margin = fmin(margin, fabs(in) / fmax(1.0, mag));
+                            if (fabs(in) < TIE * fmax(1.0, mag)) {
+                                tied++;
+                                continue;
+                            }
+                            ck_assert_msg(a == b, "%s row %lld: layer %d argmin moves unit %lld",
+                                          R.ctx, (long long)r, l, (long long)k);
+                        } else {
+                            const double tol = 1e-5 * (1.0 + mag + fabs((double)a));
+                            ck_assert_msg(fabs((double)b - a) <= tol && fabs(in - a) <= tol,
+                                          "%s row %lld unit %lld: v %.9g, the argmin %.9g, the "
+                                          "mean given h %.9g", R.ctx, (long long)r, (long long)k,
+                                          (double)a, (double)b, in);
+                        }
+                    }
+                }
             }
-            double *y = malloc((size_t)R.width * sizeof *y);
             for (int64_t r = 0; r < n; r++) {
                 ck_assert(sw[r] >= 1);
-                ref_row_to_d(&R, x + r * R.width, y);
+                ref_row_to_d(&R, x + r * w, y);
                 ck_assert(ref_is_fixed(&R, y, NULL));
             }
             free(y);
@@ -346,6 +421,9 @@ START_TEST(local_search_gaussian_free)
             ebm_model_destroy(m);
         }
     }
+    T_VLOG("  free Gaussian layer: %d units within %g of a tie; the nearest at %.3g\n", tied, TIE,
+           margin);
+    ck_assert_int_le(tied, 2);
 }
 END_TEST
 

@@ -374,7 +374,14 @@ END_TEST
 
 /* A DBM 3-4-2 (binary), ladder of 4; chains 0..2 of a call on 3 chains
  * equal chains 0..2 of a call on 7, and chain c of that call equals a call
- * on chain c alone with EBM_SAMPLER_ROW_OFFSET 4c; ten steps each. */
+ * on chain c alone with EBM_SAMPLER_ROW_OFFSET 4c; ten steps each. The
+ * smaller calls run GEMMs of other shapes (docs/conventions.md, "Same
+ * bits"), so a draw or a swap whose uniform falls within rounding of its
+ * probability may flip and send its chain elsewhere: the 10 chains
+ * compared make about 40 x 10 x 9 = 3,600 draws (about 2^-24 each) and 300
+ * swap decisions (energies below 45: about 4e-6 each), so about 1.4e-3
+ * chains are expected apart; one is allowed, and two fail a correct
+ * sampler with probability below 1e-6. */
 START_TEST(pt_rows)
 {
     const int64_t sizes[3] = {3, 4, 2};
@@ -403,8 +410,10 @@ START_TEST(pt_rows)
     }
     T_ASSERT_MSG(total_acc > 0, "no swap was accepted in %lld proposals", (long long)(21 * steps));
     ck_assert_uint_eq(t_rng_hash(r1), t_rng_hash(r2));
-    T_ASSERT_MSG(memcmp(big, small, (size_t)(3 * R * w) * sizeof *big) == 0,
-                 "chains 0..2 depend on the number of chains");
+    int apart = 0;
+    for (int64_t c = 0; c < 3; c++) {
+        apart += memcmp(big + c * R * w, small + c * R * w, (size_t)(R * w) * sizeof *big) != 0;
+    }
     for (int64_t c = 0; c < 7; c++) {
         float *start = t_floats(7 * R * w);
         t_fill_states(m, 7 * R, start, w, 5);
@@ -415,11 +424,13 @@ START_TEST(pt_rows)
             ck_assert_int_eq(ebm_sampler_step(s, r3, R, one, w), EBM_OK);
         }
         ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_ROW_OFFSET, 0), EBM_OK);
-        T_ASSERT_MSG(memcmp(one, big + c * R * w, (size_t)(R * w) * sizeof *one) == 0,
-                     "chain %lld alone at its row offset differs from the batch", (long long)c);
+        apart += memcmp(one, big + c * R * w, (size_t)(R * w) * sizeof *one) != 0;
         ebm_rng_destroy(r3);
         free(start);
     }
+    T_VLOG("  pt rows: %d of 10 chains apart from the batch's\n", apart);
+    T_ASSERT_MSG(apart <= 1, "%d of 10 chains of smaller calls (3 chains, or one at its row "
+                 "offset) differ from the batch's", apart);
     /* A call on 0 rows: no swaps; other kinds report NaN. */
     ck_assert_int_eq(ebm_sampler_step(s, r1, 0, big, w), EBM_OK);
     ck_assert_int_eq(ebm_sampler_swap_counts(s, 3, acc, prop), EBM_OK);

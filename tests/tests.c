@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- suites and running ------------------------------------------------------ */
@@ -693,7 +694,12 @@ static void worker(SRunner *sr, int queue, int out)
 {
     uint16_t u;
     while (read(queue, &u, sizeof u) == (ssize_t)sizeof u) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         srunner_run(sr, g_units[u].suite, g_units[u].tcase, CK_SILENT);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        T_VLOG("check_ebm: %s:%s %.2f s\n", g_units[u].suite, g_units[u].tcase,
+               (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     }
     TestResult **failures = srunner_failures(sr);
     totals t = {srunner_ntests_run(sr), 0, 0};
