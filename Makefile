@@ -99,7 +99,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-valgrind check-trainers examples examples-mpi check-mpi bench bench-programs fingerprint install uninstall clean symbols deps \
+.PHONY: FORCE all check check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi bench bench-programs fingerprint install uninstall clean symbols deps \
   python check-python
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -264,14 +264,17 @@ build/compare/%.base: bench/%.c bench/common.h $(BENCH_OBJ) include/ebm.h build/
 
 # The suite under memcheck (each worker one process): zero errors, zero
 # definite leaks. Without the thread-count suite (memcheck serialises
-# threads) and without the long law tests of VALGRIND_SKIP, which repeat
-# code paths the other test cases run: with them left out the suite still
-# executes every line of src/ that the whole suite does but ten (the bad
-# input of AIS's counts and base, and the MALA twin's unit preconditioner;
-# ASan+UBSan run those), measured with gcov (tests/README.md). VALGRIND_SKIP=
-# runs everything.
-VALGRIND_SKIP ?= coupling:coupled_law coupling:meeting_time evaluation:ais sampler:step_law \
-                 langevin:stationarity potts:ais
+# threads) and without the law tests of VALGRIND_SKIP, which repeat code
+# paths that other test cases run: without them the suite still executes
+# every line of src/ that the whole suite does but four (measured with gcov:
+# make check-valgrind-coverage, tests/valgrind_coverage.sh), which ASan+UBSan
+# run. VALGRIND_SKIP= runs everything.
+VALGRIND_SKIP ?= coupling:coupled_law coupling:meeting_time coupling:gaussian evaluation:ais \
+                 sampler:step_law langevin:stationarity potts:ais potts:draws potts:coupling \
+                 tempering:step_law tempering:gaussian estimator:unbiased estimator:variance \
+                 estimator:twins
+check-valgrind-coverage:
+	bash tests/valgrind_coverage.sh "$(VALGRIND_SKIP)"
 check-valgrind: $(TEST_BIN)
 	CK_FORK=no CK_EXCLUDE_TAGS="threads $(VALGRIND_SKIP)" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
 	  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
