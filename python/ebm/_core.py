@@ -343,7 +343,11 @@ def _generator_from_state(state):
 
 
 def _generator(rng):
-    """rng as a Generator: a Generator, or an int seed (stream 0)."""
+    """rng as a Generator: a Generator, or an int seed (stream 0).
+
+    Callers hold the result in a local variable across the C call that takes
+    its handle: a Generator made here from a seed is freed with its last
+    reference, and `_generator(rng)._h()` alone would pass a freed one."""
     if isinstance(rng, Generator):
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
@@ -478,7 +482,8 @@ class Model(_Handle):
     def init(self, rng, scheme="orthogonal", scale=1.0):
         """Initialise all parameters (ebm_model_init); rng is a Generator or a seed."""
         s = _enum_value(InitScheme, scheme, "scheme")
-        self._call("ebm_model_init", _generator(rng)._h(), s, float(scale))
+        gen = _generator(rng)
+        self._call("ebm_model_init", gen._h(), s, float(scale))
         return self
 
     def params(self):
@@ -688,7 +693,8 @@ class Model(_Handle):
         """Full states with layer l drawn from its conditional (a new array)."""
         l = self._layer(l)
         x, ld = self._copy_states(x, "x", self._neighbours(l))
-        self._call("ebm_model_layer_sample", l, _generator(rng)._h(), x.shape[0], _ptr(x), ld)
+        gen = _generator(rng)
+        self._call("ebm_model_layer_sample", l, gen._h(), x.shape[0], _ptr(x), ld)
         return x
 
     def random_state(self, rng, n=None, x=None, clamp=None):
@@ -705,7 +711,8 @@ class Model(_Handle):
         else:
             x, ld = self._copy_states(x, "x", set())
         c, ldc = _mask_array(clamp, x.shape[0], self.state_width)
-        self._call("ebm_model_random_state", _generator(rng)._h(), x.shape[0], _ptr(x), ld,
+        gen = _generator(rng)
+        self._call("ebm_model_random_state", gen._h(), x.shape[0], _ptr(x), ld,
                    None if c is None else _ptr(c), ldc)
         return x
 
@@ -718,7 +725,8 @@ class Model(_Handle):
         x, ld = self._copy_states(x, "x", set(range(self.n_layers)))
         c, ldc = _mask_array(clamp, x.shape[0], self.state_width)
         sweeps = np.zeros(x.shape[0], np.int64)
-        capped = self._call("ebm_model_local_search", _generator(rng)._h(), x.shape[0], _ptr(x),
+        gen = _generator(rng)
+        capped = self._call("ebm_model_local_search", gen._h(), x.shape[0], _ptr(x),
                             ld, None if c is None else _ptr(c), ldc,
                             _check_int(max_sweeps, "max_sweeps"), _ptr(sweeps))
         return x, sweeps, capped
@@ -760,7 +768,8 @@ class Model(_Handle):
                 if b.shape != (self.n_visible,):
                     raise ValueError("base must have shape (%d,), not %r" %
                                      (self.n_visible, b.shape))
-            self._call("ebm_model_log_partition_ais_base", _generator(rng)._h(),
+            gen = _generator(rng)
+            self._call("ebm_model_log_partition_ais_base", gen._h(),
                        _check_int(chains, "chains"), _check_int(betas, "betas"),
                        None if b is None else _ptr(b), ctypes.byref(out), ctypes.byref(err))
         else:
@@ -801,7 +810,8 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        self._call("ebm_model_log_likelihood_is", _generator(rng)._h(), float(log_z),
+        gen = _generator(rng)
+        self._call("ebm_model_log_likelihood_is", gen._h(), float(log_z),
                    int(samples), v.shape[0], _ptr(v), ld, _ptr(out))
         return out
 
@@ -1011,7 +1021,8 @@ class Sampler(_OnModel):
     def step(self, x, rng):
         """One transition of every row of the float32 chains x, in place; returns x."""
         x, ld = _writable(x, "x", self.model.state_width)
-        self._call("_step", _generator(rng)._h(), x.shape[0], _ptr(x), ld)
+        gen = _generator(rng)
+        self._call("_step", gen._h(), x.shape[0], _ptr(x), ld)
         return x
 
     def coupled_step(self, x, y, rng):
@@ -1023,7 +1034,8 @@ class Sampler(_OnModel):
         if np.shares_memory(x, y):
             raise ValueError("x and y share memory")
         met = np.zeros(x.shape[0], np.uint8)
-        self._call("_coupled_step", _generator(rng)._h(), x.shape[0], _ptr(x), ldx, _ptr(y), ldy,
+        gen = _generator(rng)
+        self._call("_coupled_step", gen._h(), x.shape[0], _ptr(x), ldx, _ptr(y), ldy,
                    _ptr(met))
         return met.astype(bool)
 
@@ -1086,7 +1098,8 @@ class Estimator(_OnModel):
             raise ValueError("data has %d columns: expected %d visible columns" %
                              (data.shape[1], m.n_visible))
         out = _out_vector(out, m.param_count)
-        self._call("_gradient", _generator(rng)._h(), data.shape[0], _ptr(data), ld, _ptr(out))
+        gen = _generator(rng)
+        self._call("_gradient", gen._h(), data.shape[0], _ptr(data), ld, _ptr(out))
         return out
 
     @property
