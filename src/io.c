@@ -404,7 +404,9 @@ static int check_units(ebm__msg *msg, uint32_t version, uint32_t visible, uint32
     const int64_t probe_sizes[2] = {visible == EBM_UNITS_POTTS ? 2 : 1, 1};
     ebm_model_t *probe = NULL;
     ebm__msg inner;
-    int rc = ebm__model_new(&probe, &inner, 2, probe_sizes, (int)visible, (int)hidden, 2);
+    const int64_t probe_categories = 2;
+    int rc = ebm__model_new(&probe, &inner, 2, probe_sizes, (int)visible, (int)hidden,
+                            &probe_categories);
     ebm_model_destroy(probe);
     if (rc == EBM_OK) {
         return EBM_OK;
@@ -504,8 +506,8 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
     ebm_model_t *m = NULL;
     if (n_params < 0 || (uint64_t)n_params <= room) {
         ebm__msg inner;
-        rc = ebm__model_new(&m, &inner, n_layers, sizes, (int)visible, (int)hidden,
-                            (int64_t)categories);
+        const int64_t q = categories;
+        rc = ebm__model_new(&m, &inner, n_layers, sizes, (int)visible, (int)hidden, &q);
         if (rc == EBM_ENOMEM) {
             return ebm__fail(msg, rc, "%s", inner.text);
         }

@@ -73,7 +73,7 @@ static void model_free(ebm_model_t *m)
 }
 
 int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
-                   int visible_units, int hidden_units, int64_t categories)
+                   int visible_units, int hidden_units, const int64_t *categories_given)
 {
     if (out == NULL) {
         return ebm__fail(msg, EBM_ENULL, "out is NULL");
@@ -93,11 +93,12 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
                          "EBM_UNITS_SPIN (1), EBM_UNITS_GAUSSIAN (2) or EBM_UNITS_POTTS (3)",
                          visible_units);
     }
-    if (visible_units == EBM_UNITS_POTTS && categories == -1) {
+    if (visible_units == EBM_UNITS_POTTS && categories_given == NULL) {
         return ebm__fail(msg, EBM_EVALUE,
                          "visible_units is EBM_UNITS_POTTS (3): create the model with "
                          "ebm_model_create_potts, which takes the number of categories");
     }
+    const int64_t categories = categories_given != NULL ? *categories_given : 1;
     if (visible_units == EBM_UNITS_POTTS &&
         (categories < 2 || categories > EBM__MAX_CATEGORIES)) {
         return ebm__fail(msg, EBM_EVALUE, "categories is %lld; it must be from 2 to %d",
@@ -215,7 +216,7 @@ int ebm_model_create(ebm_model_t **out, int64_t n_layers, const int64_t *sizes,
                      int visible_units, int hidden_units, char *errbuf, size_t errbuf_size)
 {
     ebm__msg msg;
-    int rc = ebm__model_new(out, &msg, n_layers, sizes, visible_units, hidden_units, -1);
+    int rc = ebm__model_new(out, &msg, n_layers, sizes, visible_units, hidden_units, NULL);
     if (rc != EBM_OK) {
         ebm__copy_text(errbuf, errbuf_size, msg.text);
     }
@@ -227,7 +228,7 @@ int ebm_model_create_potts(ebm_model_t **out, int64_t n_layers, const int64_t *s
 {
     ebm__msg msg;
     int rc = ebm__model_new(out, &msg, n_layers, sizes, EBM_UNITS_POTTS, hidden_units,
-                            categories);
+                            &categories);
     if (rc != EBM_OK) {
         ebm__copy_text(errbuf, errbuf_size, msg.text);
     }

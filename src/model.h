@@ -59,10 +59,10 @@ struct ebm_model {
 };
 
 /* Validate a shape and allocate a zeroed model (create and load share it). */
-/* categories: q of a Potts visible layer (-1: not given, as from
+/* categories: q of a Potts visible layer (NULL: not given, as from
  * ebm_model_create, refused for Potts); ignored for the other kinds. */
 int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int64_t *sizes,
-                   int visible_units, int hidden_units, int64_t categories);
+                   int visible_units, int hidden_units, const int64_t *categories);
 /* The most categories of a Potts layer. */
 #define EBM__MAX_CATEGORIES 65536
 /* Every value finite, every log-variance and dReLU log gamma within

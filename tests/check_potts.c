@@ -759,6 +759,17 @@ START_TEST(potts_bad_input)
     ck_assert_int_eq(ebm_model_create_potts(&none, 2, sizes, 1, EBM_UNITS_BINARY, err, sizeof err),
                      EBM_EVALUE);
     ck_assert_msg(t_contains(err, "categories is 1; it must be from 2 to 65536"), "%s", err);
+    /* Every value is a value: -1 and INT64_MIN name themselves. */
+    static const int64_t bad_q[] = {-1, 0, INT64_MIN, INT64_MAX};
+    for (size_t k = 0; k < sizeof bad_q / sizeof bad_q[0]; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "categories is %lld; it must be from 2 to 65536",
+                 (long long)bad_q[k]);
+        ck_assert_int_eq(
+            ebm_model_create_potts(&none, 2, sizes, bad_q[k], EBM_UNITS_BINARY, err, sizeof err),
+            EBM_EVALUE);
+        ck_assert_msg(t_contains(err, want), "q %lld: %s", (long long)bad_q[k], err);
+    }
     ck_assert_int_eq(
         ebm_model_create_potts(&none, 2, sizes, 70000, EBM_UNITS_BINARY, err, sizeof err),
         EBM_EVALUE);
