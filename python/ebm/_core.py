@@ -24,7 +24,8 @@ from . import _abi
 from ._abi import (Coupling, EstimatorKind, EstimatorOption, EstimatorStat, InitScheme,
                    Marginalize, ParamKind, PositivePhase, SamplerKind, SamplerOption,
                    SamplerStat, Status, Units)
-from ._lib import lib as _C
+from ._lib import RangeError as _RangeError
+from ._lib import checked as _C
 
 __all__ = ["EbmError", "Generator", "Model", "Sampler", "Estimator", "RBM", "DBM", "GRBM",
            "load", "from_bytes", "version"]
@@ -240,12 +241,19 @@ def _enum_value(cls, value, what):
         raise ValueError("%s: unknown value %r" % (what, value)) from None
 
 
-def _check_int(value, what):
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    raise TypeError("%s must be an integer, not %r" % (what, value))
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _check_int(value, what, bounds=_INT64):
+    """value as a Python int within bounds (default: int64_t's), else
+    TypeError, or a RangeError (OverflowError and ValueError) naming what:
+    ctypes and numpy would wrap it."""
+    if not isinstance(value, (int, np.integer, np.bool_)):
+        raise TypeError("%s must be an integer, not %r" % (what, value))
+    value = int(value)
+    if not bounds[0] <= value <= bounds[1]:
+        raise _RangeError("%s is %d; it must be from %d to %d" % (what, value, *bounds))
+    return value
 
 
 # ---------------------------------------------------------------------------
@@ -253,10 +261,7 @@ def _check_int(value, what):
 
 
 def _seed(value, what):
-    value = _check_int(value, what)
-    if not 0 <= value < 1 << 64:
-        raise ValueError("%s must be in [0, 2^64), not %d" % (what, value))
-    return value
+    return _check_int(value, what, (0, (1 << 64) - 1))
 
 
 class Generator(_Handle):
@@ -404,7 +409,7 @@ class Model(_Handle):
     _destroy = _C.ebm_model_destroy
 
     def __init__(self, sizes, visible="binary", hidden="binary", categories=None):
-        sizes = [_check_int(s, "sizes") for s in sizes]
+        sizes = [_check_int(s, "sizes[%d]" % i) for i, s in enumerate(sizes)]
         vis = _enum_value(Units, visible, "visible")
         hid = _enum_value(Units, hidden, "hidden")
         arr = (ctypes.c_int64 * len(sizes))(*sizes)

@@ -13,8 +13,10 @@ package (libebm.so.0, put there by `make python`); else lib/libebm.so.0 of
 the source tree this package sits in; else the system's libebm.so.0.
 """
 import ctypes
+import operator
 import os
 import re
+import types
 
 from . import _abi
 
@@ -86,8 +88,54 @@ def _load():
 
 lib, path = _load()
 
-# name -> the C declaration it was bound from
+# The values each integer type of the header holds.
+_RANGES = {
+    ctypes.c_int: (-(1 << 31), (1 << 31) - 1),
+    ctypes.c_int64: (-(1 << 63), (1 << 63) - 1),
+    ctypes.c_uint64: (0, (1 << 64) - 1),
+    ctypes.c_uint32: (0, (1 << 32) - 1),
+    ctypes.c_size_t: (0, (1 << (8 * ctypes.sizeof(ctypes.c_size_t))) - 1),
+}
+
+
+class RangeError(OverflowError, ValueError):
+    """An integer argument outside what its C type, or the binding, takes:
+    an OverflowError as Python's own C conversions raise, and a ValueError
+    as the binding's other bad values."""
+
+
+class _Checked:
+    """A library function whose integer arguments are checked against their
+    C types before the call: ctypes passes 2^64 + 3 as 3 without a word.
+    (An instance, not a function, so that it stays unbound as a class
+    attribute, as ctypes functions do.)"""
+
+    __slots__ = ("fn", "name", "checks")
+
+    def __init__(self, fn, name, checks):
+        self.fn, self.name, self.checks = fn, name, checks
+
+    def __call__(self, *args):
+        for i, param, (lo, hi) in self.checks:
+            try:
+                v = operator.index(args[i])
+            except TypeError:
+                continue  # not an integer: ctypes refuses it itself
+            if not lo <= v <= hi:
+                raise RangeError("%s: %s is %d; it must be from %d to %d" %
+                                 (self.name, param, v, lo, hi))
+        return self.fn(*args)
+
+
+def _param_names(decl):
+    args = _DECL.match(decl).group("args").strip()
+    return [] if args == "void" else [a.split()[-1].lstrip("*") for a in args.split(",")]
+
+
+# name -> the C declaration it was bound from; `checked`: the functions, the
+# ones with integer arguments as _Checked (the binding calls these).
 bound = {}
+checked = types.SimpleNamespace()
 for _decl in _abi.DECLARATIONS:
     _name, _restype, _argtypes = parse(_decl)
     try:
@@ -98,3 +146,6 @@ for _decl in _abi.DECLARATIONS:
     _fn.restype = _restype
     _fn.argtypes = _argtypes
     bound[_name] = _decl
+    _checks = tuple((i, p, _RANGES[t]) for i, (t, p) in
+                    enumerate(zip(_argtypes, _param_names(_decl))) if t in _RANGES)
+    setattr(checked, _name, _Checked(_fn, _name, _checks) if _checks else _fn)
