@@ -302,35 +302,35 @@ static int get_floats(const unsigned char *p, uint64_t n, float **out)
 static int read_file(const char *path, unsigned char **out, size_t *len, char *err,
                      size_t err_size)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        cli_set_error(err, err_size, "%s: cannot open: %s", path, strerror(errno));
-        return CHECKPOINT_EIO;
+    size_t size;
+    const int fd = cli_open_file(path, &size, err, err_size);
+    if (fd < 0) {
+        return errno == EFBIG ? CHECKPOINT_ENOMEM : CHECKPOINT_EIO;
     }
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        size = ftell(f);
-    }
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        cli_set_error(err, err_size, "%s: cannot size: %s", path, strerror(errno));
-        fclose(f);
-        return CHECKPOINT_EIO;
-    }
-    unsigned char *p = malloc(size > 0 ? (size_t)size : 1);
+    unsigned char *p = malloc(size > 0 ? size : 1);
     if (p == NULL) {
-        fclose(f);
-        cli_set_error(err, err_size, "%s: out of memory (%ld bytes)", path, size);
+        close(fd);
+        cli_set_error(err, err_size, "%s: out of memory (%zu bytes)", path, size);
         return CHECKPOINT_ENOMEM;
     }
-    if (fread(p, 1, (size_t)size, f) != (size_t)size) {
-        cli_set_error(err, err_size, "%s: short read: %s", path, strerror(errno));
-        free(p);
-        fclose(f);
-        return CHECKPOINT_EIO;
+    size_t got = 0;
+    while (got < size) {
+        const ssize_t r = read(fd, p + got, size - got);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            cli_set_error(err, err_size, "%s: short read (%zu of %zu bytes): %s", path, got, size,
+                          r < 0 ? strerror(errno) : "the file shrank");
+            free(p);
+            close(fd);
+            return CHECKPOINT_EIO;
+        }
+        got += (size_t)r;
     }
-    fclose(f);
+    close(fd);
     *out = p;
-    *len = (size_t)size;
+    *len = size;
     return CHECKPOINT_OK;
 }
 

@@ -4,6 +4,7 @@
 #include <ebm.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int cli_is_option(const char *arg, size_t len, const char *name)
 {
@@ -96,6 +98,43 @@ void cli_format_duration(double seconds, char *buf, size_t size)
         long mins = lround(seconds / 60.0);
         snprintf(buf, size, "%ldh%02ldm", mins / 60, mins % 60);
     }
+}
+
+int cli_open_file(const char *path, size_t *size, char *err, size_t err_size)
+{
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        cli_set_error(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    const char *wrong = NULL;
+    int code = 0;
+    if (fstat(fd, &st) != 0) {
+        code = errno;
+        wrong = strerror(code);
+    } else if (S_ISDIR(st.st_mode)) {
+        code = EISDIR;
+        wrong = "a directory, not a file";
+    } else if (!S_ISREG(st.st_mode)) {
+        code = EINVAL;
+        wrong = S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
+                                     : "not a regular file (a device or a socket)";
+    } else if ((uintmax_t)st.st_size >= SIZE_MAX) {
+        code = EFBIG;
+        wrong = "too large for memory";
+    } else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        code = errno;
+        wrong = strerror(code);
+    }
+    if (wrong != NULL) {
+        cli_set_error(err, err_size, "%s: cannot read: %s", path, wrong);
+        close(fd);
+        errno = code;
+        return -1;
+    }
+    *size = (size_t)st.st_size;
+    return fd;
 }
 
 int cli_make_dirs(const char *path)

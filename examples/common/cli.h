@@ -36,6 +36,12 @@ double cli_now(void);
 void cli_format_duration(double seconds, char *buf, size_t size);
 /** mkdir -p. @return 0, or -1 with errno set */
 int cli_make_dirs(const char *path);
+/** Opens the regular file path for reading, as the library's loader does:
+ * without blocking (a FIFO with no writer, a device or a directory is
+ * refused at once), then checked by fstat; the descriptor is blocking and
+ * close-on-exec. @return the descriptor, with its size in *size, or -1 with
+ * a message naming path and what is wrong in err (errno set). */
+int cli_open_file(const char *path, size_t *size, char *err, size_t err_size);
 /** printf into a caller's message buffer (NULL or size 0: nothing is written). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

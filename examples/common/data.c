@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 enum { MNIST_SIDE = 28, MNIST_PIXELS = MNIST_SIDE * MNIST_SIDE, N_DIGITS = 10 };
@@ -109,12 +110,16 @@ static int gz_read_exact(gzFile f, const char *path, void *buf, size_t len, cons
 
 static int gz_open(gzFile *out, const char *path, char *err, size_t err_size)
 {
-    errno = 0;
-    *out = gzopen(path, "rb");
+    size_t size;
+    const int fd = cli_open_file(path, &size, err, err_size);
+    if (fd < 0) {
+        return DATA_EIO;
+    }
+    *out = gzdopen(fd, "rb");
     if (*out == NULL) {
-        cli_set_error(err, err_size, "%s: cannot open: %s", path,
-                errno ? strerror(errno) : "out of memory");
-        return errno == ENOMEM || errno == 0 ? DATA_ENOMEM : DATA_EIO;
+        close(fd);
+        cli_set_error(err, err_size, "%s: cannot open: out of memory", path);
+        return DATA_ENOMEM;
     }
     gzbuffer(*out, 1u << 17);
     return DATA_OK;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { ERR_SIZE = 1024, PICTURE_SCALE = 2, EXACT_LOG_Z_BITS = 24, EXACT_ROW_BITS = 20 };
 /* Gibbs sweeps behind each sample picture of a model the local search does
@@ -1120,10 +1121,22 @@ static int open_csv(run *r)
              r->heldout_column != NULL ? r->heldout_column : "",
              r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "", is, averaged);
     const int append = r->c->resume != NULL;
-    FILE *probe = append ? fopen(path, "r") : NULL;
-    const int has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
-    if (probe != NULL) {
-        fclose(probe);
+    int has_header = 0;
+    if (append) {
+        char err[4400];
+        size_t size;
+        const int fd = cli_open_file(path, &size, err, sizeof err);
+        if (fd < 0 && errno != ENOENT) {
+            return complain(r->c, "%s", err);
+        }
+        FILE *probe = fd >= 0 ? fdopen(fd, "r") : NULL;
+        if (fd >= 0 && probe == NULL) {
+            close(fd);
+        }
+        has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
+        if (probe != NULL) {
+            fclose(probe);
+        }
     }
     if (has_header && strcmp(old, header) != 0) {
         return complain(r->c, "%s has other columns than this run writes (another "

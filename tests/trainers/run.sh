@@ -414,6 +414,29 @@ run train_ucd --data digits --data-dir "$T/nowhere" --steps 10 --out "$T/nodigit
 check "--data digits without the file: exit 1, names python3-sklearn" \
     test "$rc" = 1 -a -n "$(grep -F 'python3-sklearn' "$err")"
 
+echo "== files that are not regular files: refused at once, by path"
+# A FIFO with no writer would block a plain open: every file the trainers
+# read goes through cli_open_file (non-blocking open, fstat).
+mkdir -p "$T/special/dir" "$T/special/fifodata" "$T/special/dirdata/digits.csv.gz"
+mkfifo "$T/special/fifo" "$T/special/fifodata/digits.csv.gz"
+for target in "$T/special/fifo" "$T/special/dir" /dev/zero; do
+    n_run=$((n_run + 1))
+    rc=0
+    timeout 20 "$B/train_pcd" --data bas --steps 2 --resume "$target" --out "$T/special/o" \
+        >"$T/out.$n_run" 2>"$T/err.$n_run" || rc=$?
+    check "--resume $(basename "$target"): exit 1 at once (rc $rc), naming the path and why" \
+        test "$rc" = 1 -a -n "$(grep -F -- "$target: cannot read: " "$T/err.$n_run")"
+done
+for d in fifodata dirdata; do
+    n_run=$((n_run + 1))
+    rc=0
+    timeout 20 "$B/train_ucd" --data digits --data-dir "$T/special/$d" --steps 2 \
+        --out "$T/special/o" >"$T/out.$n_run" 2>"$T/err.$n_run" || rc=$?
+    check "--data digits from a $d: exit 1 at once (rc $rc), naming the path" \
+        test "$rc" = 1 -a -n "$(grep -F -- "$T/special/$d/digits.csv.gz: cannot read: " \
+            "$T/err.$n_run")"
+done
+
 echo "== pictures"
 run train_ucd_lmi "${TINY[@]}" --steps 10 --samples 64 --out "$T/pics"
 read -r w h < <(png_size "$T/pics/samples.png")
