@@ -14,9 +14,11 @@ Conventions (python/README.md has the long form):
    message), which is also a ValueError, MemoryError or OSError by its code.
    As in C, a failed call changes nothing.
 """
+import contextlib
 import ctypes
 import operator
 import os
+import threading
 
 import numpy as np
 
@@ -193,26 +195,59 @@ def _mask_array(clamp, n, width, name="clamp"):
 # Handles
 
 
+# Guards every handle's count of calls in flight (_Handle._users).
+_USE_LOCK = threading.Lock()
+
+
 class _Handle:
-    """Owns one C handle: freed once, by close(), `with` or garbage collection."""
+    """Owns one C handle: freed once, by close(), `with` or garbage collection.
+
+    Calls that pass the handle to the library hold it (_using) for the call:
+    ctypes releases the GIL, so another thread may close() meanwhile; the
+    object is then closed at once (calls after it raise ValueError) and freed
+    when the last call in flight returns."""
 
     _destroy = None  # the C destructor
     _p = None
+    _users = 0  # calls in flight
+    _closing = False  # close() was called while calls were in flight
 
     def close(self):
-        """Free the C object now. Safe to call more than once."""
-        p, self._p = self._p, None
+        """Close the object: calls after this raise ValueError. The C object is
+        freed now, or when the calls other threads have in flight return. Safe
+        to call more than once."""
+        with _USE_LOCK:
+            if self._users > 0:
+                self._closing = True
+                return
+            p, self._p = self._p, None
         if p is not None and self._destroy is not None:
             type(self)._destroy(p)
 
     @property
     def closed(self):
-        return self._p is None
+        return self._p is None or self._closing
 
     def _h(self):
-        if self._p is None:
+        """The handle, for a call the caller holds it for (_using)."""
+        if self.closed:
             raise ValueError("%s is closed" % type(self).__name__)
         return self._p
+
+    def _hold(self):
+        with _USE_LOCK:
+            p = self._h()
+            self._users += 1
+        return p
+
+    def _release(self):
+        with _USE_LOCK:
+            self._users -= 1
+            if self._users > 0 or not self._closing:
+                return
+            p, self._p, self._closing = self._p, None, False
+        if self._destroy is not None:
+            type(self)._destroy(p)
 
     def __enter__(self):
         return self
@@ -225,6 +260,26 @@ class _Handle:
             self.close()
         except Exception:  # interpreter shutdown: the library may be gone
             pass
+
+
+@contextlib.contextmanager
+def _using(*handles):
+    """Holds each handle for the block (none is freed before it ends) and
+    gives their pointers; raises ValueError if one is closed."""
+    held = []
+    try:
+        for h in handles:
+            h._hold()
+            held.append(h)
+        yield [h._p for h in handles]
+    finally:
+        for h in reversed(held):
+            h._release()
+
+
+def _pointers(args):
+    """args with each _Handle among them (a generator) as its held pointer."""
+    return [a._p if isinstance(a, _Handle) else a for a in args]
 
 
 def _enum_value(cls, value, what):
@@ -287,20 +342,25 @@ class Generator(_Handle):
         g._p = p
         return g
 
+    def _call(self, fn, name, *args):
+        """fn(this generator's handle, *args), held for the call."""
+        with _using(self) as (p,):
+            return _check(fn(p, *args), name, _C.ebm_rng_errmsg, p)
+
     def derive(self, index):
         """The child generator number index; this generator does not move."""
         index = _seed(index, "index")
         out = ctypes.c_void_p()
-        _check(_C.ebm_rng_derive(ctypes.byref(out), self._h(), index), "ebm_rng_derive",
-               _C.ebm_rng_errmsg, self._p)
+        with _using(self) as (p,):
+            _check(_C.ebm_rng_derive(ctypes.byref(out), p, index), "ebm_rng_derive",
+                   _C.ebm_rng_errmsg, p)
         return Generator._adopt(out.value)
 
     @property
     def state(self):
         """The state as RNG_STATE_WORDS uint64 words (a copy); assign to restore it."""
         s = np.empty(RNG_STATE_WORDS, np.uint64)
-        _check(_C.ebm_rng_get_state(self._h(), _ptr(s)), "ebm_rng_get_state", _C.ebm_rng_errmsg,
-               self._p)
+        self._call(_C.ebm_rng_get_state, "ebm_rng_get_state", _ptr(s))
         return s
 
     @state.setter
@@ -317,13 +377,12 @@ class Generator(_Handle):
             raise ValueError("state must be %d integer words, not %s of %s" %
                              (RNG_STATE_WORDS, s.shape, s.dtype))
         s = np.ascontiguousarray(s, dtype=np.uint64)
-        _check(_C.ebm_rng_set_state(self._h(), _ptr(s)), "ebm_rng_set_state", _C.ebm_rng_errmsg,
-               self._p)
+        self._call(_C.ebm_rng_set_state, "ebm_rng_set_state", _ptr(s))
 
     def _fill(self, fn, name, n):
         n = _check_int(n, "n")
         out = np.empty(max(n, 0), _f32)
-        _check(fn(self._h(), n, _ptr(out)), name, _C.ebm_rng_errmsg, self._p)
+        self._call(fn, name, n, _ptr(out))
         return out
 
     def uniform(self, n):
@@ -348,11 +407,10 @@ def _generator_from_state(state):
 
 
 def _generator(rng):
-    """rng as a Generator: a Generator, or an int seed (stream 0).
-
-    Callers hold the result in a local variable across the C call that takes
-    its handle: a Generator made here from a seed is freed with its last
-    reference, and `_generator(rng)._h()` alone would pass a freed one."""
+    """rng as a Generator: a Generator, or an int seed (stream 0). Callers
+    pass the object itself to _call, which holds it for the C call: a
+    Generator made here from a seed is freed with its last reference, so
+    `_generator(rng)._h()` would pass a freed one."""
     if isinstance(rng, Generator):
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
@@ -480,15 +538,17 @@ class Model(_Handle):
                                         " closed" if self.closed else "")
 
     def _call(self, name, *args):
-        return _check(getattr(_C, name)(self._h(), *args), name, _model_errmsg, self._p)
+        """The library's function name on this model and args; a _Handle among
+        args (a generator) is passed as its handle, held for the call."""
+        with _using(self, *(a for a in args if isinstance(a, _Handle))) as ps:
+            return _check(getattr(_C, name)(ps[0], *_pointers(args)), name, _model_errmsg, ps[0])
 
     # -- parameters ---------------------------------------------------------
 
     def init(self, rng, scheme="orthogonal", scale=1.0):
         """Initialise all parameters (ebm_model_init); rng is a Generator or a seed."""
         s = _enum_value(InitScheme, scheme, "scheme")
-        gen = _generator(rng)
-        self._call("ebm_model_init", gen._h(), s, float(scale))
+        self._call("ebm_model_init", _generator(rng), s, float(scale))
         return self
 
     def params(self):
@@ -698,8 +758,7 @@ class Model(_Handle):
         """Full states with layer l drawn from its conditional (a new array)."""
         l = self._layer(l)
         x, ld = self._copy_states(x, "x", self._neighbours(l))
-        gen = _generator(rng)
-        self._call("ebm_model_layer_sample", l, gen._h(), x.shape[0], _ptr(x), ld)
+        self._call("ebm_model_layer_sample", l, _generator(rng), x.shape[0], _ptr(x), ld)
         return x
 
     def random_state(self, rng, n=None, x=None, clamp=None):
@@ -716,8 +775,7 @@ class Model(_Handle):
         else:
             x, ld = self._copy_states(x, "x", set())
         c, ldc = _mask_array(clamp, x.shape[0], self.state_width)
-        gen = _generator(rng)
-        self._call("ebm_model_random_state", gen._h(), x.shape[0], _ptr(x), ld,
+        self._call("ebm_model_random_state", _generator(rng), x.shape[0], _ptr(x), ld,
                    None if c is None else _ptr(c), ldc)
         return x
 
@@ -730,8 +788,7 @@ class Model(_Handle):
         x, ld = self._copy_states(x, "x", set(range(self.n_layers)))
         c, ldc = _mask_array(clamp, x.shape[0], self.state_width)
         sweeps = np.zeros(x.shape[0], np.int64)
-        gen = _generator(rng)
-        capped = self._call("ebm_model_local_search", gen._h(), x.shape[0], _ptr(x),
+        capped = self._call("ebm_model_local_search", _generator(rng), x.shape[0], _ptr(x),
                             ld, None if c is None else _ptr(c), ldc,
                             _check_int(max_sweeps, "max_sweeps"), _ptr(sweeps))
         return x, sweeps, capped
@@ -773,8 +830,7 @@ class Model(_Handle):
                 if b.shape != (self.n_visible,):
                     raise ValueError("base must have shape (%d,), not %r" %
                                      (self.n_visible, b.shape))
-            gen = _generator(rng)
-            self._call("ebm_model_log_partition_ais_base", gen._h(),
+            self._call("ebm_model_log_partition_ais_base", _generator(rng),
                        _check_int(chains, "chains"), _check_int(betas, "betas"),
                        None if b is None else _ptr(b), ctypes.byref(out), ctypes.byref(err))
         else:
@@ -815,8 +871,7 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        gen = _generator(rng)
-        self._call("ebm_model_log_likelihood_is", gen._h(), float(log_z),
+        self._call("ebm_model_log_likelihood_is", _generator(rng), float(log_z),
                    int(samples), v.shape[0], _ptr(v), ld, _ptr(out))
         return out
 
@@ -828,7 +883,8 @@ class Model(_Handle):
 
     def to_bytes(self):
         """The model in the library's file format."""
-        size = _C.ebm_model_save_size(self._h())
+        with _using(self) as (p,):
+            size = _C.ebm_model_save_size(p)
         buf = ctypes.create_string_buffer(max(size, 1))
         used = ctypes.c_size_t()
         self._call("ebm_model_save_buffer", buf, size, ctypes.byref(used))
@@ -921,8 +977,9 @@ class _OnModel(_Handle):
         self.kind = _enum_value(self._kinds, kind, "kind")
         out, create = ctypes.c_void_p(), self._prefix + "_create"
         # A failed create leaves its message in the model.
-        _check(getattr(_C, create)(ctypes.byref(out), model._h(), int(self.kind)), create,
-               _model_errmsg, model._p)
+        with _using(model) as (mp,):
+            _check(getattr(_C, create)(ctypes.byref(out), mp, int(self.kind)), create,
+                   _model_errmsg, mp)
         self._p = out.value
         self._options = {}
         self.set(**options)
@@ -933,9 +990,11 @@ class _OnModel(_Handle):
         return _Handle._h(self)
 
     def _call(self, suffix, *args):
+        """As Model._call; the model, which the C object uses, is held too."""
         name = self._prefix + suffix
-        return _check(getattr(_C, name)(self._h(), *args), name,
-                      getattr(_C, self._prefix + "_errmsg"), self._p)
+        with _using(self.model, self, *(a for a in args if isinstance(a, _Handle))) as ps:
+            return _check(getattr(_C, name)(ps[1], *_pointers(args)), name,
+                          getattr(_C, self._prefix + "_errmsg"), ps[1])
 
     def set(self, **options):
         """Set options by name; on an error the ones before it stay set.
@@ -980,8 +1039,9 @@ class _OnModel(_Handle):
     @property
     def stats(self):
         """The statistics of the last call, by name ("tau_mean", "accept_rate", ...)."""
-        stat, p = getattr(_C, self._prefix + "_stat"), self._h()
-        return {m.name.lower(): stat(p, int(m)) for m in self._stat_enum if m.name != "COUNT"}
+        stat = getattr(_C, self._prefix + "_stat")
+        with _using(self.model, self) as (_, p):
+            return {m.name.lower(): stat(p, int(m)) for m in self._stat_enum if m.name != "COUNT"}
 
     def __repr__(self):
         return "<ebm.%s %s%s>" % (type(self).__name__, self.kind.name.lower(),
@@ -1026,8 +1086,7 @@ class Sampler(_OnModel):
     def step(self, x, rng):
         """One transition of every row of the float32 chains x, in place; returns x."""
         x, ld = _writable(x, "x", self.model.state_width)
-        gen = _generator(rng)
-        self._call("_step", gen._h(), x.shape[0], _ptr(x), ld)
+        self._call("_step", _generator(rng), x.shape[0], _ptr(x), ld)
         return x
 
     def coupled_step(self, x, y, rng):
@@ -1039,8 +1098,7 @@ class Sampler(_OnModel):
         if np.shares_memory(x, y):
             raise ValueError("x and y share memory")
         met = np.zeros(x.shape[0], np.uint8)
-        gen = _generator(rng)
-        self._call("_coupled_step", gen._h(), x.shape[0], _ptr(x), ldx, _ptr(y), ldy,
+        self._call("_coupled_step", _generator(rng), x.shape[0], _ptr(x), ldx, _ptr(y), ldy,
                    _ptr(met))
         return met.astype(bool)
 
@@ -1103,14 +1161,14 @@ class Estimator(_OnModel):
             raise ValueError("data has %d columns: expected %d visible columns" %
                              (data.shape[1], m.n_visible))
         out = _out_vector(out, m.param_count)
-        gen = _generator(rng)
-        self._call("_gradient", gen._h(), data.shape[0], _ptr(data), ld, _ptr(out))
+        self._call("_gradient", _generator(rng), data.shape[0], _ptr(data), ld, _ptr(out))
         return out
 
     @property
     def num_chains(self):
         """The number of persistent chain rows (PCD: chains; PT: chains x replicas)."""
-        return _C.ebm_estimator_num_chains(self._h())
+        with _using(self.model, self) as (_, p):
+            return _C.ebm_estimator_num_chains(p)
 
     @property
     def chains(self):
