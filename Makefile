@@ -100,7 +100,7 @@ TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
 .PHONY: FORCE all check check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi bench bench-programs fingerprint install uninstall clean symbols deps \
-  python check-python
+  python check-python check-python-asan
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
 # Examples use only the public header; they link the static library and the
@@ -301,9 +301,23 @@ python: $(SOFILE)
 	@rm -rf $(PIP_BUILD_JUNK)
 	@echo "ebm installed in $(VENV); use it with: $(VENV)/bin/python -c 'import ebm'"
 
+PYTEST = EBM_REPO=$(CURDIR) PYTHONSAFEPATH=1 OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} \
+  $(VENV)/bin/python -m pytest -q -p no:cacheprovider --import-mode=append python/tests
 check-python: python build/examples/bas_ucd
-	EBM_REPO=$(CURDIR) PYTHONSAFEPATH=1 OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} \
-	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider --import-mode=append python/tests
+	$(PYTEST)
+
+# make check-python-asan: the same tests against a library built with
+# AddressSanitizer and UBSan (lib/ as `make all CFLAGS="... -fsanitize=address,undefined"`
+# leaves it, which CI's ASan stage does first), the sanitizer runtimes
+# preloaded into the interpreter, so that a lifetime bug of the binding (a
+# handle used after it was freed) stops the run. Python's own leaks are not
+# checked; huge allocations a test asks for fail as in C.
+SAN_PRELOAD = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
+check-python-asan: python build/examples/bas_ucd
+	@nm -D $(SOFILE) | grep -q __asan_init || \
+	  { echo "check-python-asan: $(SOFILE) is not built with -fsanitize=address"; exit 1; }
+	LD_PRELOAD="$(SAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 EBM_LIBRARY=$(CURDIR)/$(SOFILE) $(PYTEST)
 
 # The exported symbols, one per line, to compare with tests/abi/symbols.txt.
 symbols: $(SOFILE)
