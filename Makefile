@@ -317,7 +317,7 @@ check-python-asan: python build/examples/bas_ucd
 	@nm -D $(SOFILE) | grep -q __asan_init || \
 	  { echo "check-python-asan: $(SOFILE) is not built with -fsanitize=address"; exit 1; }
 	LD_PRELOAD="$(SAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1 EBM_LIBRARY=$(CURDIR)/$(SOFILE) $(PYTEST)
+	  UBSAN_OPTIONS=print_stacktrace=1 EBM_LIBRARY=$(CURDIR)/lib/$(SONAME) $(PYTEST)
 
 # The exported symbols, one per line, to compare with tests/abi/symbols.txt.
 symbols: $(SOFILE)
