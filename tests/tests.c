@@ -655,8 +655,6 @@ void t_fixture_teardown(void)
 
 /* ---- the runner ---------------------------------------------------------------------- */
 
-/* ---- the runner ---------------------------------------------------------------- */
-
 /* The number of worker processes: EBM_TEST_JOBS, else the online CPUs (at
  * most 8). */
 static int test_jobs(void)

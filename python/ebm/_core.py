@@ -26,7 +26,8 @@ from . import _abi
 from ._abi import (Coupling, EstimatorKind, EstimatorOption, EstimatorStat, InitScheme,
                    Marginalize, ParamKind, PositivePhase, SamplerKind, SamplerOption,
                    SamplerStat, Status, Units)
-from ._lib import RangeError as _RangeError
+from ._lib import INT64 as _INT64
+from ._lib import check_range as _check_range
 from ._lib import checked as _C
 
 __all__ = ["EbmError", "Generator", "Model", "Sampler", "Estimator", "RBM", "DBM", "GRBM",
@@ -277,9 +278,14 @@ def _using(*handles):
             h._release()
 
 
-def _pointers(args):
-    """args with each _Handle among them (a generator) as its held pointer."""
-    return [a._p if isinstance(a, _Handle) else a for a in args]
+def _held_call(handles, fn, name, errmsg, args):
+    """fn(the last of handles' pointer, *args), checked (_check) with errmsg,
+    with handles and each _Handle among args (a generator, passed as its
+    pointer) held for the call."""
+    with _using(*handles, *(a for a in args if isinstance(a, _Handle))) as ps:
+        p = ps[len(handles) - 1]
+        return _check(fn(p, *(a._p if isinstance(a, _Handle) else a for a in args)), name,
+                      errmsg, p)
 
 
 def _enum_value(cls, value, what):
@@ -296,19 +302,13 @@ def _enum_value(cls, value, what):
         raise ValueError("%s: unknown value %r" % (what, value)) from None
 
 
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
 def _check_int(value, what, bounds=_INT64):
     """value as a Python int within bounds (default: int64_t's), else
     TypeError, or a RangeError (OverflowError and ValueError) naming what:
     ctypes and numpy would wrap it."""
     if not isinstance(value, (int, np.integer, np.bool_)):
         raise TypeError("%s must be an integer, not %r" % (what, value))
-    value = int(value)
-    if not bounds[0] <= value <= bounds[1]:
-        raise _RangeError("%s is %d; it must be from %d to %d" % (what, value, *bounds))
-    return value
+    return _check_range(int(value), bounds, what)
 
 
 # ---------------------------------------------------------------------------
@@ -344,8 +344,7 @@ class Generator(_Handle):
 
     def _call(self, fn, name, *args):
         """fn(this generator's handle, *args), held for the call."""
-        with _using(self) as (p,):
-            return _check(fn(p, *args), name, _C.ebm_rng_errmsg, p)
+        return _held_call((self,), fn, name, _C.ebm_rng_errmsg, args)
 
     def derive(self, index):
         """The child generator number index; this generator does not move."""
@@ -540,8 +539,7 @@ class Model(_Handle):
     def _call(self, name, *args):
         """The library's function name on this model and args; a _Handle among
         args (a generator) is passed as its handle, held for the call."""
-        with _using(self, *(a for a in args if isinstance(a, _Handle))) as ps:
-            return _check(getattr(_C, name)(ps[0], *_pointers(args)), name, _model_errmsg, ps[0])
+        return _held_call((self,), getattr(_C, name), name, _model_errmsg, args)
 
     # -- parameters ---------------------------------------------------------
 
@@ -992,9 +990,8 @@ class _OnModel(_Handle):
     def _call(self, suffix, *args):
         """As Model._call; the model, which the C object uses, is held too."""
         name = self._prefix + suffix
-        with _using(self.model, self, *(a for a in args if isinstance(a, _Handle))) as ps:
-            return _check(getattr(_C, name)(ps[1], *_pointers(args)), name,
-                          getattr(_C, self._prefix + "_errmsg"), ps[1])
+        return _held_call((self.model, self), getattr(_C, name), name,
+                          getattr(_C, self._prefix + "_errmsg"), args)
 
     def set(self, **options):
         """Set options by name; on an error the ones before it stay set.

@@ -98,10 +98,20 @@ _RANGES = {
 }
 
 
+INT64 = _RANGES[ctypes.c_int64]
+
+
 class RangeError(OverflowError, ValueError):
     """An integer argument outside what its C type, or the binding, takes:
     an OverflowError as Python's own C conversions raise, and a ValueError
     as the binding's other bad values."""
+
+
+def check_range(value, bounds, what):
+    """value (an int) if lo <= value <= hi, else RangeError naming what."""
+    if not bounds[0] <= value <= bounds[1]:
+        raise RangeError("%s is %d; it must be from %d to %d" % (what, value, *bounds))
+    return value
 
 
 class _Checked:
@@ -116,14 +126,12 @@ class _Checked:
         self.fn, self.name, self.checks = fn, name, checks
 
     def __call__(self, *args):
-        for i, param, (lo, hi) in self.checks:
+        for i, param, bounds in self.checks:
             try:
                 v = operator.index(args[i])
             except TypeError:
                 continue  # not an integer: ctypes refuses it itself
-            if not lo <= v <= hi:
-                raise RangeError("%s: %s is %d; it must be from %d to %d" %
-                                 (self.name, param, v, lo, hi))
+            check_range(v, bounds, "%s: %s" % (self.name, param))
         return self.fn(*args)
 
 
