@@ -10,6 +10,8 @@
 #   make examples-mpi  the data-parallel trainer build/examples/train_mpi (mpicc:
 #                   OpenMPI, apt-get install openmpi-bin libopenmpi-dev)
 #   make check-mpi  its tests on 1, 2 and 3 ranks (tests/mpi/run.sh, ~1 min)
+#   make check-crash  the trainers killed (SIGKILL) and resumed, 50 times each
+#                   (tests/crash/soak.sh, ~1.5 min; needs MPI as check-mpi)
 #   make bench      build and run the benchmarks (figures, not tests)
 #   make fingerprint  hashes of fixed-seed results (bench/fingerprint.sh): the
 #                   same output before and after a refactoring shows the same bits
@@ -99,7 +101,7 @@ STATIC   = lib/libebm.a
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi bench bench-programs fingerprint install uninstall clean symbols deps \
+.PHONY: FORCE all check check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs fingerprint install uninstall clean symbols deps \
   python check-python check-python-asan
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
@@ -139,6 +141,23 @@ build/examples/train_mpi: examples/mpi/train_mpi.c $(EXAMPLE_COMMON) include/ebm
 # meeting times on the whole batch).
 check-mpi: build/examples/train_mpi build/examples/train_ucd build/examples/train_ucd_lmi
 	bash tests/mpi/run.sh build/examples
+
+# The crash-resume soak (tests/crash/soak.sh): UCD, UCD-LMI, PCD, PT and the
+# MPI trainer on 2 ranks, each killed CRASH_KILLS times (the MPI run
+# CRASH_KILLS_MPI), also inside checkpoint writes (the LD_PRELOAD shim
+# tests/crash/kill_at.c), must end with the uninterrupted run's model.ebm.
+# About 1.5 min on 2 cores; the longer run of tests/README.md: make
+# check-crash CRASH_KILLS=500 CRASH_KILLS_MPI=50 CRASH_STEPS=10000.
+CRASH_KILLS     ?= 50
+CRASH_KILLS_MPI ?= 10
+CRASH_STEPS     ?= 1500
+build/tests/crash/kill_at.so: tests/crash/kill_at.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(DEFS) -D_GNU_SOURCE $(CFLAGS) -shared -fPIC -o $@ $< -ldl
+check-crash: build/tests/crash/kill_at.so build/examples/train_mpi build/examples/train_ucd \
+             build/examples/train_ucd_lmi build/examples/train_pcd
+	KILLS=$(CRASH_KILLS) KILLS_MPI=$(CRASH_KILLS_MPI) STEPS_PER_RUN=$(CRASH_STEPS) \
+	  bash tests/crash/soak.sh build/examples
 
 # The demo, the long runs of docs/results.md and their data sets (demo,
 # results, fashion-mnist, mnist-data; DEMO_*, RESULTS, FASHION_*).

@@ -655,37 +655,6 @@ int main(int argc, char **argv)
              o.global ? "global" : "pixel", o.sd_floor, (long long)o.limit,
              (unsigned long long)o.seed, off_on[o.precondition]);
 
-    /* The CSV: appended to when resuming (its columns must be the same), else
-     * written anew; the held-out columns come last. */
-    char path[1024], header[512], old[512] = "", averaged[128] = "";
-    if (ho.column != NULL && optim_average_on(&avg)) {
-        snprintf(averaged, sizeof averaged, ",%s_avg,heldout_log_z_avg,heldout_seconds_avg",
-                 ho.column);
-    }
-    snprintf(header, sizeof header,
-             "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
-             "sample_accept,var_ratio%s%s%s%s\n", ho.column != NULL ? "," : "",
-             ho.column != NULL ? ho.column : "",
-             ho.column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
-    snprintf(path, sizeof path, "%s/train_grbm.csv", o.out);
-    FILE *probe = o.resume != NULL ? fopen(path, "r") : NULL;
-    const int has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
-    if (probe != NULL) {
-        fclose(probe);
-    }
-    if (has_header && strcmp(old, header) != 0) {
-        fprintf(stderr, "train_grbm: %s has other columns than this run writes:\n  it has: %s  "
-                        "now:    %s", path, old, header);
-        return 2;
-    }
-    FILE *csv = fopen(path, has_header ? "a" : "w");
-    if (csv == NULL) {
-        fprintf(stderr, "train_grbm: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    if (!has_header) {
-        fputs(header, csv);
-    }
     write_grid(&o, &train, "data.png", train.x, o.samples < train.n ? o.samples : train.n);
     fprintf(stderr,
             "train_grbm: %lld images (standardised %s), %lld x %lld GRBM, batch %lld, %lld x %lld "
@@ -722,6 +691,27 @@ int main(int argc, char **argv)
         }
         fprintf(stderr, "train_grbm: resumed from %s at step %lld (%.1f s of training)\n",
                 o.resume, (long long)step, seconds_before);
+    }
+
+    /* The CSV: appended to when resuming (its columns must be the same; rows
+     * after the checkpoint's step are cut), else written anew; the held-out
+     * columns come last. */
+    char path[1024], header[512], averaged[128] = "";
+    if (ho.column != NULL && optim_average_on(&avg)) {
+        snprintf(averaged, sizeof averaged, ",%s_avg,heldout_log_z_avg,heldout_seconds_avg",
+                 ho.column);
+    }
+    snprintf(header, sizeof header,
+             "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
+             "sample_accept,var_ratio%s%s%s%s\n", ho.column != NULL ? "," : "",
+             ho.column != NULL ? ho.column : "",
+             ho.column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
+    snprintf(path, sizeof path, "%s/train_grbm.csv", o.out);
+    FILE *csv;
+    if ((rc = cli_open_log(&csv, path, header, o.resume != NULL ? step : -1, "", err,
+                           sizeof err)) != 0) {
+        fprintf(stderr, "train_grbm: %s\n", err);
+        return rc == CLI_LOG_OTHER_COLUMNS ? 2 : 1;
     }
 
     if (cli_catch_stop_signals() != 0) {

@@ -137,6 +137,78 @@ int cli_open_file(const char *path, size_t *size, char *err, size_t err_size)
     return fd;
 }
 
+/* The length of a log's part that a run resumed at `step` keeps: the header
+ * and the whole rows of steps up to `step`. */
+static off_t log_rows_through(FILE *f, int64_t step)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    off_t keep = 0;
+    ssize_t n;
+    for (int row = 0; (n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n'; row++) {
+        if (row > 0) {
+            char *end;
+            errno = 0;
+            const long long s = strtoll(line, &end, 10);
+            if (errno != 0 || end == line || *end != ',' || s > step) {
+                break;
+            }
+        }
+        keep += (off_t)n;
+    }
+    free(line);
+    return keep;
+}
+
+int cli_open_log(FILE **out, const char *path, const char *header, int64_t resume_step,
+                 const char *hint, char *err, size_t err_size)
+{
+    off_t keep = 0;
+    if (resume_step >= 0) {
+        size_t size;
+        const int fd = cli_open_file(path, &size, err, err_size);
+        if (fd < 0 && errno != ENOENT) {
+            return CLI_LOG_EIO;
+        }
+        FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+        if (fd >= 0 && f == NULL) {
+            cli_set_error(err, err_size, "%s: cannot read: %s", path, strerror(errno));
+            close(fd);
+            return CLI_LOG_EIO;
+        }
+        char *first = NULL;
+        size_t cap = 0;
+        const ssize_t n = f != NULL ? getline(&first, &cap, f) : -1;
+        if (n > 0 && first[n - 1] == '\n' && strcmp(first, header) != 0) {
+            cli_set_error(err, err_size, "%s has other columns than this run writes%s:\n"
+                          "  it has: %s  now:    %s", path, hint, first, header);
+            free(first);
+            fclose(f);
+            return CLI_LOG_OTHER_COLUMNS;
+        }
+        free(first);
+        if (f != NULL) {
+            rewind(f);
+            keep = log_rows_through(f, resume_step);
+            fclose(f);
+            if ((size_t)keep < size && truncate(path, keep) != 0) {
+                cli_set_error(err, err_size, "%s: cannot cut it to the checkpoint's step %lld: %s",
+                              path, (long long)resume_step, strerror(errno));
+                return CLI_LOG_EIO;
+            }
+        }
+    }
+    *out = fopen(path, keep > 0 ? "a" : "w");
+    if (*out == NULL) {
+        cli_set_error(err, err_size, "%s: cannot write: %s", path, strerror(errno));
+        return CLI_LOG_EIO;
+    }
+    if (keep == 0) {
+        fputs(header, *out);
+    }
+    return 0;
+}
+
 int cli_make_dirs(const char *path)
 {
     char buf[4096];

@@ -42,6 +42,19 @@ int cli_make_dirs(const char *path);
  * close-on-exec. @return the descriptor, with its size in *size, or -1 with
  * a message naming path and what is wrong in err (errno set). */
 int cli_open_file(const char *path, size_t *size, char *err, size_t err_size);
+/** What cli_open_log returns besides 0. */
+enum { CLI_LOG_EIO = 1, CLI_LOG_OTHER_COLUMNS = 2 };
+/** Opens a run's CSV log (one header line, then rows that start with their
+ * step, in step order). With resume_step < 0 the file is written anew and
+ * header written. Else the run resumes a checkpoint of that step: an
+ * existing file must start with header (else CLI_LOG_OTHER_COLUMNS, the
+ * message showing both and ending with hint), and its rows of later steps
+ * and a line cut short (no newline), which a run killed after that
+ * checkpoint left, are cut off; the stream appends. Read with cli_open_file's checks.
+ * @return 0 with the stream in *out, or a CLI_LOG_ code with a message naming
+ * path in err (nothing opened) */
+int cli_open_log(FILE **out, const char *path, const char *header, int64_t resume_step,
+                 const char *hint, char *err, size_t err_size);
 /** printf into a caller's message buffer (NULL or size 0: nothing is written). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

@@ -1100,13 +1100,14 @@ static int save_checkpoint(run *r, double seconds)
     return rc == CHECKPOINT_OK ? 0 : complain(r->c, "checkpoint: %s", err);
 }
 
-/* train.csv: opened for appending when resuming (an existing file must have
- * the same columns), else written anew. The held-out columns come last, and
- * those of the average after them, so the others keep their places with or
- * without --eval-every and --average-from. */
+/* train.csv: appended to when resuming (an existing file must have the
+ * same columns; rows after the checkpoint's step are cut), else written
+ * anew. The held-out columns come last, and those of the average after
+ * them, so the others keep their places with or without --eval-every and
+ * --average-from. */
 static int open_csv(run *r)
 {
-    char path[4200], header[1024], old[1024] = "", averaged[256] = "";
+    char path[4200], header[1024], averaged[256] = "", err[ERR_SIZE];
     snprintf(path, sizeof path, "%s/train.csv", r->c->out);
     const char *is = r->heldout_is ? ",heldout_loglik_is" : "";
     if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
@@ -1120,35 +1121,10 @@ static int open_csv(run *r)
              r->heldout_column != NULL ? "," : "",
              r->heldout_column != NULL ? r->heldout_column : "",
              r->heldout_column != NULL ? ",heldout_log_z,heldout_seconds" : "", is, averaged);
-    const int append = r->c->resume != NULL;
-    int has_header = 0;
-    if (append) {
-        char err[4400];
-        size_t size;
-        const int fd = cli_open_file(path, &size, err, sizeof err);
-        if (fd < 0 && errno != ENOENT) {
-            return complain(r->c, "%s", err);
-        }
-        FILE *probe = fd >= 0 ? fdopen(fd, "r") : NULL;
-        if (fd >= 0 && probe == NULL) {
-            close(fd);
-        }
-        has_header = probe != NULL && fgets(old, sizeof old, probe) != NULL;
-        if (probe != NULL) {
-            fclose(probe);
-        }
-    }
-    if (has_header && strcmp(old, header) != 0) {
-        return complain(r->c, "%s has other columns than this run writes (another "
-                        "--eval-every, --average-from or --is-samples?):\n  it has: %s  now:    %s",
-                        path, old, header);
-    }
-    r->csv = fopen(path, append ? "a" : "w");
-    if (r->csv == NULL) {
-        return complain(r->c, "cannot write %s: %s", path, strerror(errno));
-    }
-    if (!has_header) {
-        fputs(header, r->csv);
+    if (cli_open_log(&r->csv, path, header, r->c->resume != NULL ? r->step : -1,
+                     " (another --eval-every, --average-from or --is-samples?)", err,
+                     sizeof err) != 0) {
+        return complain(r->c, "%s", err);
     }
     return 0;
 }

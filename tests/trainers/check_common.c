@@ -4,12 +4,13 @@
  * iterates computed directly, and its checkpoint section (checkpoint.h):
  * saved and restored bit for bit, the version it writes, the restores it
  * refuses; the one-hot grey levels of data.h (DATA_LEVELS) against values
- * worked by hand. Built by `make examples` as build/examples/check_common and run by
+ * worked by hand; cli_open_log's cut of a resumed run's log (cli.h). Built by `make examples` as build/examples/check_common and run by
  * tests/trainers/run.sh. Prints one line per check and exits 1 if any failed.
  */
 #include <ebm.h>
 
 #include "common/checkpoint.h"
+#include "common/cli.h"
 #include "common/data.h"
 #include "common/optim.h"
 
@@ -350,12 +351,86 @@ static void grey_levels(void)
           "levels 1 and DATA_MAX_LEVELS + 1 are not encodings");
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static int has_text(const char *path, const char *text)
+{
+    char got[512] = "";
+    FILE *f = fopen(path, "r");
+    const size_t n = f != NULL ? fread(got, 1, sizeof got - 1, f) : 0;
+    if (f != NULL) {
+        fclose(f);
+    }
+    got[n] = '\0';
+    return strcmp(got, text) == 0;
+}
+
+/* cli_open_log: a resumed run keeps the header and the whole rows of steps
+ * up to its checkpoint's; a new run starts the file again. */
+static void run_logs(const char *dir)
+{
+    char path[1024], err[1024];
+    FILE *f = NULL;
+    snprintf(path, sizeof path, "%s/check_common_log.csv", dir);
+    const char *head = "step,x\n";
+    write_text(path, "step,x\n1,a\n2,b\n3,c\n4,d\n5,e");
+    int rc = cli_open_log(&f, path, head, 3, "", err, sizeof err);
+    if (rc == 0) {
+        fputs("4,D\n", f);
+        fclose(f);
+    }
+    check(rc == 0 && has_text(path, "step,x\n1,a\n2,b\n3,c\n4,D\n"),
+          "log: a resume at step 3 cuts the rows of steps 4 and 5 (cut short) and appends");
+    write_text(path, "step,x\n1,a\n2,");
+    rc = cli_open_log(&f, path, head, 3, "", err, sizeof err);
+    if (rc == 0) {
+        fclose(f);
+    }
+    check(rc == 0 && has_text(path, "step,x\n1,a\n"), "log: a row cut in the middle goes");
+    write_text(path, "ste");
+    rc = cli_open_log(&f, path, head, 3, "", err, sizeof err);
+    if (rc == 0) {
+        fclose(f);
+    }
+    check(rc == 0 && has_text(path, head), "log: a header cut in the middle is written again");
+    remove(path);
+    rc = cli_open_log(&f, path, head, 3, "", err, sizeof err);
+    if (rc == 0) {
+        fclose(f);
+    }
+    check(rc == 0 && has_text(path, head), "log: a resume without a log starts one");
+    write_text(path, "step,y\n1,a\n");
+    rc = cli_open_log(&f, path, head, 3, " (hint)", err, sizeof err);
+    check(rc == CLI_LOG_OTHER_COLUMNS && strstr(err, path) != NULL &&
+              strstr(err, "other columns") != NULL && strstr(err, "(hint)") != NULL &&
+              has_text(path, "step,y\n1,a\n"),
+          "log: other columns are refused, naming the file, and the file is kept");
+    write_text(path, "step,x\n1,a\n");
+    rc = cli_open_log(&f, path, head, -1, "", err, sizeof err);
+    if (rc == 0) {
+        fclose(f);
+    }
+    check(rc == 0 && has_text(path, head), "log: a new run starts the file again");
+    remove(path);
+    rc = cli_open_log(&f, dir, head, 3, "", err, sizeof err);
+    check(rc == CLI_LOG_EIO && strstr(err, dir) != NULL && strstr(err, "directory") != NULL,
+          "log: a directory is refused, naming it");
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     running_mean();
     checkpoints(dir);
     grey_levels();
+    run_logs(dir);
     printf("check_common: %d failed\n", failed);
     return failed ? 1 : 0;
 }

@@ -184,6 +184,17 @@ resume_test TERM 143 train_pcd checkpoint.ckpt "${TINY[@]}" --steps 40000 --chec
 resume_test INT 130 train_ucd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none
 # The average of the iterates after step 2 holds a few when the signal comes.
 resume_test TERM 143 train_ucd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none --average-from 2
+# A run killed after its last checkpoint left rows of later steps in
+# train.csv, the last perhaps cut (tests/crash/soak.sh kills runs for
+# real): the resumed run cuts them before it writes those steps again.
+CSV_RUN=("${TINY[@]}" --layers 16,16 --checkpoint-every 10 --log-every 1 --eval none)
+run train_pcd "${CSV_RUN[@]}" --steps 30 --out "$T/csv-ref"
+run train_pcd "${CSV_RUN[@]}" --steps 20 --out "$T/csv-cut"
+sed -n '22,24p' "$T/csv-ref/train.csv" >>"$T/csv-cut/train.csv"
+printf '24,0.01,0.1' >>"$T/csv-cut/train.csv"
+run train_pcd "${CSV_RUN[@]}" --steps 30 --out "$T/csv-cut" --resume "$T/csv-cut/checkpoint.ckpt"
+check "train_pcd: a resume cuts train.csv's rows after the checkpoint (and a half row): the uninterrupted run's lines" \
+    test "$rc" = 0 -a "$(cut -d, -f1,3- "$T/csv-ref/train.csv")" = "$(cut -d, -f1,3- "$T/csv-cut/train.csv")"
 run train_ucd "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --eval none \
     --out "$T/refused" --resume "$T/train_ucd.TERM/checkpoint.ckpt"
 check "train_ucd: resuming an averaged checkpoint without --average-from: exit 1, names --average-from 2" \
