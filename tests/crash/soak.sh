@@ -87,11 +87,15 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # The state of the temporary checkpoint file: empty when there is none.
 tmp_state() { stat -c '%i %.9Y %s' "$1/checkpoint.ckpt.tmp" 2>/dev/null || true; }
 
-# run_to_end NAME DIR: start NAME in DIR and wait; sets rc.
+# run_to_end NAME DIR: start NAME in DIR and wait; sets rc and ms (its
+# wall time).
 run_to_end() {
+    local t0
+    t0=$(now_ms)
     start "$1" "$2" ""
     rc=0
     { wait "$pid"; } 2>/dev/null || rc=$?
+    ms=$(($(now_ms) - t0))
 }
 
 # soak NAME: the uninterrupted run (timed, and a run of one step for the
@@ -104,21 +108,15 @@ run_to_end() {
 soak() {
     local name=$1 ref=$T/$1.ref one=$T/$1.one
     mkdir -p "$ref" "$one"
-    local saved=${STEPS[$name]} t0
+    local steps=${STEPS[$name]}
     STEPS[$name]=1
-    t0=$(now_ms)
     run_to_end "$name" "$one"
-    local t_one=$(($(now_ms) - t0))
-    if [ "$rc" != 0 ]; then
-        bad "$name: a run of one step failed (exit $rc): $(tail -3 "$one.err")"
-        return
-    fi
-    STEPS[$name]=$saved
-    t0=$(now_ms)
+    local t_one=$ms rc_one=$rc
+    STEPS[$name]=$steps
     run_to_end "$name" "$ref"
-    local t_ref=$(($(now_ms) - t0))
-    if [ "$rc" != 0 ]; then
-        bad "$name: the uninterrupted run failed (exit $rc): $(tail -3 "$ref.err")"
+    local t_ref=$ms
+    if [ "$rc_one" != 0 ] || [ "$rc" != 0 ]; then
+        bad "$name: an uninterrupted run failed (exit $rc_one, $rc): $(tail -3 "$ref.err")"
         return
     fi
     local kills=0 in_write=0 starts=0 rounds=0 t_soak kills_wanted=$KILLS
