@@ -13,7 +13,10 @@
 #       checkpoint (FNV, with its training-time field zeroed: fingerprint
 #       --checkpoint), the log (train.csv without seconds), summary.txt
 #       without its *_seconds lines, and the sample and completion pictures
-#       (table_row.txt and stdout, which hold times, are left out);
+#       (table_row.txt and stdout, which hold times, are left out); its
+#       evaluation flags are the trainers' defaults before issue 41 (AIS
+#       from uniform units with 1000 betas, no check), so that fingerprints
+#       from before and after that change compare;
 #     - grbm_gmm, 1 epoch of 5 CD steps: the models, the logs and the table
 #       CSV without their seconds columns, and the figures.
 # Compare two outputs with diff: the first differing line names the
@@ -78,7 +81,8 @@ bas_pid=$!
 build/bench/fingerprint > "$tmp/fingerprint.out" 2> "$tmp/fingerprint.err" ||
     fail build/bench/fingerprint "$tmp/fingerprint.err"
 build/examples/train_ucd_lmi --data bas --layers 16,16,8 --steps 200 --batch 32 \
-    --sample-every 0 --checkpoint-every 100 --out "$tmp/lmi" \
+    --sample-every 0 --checkpoint-every 100 --ais-base uniform --ais-betas 1000 --ais-check 0 \
+    --out "$tmp/lmi" \
     > "$tmp/lmi.out" 2> "$tmp/lmi.err" || fail train_ucd_lmi "$tmp/lmi.err"
 build/examples/grbm_gmm --epochs 1 --cd-steps 5 --data 200 --samples 200 --out "$tmp/gmm" \
     > "$tmp/gmm.out" 2> "$tmp/gmm.err" || fail grbm_gmm "$tmp/gmm.err"

@@ -70,6 +70,11 @@ typedef struct run {
     /* --eval-every: the held-out rows, encoded once, and how they are scored */
     float *heldout_x;
     float *ais_base; /* --ais-base data: the base's visible biases, else NULL */
+    const char *ais_base_note; /* why --ais-base data fell back to uniform units, else NULL */
+    /* --eval-every: the AIS log Z (and its s.e.) of the shown model's last
+     * held-out evaluation in this process, and its step (0: none) */
+    double heldout_last_log_z, heldout_last_se;
+    int64_t heldout_last_step;
     /* --centre data: mean-field states of a batch, its clamp mask, the
      * offsets' target */
     float *centre_mu, *centre_target;
@@ -225,12 +230,15 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     c->mh_steps = 10;
     c->n_completions = 10;
     c->ais_chains = 100;
-    c->ais_betas = 1000;
+    c->ais_betas = TRAINER_AIS_BETAS;
+    c->ais_base = 1;
+    c->ais_check = 10;
+    c->ais_check_chains = TRAINER_AIS_CHECK_CHAINS;
     c->is_samples = 100;
     c->eval = TRAINER_EVAL_AUTO;
     c->eval_every = 0;
     c->eval_rows = 500;
-    c->eval_betas = 100;
+    c->eval_betas = TRAINER_EVAL_BETAS;
     if (method == EBM_ESTIMATOR_UCD) {
         /* Qiu et al. (2020) section 6.3: a binary RBM with 1000 hidden units on
          * Bernoulli-binarised Fashion-MNIST, batch 1000, lr 0.1; their code
@@ -449,10 +457,10 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
     ADD(CLI_ONE_OF("--ais-base", &c->ais_base, ais_base_names, 0,
                    "AIS's start: independent uniform units, or visible units with the training "
                    "data's pixel means (Salakhutdinov and Murray 2008: far fewer temperatures "
-                   "for sharp models)"));
+                   "for sharp models; uniform where the visible units have no such base)"));
     ADD(CLI_I64("--ais-check", "N", &c->ais_check, 0, 1000,
                 "the AIS bias check: a second AIS with N x --ais-betas temperatures beside "
-                "the first (its own generator); 0: none"));
+                "the first (its own generator), and its verdict; 0: none"));
     ADD(CLI_I64("--ais-check-chains", "N", &c->ais_check_chains, 0, INT64_C(1) << 24,
                 "its chains; 0: --ais-chains"));
     ADD(CLI_I64("--is-samples", "N", &c->is_samples, 0, INT64_C(1) << 30,
@@ -1195,7 +1203,7 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
 
 static int centre_step(run *r);
 static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll,
-                            double *log_z, double *is_mean);
+                            double *log_z, double *log_z_se, double *is_mean);
 
 /* After a failure in training (the message is out): alone, 1: stop;
  * distributed, 0: carry on to the next step's agreement, which stops every
@@ -1314,25 +1322,31 @@ static int train(run *r, double *seconds_out)
          * the next step (rank_failed). */
         const int eval_now = r->root && c->eval_every > 0 && r->step % c->eval_every == 0;
         double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN, heldout_is = NAN;
+        double heldout_se = NAN;
         /* the average's, once it has one */
-        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN, avg_is = NAN;
+        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN, avg_is = NAN, avg_se = NAN;
         if (eval_now) {
             const double te = cli_now();
-            if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z, &heldout_is) &&
+            if (heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z, &heldout_se,
+                                 &heldout_is) &&
                 rank_failed(r)) {
                 return 1;
             }
             heldout_s = cli_now() - te;
             if (r->avg.count > 0) {
                 const ebm_model_t *m_avg = shown_model(r);
-                if ((m_avg == NULL ||
-                     heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z, &avg_is)) &&
+                if ((m_avg == NULL || heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z,
+                                                       &avg_se, &avg_is)) &&
                     rank_failed(r)) {
                     return 1;
                 }
                 avg_s = cli_now() - te - heldout_s;
             }
             r->heldout_seconds += cli_now() - te;
+            /* the model the final evaluation sees, for heldout_check */
+            r->heldout_last_step = r->step;
+            r->heldout_last_log_z = r->avg.count > 0 ? avg_log_z : heldout_log_z;
+            r->heldout_last_se = r->avg.count > 0 ? avg_se : heldout_se;
         }
         if (r->root && ((c->log_every > 0 && r->step % c->log_every == 0) || eval_now)) {
             fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f",
@@ -1526,13 +1540,37 @@ static int training_means(run *r, double *p, const char *what)
     return 0;
 }
 
+const char *trainer_data_base_unfit(const ebm_model_t *m)
+{
+    switch (ebm_model_layer_units(m, 0)) {
+    case EBM_UNITS_BINARY:
+    case EBM_UNITS_SPIN:
+    case EBM_UNITS_POTTS:
+        return NULL;
+    case EBM_UNITS_GAUSSIAN:
+        return "Gaussian visible units start from N(mu, sigma^2), the model's own";
+    default:
+        return "these visible units have no base from the data's means";
+    }
+}
+
 /* --ais-base data: the visible biases of AIS's base distribution, the
  * log-odds of training_means (spin units: half the log-odds of +1; Potts
- * sites, whose base is the softmax of a site's biases: the log-frequencies). */
+ * sites, whose base is the softmax of a site's biases: the log-frequencies).
+ * Where the visible units have none (trainer_data_base_unfit), AIS starts
+ * from uniform units and the run says why. */
 static int prepare_ais_base(run *r)
 {
     const trainer_config *c = r->c;
     if (c->ais_base == 0 || c->eval == TRAINER_EVAL_NONE) {
+        return 0;
+    }
+    r->ais_base_note = trainer_data_base_unfit(r->m);
+    if (r->ais_base_note != NULL) {
+        if (r->root) {
+            fprintf(stderr, "%s: note: AIS starts from uniform units, not the data's pixel "
+                    "means: %s\n", c->prog, r->ais_base_note);
+        }
         return 0;
     }
     const int64_t d = r->dim;
@@ -1664,10 +1702,11 @@ static int prepare_heldout(run *r)
     return 0;
 }
 
-/* The mean held-out log-likelihood (or bound) of m at this step, its log Z and,
- * for a DBM with --is-samples, the mean IS estimate (else NaN). */
+/* The mean held-out log-likelihood (or bound) of m at this step, its log Z
+ * (and AIS's standard error, else 0) and, for a DBM with --is-samples, the
+ * mean IS estimate (else NaN). */
 static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll_mean,
-                            double *log_z, double *is_mean)
+                            double *log_z, double *log_z_se, double *is_mean)
 {
     const trainer_config *c = r->c;
     const int64_t n = r->heldout_n;
@@ -1677,13 +1716,14 @@ static int heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *
         return complain(c, "--eval-every: out of memory");
     }
     int rc;
+    *log_z_se = 0.0;
     if (r->heldout_exact) {
         rc = ebm_model_log_partition_exact(m, log_z);
     } else {
         rc = ebm_rng_create(&rng, c->seed, HELDOUT_STREAM + (uint64_t)step);
         if (rc == EBM_OK) {
             rc = ebm_model_log_partition_ais_base(m, rng, c->ais_chains, c->eval_betas,
-                                                  r->ais_base, log_z, NULL);
+                                                  r->ais_base, log_z, log_z_se);
         }
     }
     if (rc == EBM_OK) {
@@ -1848,6 +1888,48 @@ static int stragglers(const run *r, double out[4])
     return 1;
 }
 
+/* AIS underestimates log Z when it has too few temperatures, and its
+ * standard error does not show it; an estimate with more temperatures
+ * tells. The verdict on the first from d, the second's log Z less the
+ * first's, and se, the two standard errors combined: "agrees" (within
+ * AIS_AGREE_NATS, with noise that small), "biased" (the first is lower by
+ * more than that and 3 se: its likelihoods are too high), or "unclear"
+ * (noise of the size of the difference: more chains would tell). */
+#define AIS_AGREE_NATS 1.0
+static const char *ais_verdict(double d, double se)
+{
+    if (fabs(d) <= AIS_AGREE_NATS && se <= AIS_AGREE_NATS) {
+        return "agrees";
+    }
+    return d > AIS_AGREE_NATS && d > 3.0 * se ? "biased" : "unclear";
+}
+
+/* --eval-every's bias check (heldout_check): the AIS log Z of its last
+ * evaluation, if that was at the final step, against the final
+ * evaluation's of the same model (exact, or AIS with more temperatures).
+ * Returns the verdict and sets *d (the final's less the held-out's) and
+ * *se, or returns "not_shown" and sets *why. */
+static const char *heldout_verdict(const run *r, const result *res, double *d, double *se,
+                                   const char **why)
+{
+    const trainer_config *c = r->c;
+    const int exact = isfinite(res->exact_log_z);
+    *d = *se = NAN;
+    if (r->heldout_last_step != r->step || !isfinite(r->heldout_last_log_z)) {
+        *why = "no held-out evaluation at the final step (make --steps a multiple of "
+               "--eval-every)";
+    } else if (!exact && !isfinite(res->log_z)) {
+        *why = "the final evaluation has no log Z";
+    } else if (!exact && c->ais_betas <= c->eval_betas) {
+        *why = "the final AIS has no more temperatures than --eval-betas";
+    } else {
+        *d = (exact ? res->exact_log_z : res->log_z) - r->heldout_last_log_z;
+        *se = exact ? r->heldout_last_se : hypot(r->heldout_last_se, res->log_z_se);
+        return ais_verdict(*d, *se);
+    }
+    return "not_shown";
+}
+
 static void report(const run *r, const result *res, double train_s, double pictures_s,
                    double sample_accept, double sample_sweeps)
 {
@@ -1904,29 +1986,54 @@ static void report(const run *r, const result *res, double train_s, double pictu
         printf("exact:  log Z = %.3f, test log p(v) = %.3f nats/image (%.1f s)\n",
                res->exact_log_z, res->exact_ll_mean, res->exact_s);
     }
+    const double check_d = res->check_log_z - res->log_z;
+    const double check_se = hypot(res->log_z_se, res->check_log_z_se);
+    const char *verdict = isfinite(res->check_log_z) ? ais_verdict(check_d, check_se) : NULL;
     if (isfinite(res->log_z)) {
-        printf("AIS (%lld chains, %lld betas%s): log Z = %.3f +- %.3f (%.1f s)\n",
+        char check[96] = "";
+        if (verdict != NULL) {
+            snprintf(check, sizeof check, "; bias check: %s (%+.2f nats at %lldx the betas)",
+                     verdict, check_d, (long long)c->ais_check);
+        }
+        printf("AIS (%lld chains, %lld betas, from %s%s): log Z = %.3f +- %.3f (%.1f s)%s\n",
                (long long)c->ais_chains, (long long)c->ais_betas,
-               r->ais_base != NULL ? ", from the data's pixel means" : "", res->log_z,
-               res->log_z_se, res->ais_s);
+               r->ais_base != NULL ? "the data's pixel means" : "uniform units",
+               r->ais_base_note != NULL ? ", as --ais-base data does not apply" : "",
+               res->log_z, res->log_z_se, res->ais_s, check);
         printf("test %s = %.3f nats/image (%.1f s)\n",
                res->is_bound ? "log-likelihood lower bound (mean field)" : "log-likelihood",
                res->ll_mean, res->ll_s);
     }
-    if (isfinite(res->check_log_z)) {
-        /* AIS's log Z is biased low when it has too few temperatures; its
-         * standard error does not show it. A second AIS with many more tells. */
-        const double d = res->check_log_z - res->log_z;
-        const double se = sqrt(res->log_z_se * res->log_z_se +
-                               res->check_log_z_se * res->check_log_z_se);
+    if (verdict != NULL) {
         printf("AIS check (%lld chains, %lld betas): log Z = %.3f +- %.3f (%.1f s): %+.3f "
-               "nats (%.1f s.e.) from the first; %s\n",
+               "nats (%.1f s.e.) from the first: %s\n",
                (long long)check_chains(c), (long long)(c->ais_check * c->ais_betas),
-               res->check_log_z, res->check_log_z_se, res->check_s, d, se > 0 ? d / se : 0.0,
-               fabs(d) <= 3.0 * se ? "no bias seen beyond 3 s.e."
-               : d > 0 ? "the first AIS is biased low (the likelihoods above too high): "
-                         "raise --ais-betas"
-                       : "the check is the lower: more chains would tell");
+               res->check_log_z, res->check_log_z_se, res->check_s, check_d,
+               check_se > 0 ? check_d / check_se : 0.0,
+               verdict[0] == 'a' ? "agrees, within 1 nat"
+               : verdict[0] == 'b' ? "biased, the first AIS is too low (the likelihoods above "
+                                     "too high): raise --ais-betas"
+                                   : "unclear, the difference is within the noise or the "
+                                     "check is the lower: more --ais-check-chains would tell");
+    } else if (isfinite(res->log_z) && c->ais_check == 0) {
+        printf("AIS check: none (--ais-check 0), so AIS's bias is not measured\n");
+    }
+    double held_d = NAN, held_se = NAN;
+    const char *held_why = NULL;
+    const char *held = r->heldout_column != NULL && !r->heldout_exact
+                           ? heldout_verdict(r, res, &held_d, &held_se, &held_why)
+                           : NULL;
+    if (held != NULL && held_why != NULL) {
+        printf("held-out curves (train.csv, AIS with %lld betas): bias not checked: %s\n",
+               (long long)c->eval_betas, held_why);
+    } else if (held != NULL) {
+        printf("held-out curves (train.csv, AIS with %lld betas): their log Z at step %lld is "
+               "%+.3f nats (%.1f s.e.) from the final evaluation's: %s\n",
+               (long long)c->eval_betas, (long long)r->step, held_d,
+               held_se > 0 ? held_d / held_se : 0.0,
+               held[0] == 'a' ? "agrees, within 1 nat"
+               : held[0] == 'b' ? "biased, their likelihoods are too high: raise --eval-betas"
+                                : "unclear, the difference is within the noise");
     }
     if (isfinite(res->base_ll_mean)) {
         printf("AIS's base alone (independent %s with the training frequencies): test "
@@ -1958,7 +2065,12 @@ static void report(const run *r, const result *res, double train_s, double pictu
                 (long long)c->ais_betas, res->log_z, res->log_z_se, res->ais_s, res->ll_mean,
                 res->is_bound, res->ll_s, res->exact_log_z, res->exact_ll_mean, r->capped, r->tau_max,
                 r->ptau_max);
-        fprintf(f, "ais_base=%s\n", ais_base_names[c->ais_base]);
+        fprintf(f, "ais_base=%s\n", c->eval == TRAINER_EVAL_NONE ? "none"
+                                     : r->ais_base != NULL         ? "data"
+                                                                   : "uniform");
+        if (r->ais_base_note != NULL) {
+            fprintf(f, "ais_base_note=--ais-base data does not apply: %s\n", r->ais_base_note);
+        }
         if (isfinite(res->base_ll_mean)) {
             fprintf(f, "base_ll_mean=%.6f\n", res->base_ll_mean);
         }
@@ -1981,6 +2093,13 @@ static void report(const run *r, const result *res, double train_s, double pictu
                        "ais_check_log_z_se=%.6f\nais_check_seconds=%.3f\n",
                     (long long)check_chains(c), (long long)(c->ais_check * c->ais_betas),
                     res->check_log_z, res->check_log_z_se, res->check_s);
+            fprintf(f, "ais_check_verdict=%s\n", verdict);
+        }
+        if (held != NULL) {
+            fprintf(f, "heldout_check=%s\n", held);
+            if (held_why == NULL) {
+                fprintf(f, "heldout_check_diff=%.6f\n", held_d);
+            }
         }
         if (optim_average_on(&r->avg)) {
             /* The figures above are those of the model evaluated: the average or, if
@@ -2002,7 +2121,7 @@ static void report(const run *r, const result *res, double train_s, double pictu
     snprintf(path, sizeof path, "%s/table_row.txt", c->out);
     f = fopen(path, "w");
     if (f != NULL) {
-        char ll[64], is[64] = "-", lz[64];
+        char ll[64], is[64] = "-", lz[64], check[64] = "-";
         const double shown = isfinite(res->ll_mean) ? res->ll_mean : res->exact_ll_mean;
         snprintf(ll, sizeof ll, "%.2f", shown);
         if (isfinite(res->is_ll_mean)) {
@@ -2013,8 +2132,12 @@ static void report(const run *r, const result *res, double train_s, double pictu
         } else {
             snprintf(lz, sizeof lz, "%.2f (exact)", res->exact_log_z);
         }
-        fprintf(f, "%-8s %8lld %10s %18s %12s %20s %9.1f s\n", c->title, (long long)r->step, dur,
-                ll, is, lz, res->ais_s + res->ll_s + res->exact_s + res->is_s + res->check_s);
+        if (verdict != NULL) {
+            snprintf(check, sizeof check, "%s %+.2f", verdict, check_d);
+        }
+        fprintf(f, "%-8s %8lld %10s %18s %12s %20s %15s %9.1f s\n", c->title, (long long)r->step,
+                dur, ll, is, lz, check,
+                res->ais_s + res->ll_s + res->exact_s + res->is_s + res->check_s);
         fclose(f);
     }
 }

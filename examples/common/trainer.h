@@ -157,6 +157,15 @@ enum trainer_eval {
     TRAINER_EVAL_NONE = 2  /* no log-likelihood (pictures only) */
 };
 
+/* The evaluation's defaults (docs/demo.md, "Evaluation", has the
+ * measurements behind them): the final AIS from the data's pixel means with
+ * TRAINER_AIS_BETAS temperatures, and its bias check, a second AIS with 10
+ * times the temperatures on TRAINER_AIS_CHECK_CHAINS chains; --eval-every's
+ * AIS with TRAINER_EVAL_BETAS. */
+#define TRAINER_AIS_BETAS 10000
+#define TRAINER_AIS_CHECK_CHAINS 20
+#define TRAINER_EVAL_BETAS 3000
+
 /** The defaults of a method (EBM_ESTIMATOR_UCD, UCD_LMI or PCD), from the papers. */
 void trainer_defaults(trainer_config *c, int method, const char *prog, const char *title);
 
@@ -167,5 +176,13 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
  *         options, 128 + the signal's number after SIGINT or SIGTERM
  */
 int trainer_main(trainer_config *c, int argc, char **argv);
+
+/**
+ * Whether AIS can start from the data's pixel means on m
+ * (ebm_model_log_partition_ais_base): NULL if it can (binary, spin and
+ * Potts visible units), else why not, for the note of a run that falls
+ * back to uniform units.
+ */
+const char *trainer_data_base_unfit(const ebm_model_t *m);
 
 #endif

@@ -4,7 +4,10 @@
  * iterates computed directly, and its checkpoint section (checkpoint.h):
  * saved and restored bit for bit, the version it writes, the restores it
  * refuses; the one-hot grey levels of data.h (DATA_LEVELS) against values
- * worked by hand; cli_open_log's cut of a resumed run's log (cli.h). Built by `make examples` as build/examples/check_common and run by
+ * worked by hand; cli_open_log's cut of a resumed run's log (cli.h); which
+ * visible units the trainers' AIS can start from the data's pixel means
+ * on (trainer_data_base_unfit, trainer.h), and the reason it gives where
+ * it cannot. Built by `make examples` as build/examples/check_common and run by
  * tests/trainers/run.sh. Prints one line per check and exits 1 if any failed.
  */
 #include <ebm.h>
@@ -13,6 +16,7 @@
 #include "common/cli.h"
 #include "common/data.h"
 #include "common/optim.h"
+#include "common/trainer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -424,6 +428,32 @@ static void run_logs(const char *dir)
           "log: a directory is refused, naming it");
 }
 
+/* --ais-base data: binary, spin and Potts visible units have a base from the
+ * data's means; a Gaussian visible layer (a GRBM) falls back to the
+ * library's own start, with a reason for the run's note. */
+static void data_base(void)
+{
+    const int64_t sizes[2] = {8, 3};
+    const int units[4] = {EBM_UNITS_BINARY, EBM_UNITS_SPIN, EBM_UNITS_POTTS, EBM_UNITS_GAUSSIAN};
+    const char *names[4] = {"binary", "spin", "Potts", "Gaussian"};
+    for (int k = 0; k < 4; k++) {
+        ebm_model_t *m = NULL;
+        const int rc = units[k] == EBM_UNITS_POTTS
+                           ? ebm_model_create_potts(&m, 2, sizes, 4, EBM_UNITS_BINARY, NULL, 0)
+                           : ebm_model_create(&m, 2, sizes, units[k], EBM_UNITS_BINARY, NULL, 0);
+        char what[128];
+        const char *why = rc == EBM_OK ? trainer_data_base_unfit(m) : "not created";
+        if (units[k] == EBM_UNITS_GAUSSIAN) {
+            snprintf(what, sizeof what, "data base: %s visible units fall back, saying why", names[k]);
+            check(rc == EBM_OK && why != NULL && strstr(why, "Gaussian") != NULL, what);
+        } else {
+            snprintf(what, sizeof what, "data base: %s visible units have one", names[k]);
+            check(rc == EBM_OK && why == NULL, what);
+        }
+        ebm_model_destroy(m);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "/tmp";
@@ -431,6 +461,7 @@ int main(int argc, char **argv)
     checkpoints(dir);
     grey_levels();
     run_logs(dir);
+    data_base();
     printf("check_common: %d failed\n", failed);
     return failed ? 1 : 0;
 }

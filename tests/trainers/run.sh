@@ -55,7 +55,11 @@ has() { grep -qF -- "$1" "$2"; }
 png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{print $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
 
 # shellcheck disable=SC2054 # 16,16,8 is one argument
-TINY=(--data bas --layers 16,16,8 --batch 32 --sample-every 0 --samples 4 --completions 2)
+TINY_MODEL=(--data bas --layers 16,16,8 --batch 32 --sample-every 0 --samples 4 --completions 2)
+# The evaluation's defaults (AIS with 10,000 betas and its check with 10
+# times as many) take seconds even on these models: the checks where they
+# are not the point ask for less ("the evaluation's defaults" tests them).
+TINY=("${TINY_MODEL[@]}" --ais-betas 200 --ais-check 0 --eval-betas 50)
 
 echo "== examples/common: optim_average and its checkpoint section (check_common)"
 if "$B/check_common" "$T" >"$T/check_common.out" 2>&1; then
@@ -281,7 +285,7 @@ check "--ais-check: stdout states the check's chains, betas and its distance fro
     has "AIS check (20 chains, 3000 betas): log Z = " "$out"
 run train_pcd "${TINY[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 \
     --ais-betas 300 --out "$T/ev-dbm-nocheck"
-check "--ais-check leaves the first AIS and the model as they are, and is off by default" \
+check "--ais-check leaves the first AIS and the model as they are; --ais-check 0 turns it off" \
     test "$(summary_value ais_log_z "$T/ev-dbm-check/summary.txt")" = \
     "$(summary_value ais_log_z "$T/ev-dbm-nocheck/summary.txt")" \
     -a -z "$(grep -F ais_check "$T/ev-dbm-nocheck/summary.txt")" \
@@ -482,16 +486,56 @@ WAIT_FOR='step 3/'
 resume_test INT 130 train_pcd checkpoint.ckpt "${TINY[@]}" --layers 16,16 --ladder 0.5,1 --chains 8 \
     --steps 40000 --checkpoint-every 0 --eval none
 
-echo "== --ais-base data"
-run train_pcd "${TINY[@]}" --layers 16,16 --steps 100 --eval ais --ais-betas 200 --ais-base data \
-    --out "$T/aisb"
-check "train_pcd --eval ais --ais-base data: exit 0, the AIS line names the base, summary ais_base=data" \
-    test "$rc" = 0 -a -n "$(grep -F "AIS (100 chains, 200 betas, from the data's pixel means)" "$out")" \
-    -a -n "$(grep -Fx ais_base=data "$T/aisb/summary.txt")"
-run train_pcd "${TINY[@]}" --layers 16,16 --steps 100 --eval ais --ais-betas 200 --out "$T/aisu"
-check "--ais-base data does not change training (same model.ebm); the default is uniform" \
-    test -n "$(cmp -s "$T/aisb/model.ebm" "$T/aisu/model.ebm" && echo same)" \
-    -a -n "$(grep -Fx ais_base=uniform "$T/aisu/summary.txt")"
+echo "== the evaluation's defaults: AIS from the data's pixel means, its bias check"
+# The defaults themselves, from --help (a run with 10,000 betas and the
+# check's 100,000 takes seconds); the runs below ask for fewer betas and
+# leave the rest to the defaults.
+# opt_help OPTION FILE: OPTION's entry in a --help text, on one line.
+opt_help() { awk -v o="  $1 " 'index($0, o) == 1 { p = 1; print; next } /^  --/ { p = 0 } p' "$2" | tr -s '\n ' '  '; }
+run train_pcd --help
+check "--help: --ais-base data, --ais-betas 10000, --ais-check 10 on 20 chains, --eval-betas 3000" \
+    test -n "$(opt_help --ais-base "$out" | grep -F '(default data)')" \
+    -a -n "$(opt_help --ais-betas "$out" | grep -F 'default 10000)')" \
+    -a -n "$(opt_help --ais-check "$out" | grep -F 'default 10)')" \
+    -a -n "$(opt_help --ais-check-chains "$out" | grep -F 'default 20)')" \
+    -a -n "$(opt_help --eval-betas "$out" | grep -F 'default 3000)')"
+run train_pcd "${TINY_MODEL[@]}" --layers 16,16 --steps 100 --eval ais --ais-betas 200 --out "$T/aisd"
+check "by default: the AIS line names the data base and the check's verdict beside the figure" \
+    test "$rc" = 0 -a -n "$(grep -E "^AIS \(100 chains, 200 betas, from the data's pixel means\): log Z = .*; bias check: (agrees|biased|unclear) \([-+][0-9.]+ nats at 10x the betas\)$" "$out")"
+check "by default: summary.txt has ais_base=data, the check's 20 chains and 2000 betas, its verdict" \
+    test -n "$(grep -Fx ais_base=data "$T/aisd/summary.txt")" \
+    -a "$(summary_value ais_check_chains "$T/aisd/summary.txt")" = 20 \
+    -a "$(summary_value ais_check_betas "$T/aisd/summary.txt")" = 2000 \
+    -a -n "$(summary_value ais_check_verdict "$T/aisd/summary.txt" | grep -Ex 'agrees|biased|unclear')"
+check "by default: table_row.txt (make demo's table) shows the check's verdict and difference" \
+    test -n "$(grep -E ' (agrees|biased|unclear) [-+][0-9]+\.[0-9]{2} ' "$T/aisd/table_row.txt")"
+run train_pcd "${TINY_MODEL[@]}" --layers 16,16 --steps 100 --eval ais --ais-betas 200 \
+    --ais-base uniform --ais-check 0 --out "$T/aisu"
+check "--ais-base uniform --ais-check 0: the AIS line says uniform units, no check, summary ais_base=uniform" \
+    test "$rc" = 0 -a -n "$(grep -Fx ais_base=uniform "$T/aisu/summary.txt")" \
+    -a -n "$(grep -F "AIS (100 chains, 200 betas, from uniform units): log Z = " "$out")" \
+    -a -n "$(grep -F "AIS check: none (--ais-check 0)" "$out")" \
+    -a -z "$(grep -F ais_check "$T/aisu/summary.txt")" \
+    -a -n "$(grep -E ' - +[0-9.]+ s$' "$T/aisu/table_row.txt")"
+check "the AIS base and the check do not change training (same model.ebm)" \
+    cmp -s "$T/aisd/model.ebm" "$T/aisu/model.ebm"
+run train_pcd "${TINY_MODEL[@]}" --layers 16,16 --steps 10 --eval none --out "$T/aisn"
+check "--eval none: summary.txt says ais_base=none" \
+    test "$rc" = 0 -a -n "$(grep -Fx ais_base=none "$T/aisn/summary.txt")"
+# --eval-every's AIS (--eval-betas) against the final evaluation's AIS of
+# the same model at the final step: its verdict on stdout and in summary.txt.
+run train_pcd "${TINY_MODEL[@]}" --steps 100 --eval ais --eval-every 50 --eval-betas 20 \
+    --ais-betas 200 --ais-check 0 --out "$T/aish"
+check "--eval-every with AIS: heldout_check and heldout_check_diff in summary.txt, the verdict on stdout" \
+    test "$rc" = 0 \
+    -a -n "$(summary_value heldout_check "$T/aish/summary.txt" | grep -Ex 'agrees|biased|unclear')" \
+    -a -n "$(summary_value heldout_check_diff "$T/aish/summary.txt" | grep -E '^-?[0-9]+\.[0-9]+$')" \
+    -a -n "$(grep -E '^held-out curves \(train.csv, AIS with 20 betas\): their log Z at step 100 is [-+][0-9.]+ nats' "$out")"
+run train_pcd "${TINY_MODEL[@]}" --steps 120 --eval ais --eval-every 50 --eval-betas 20 \
+    --ais-betas 200 --ais-check 0 --out "$T/aish2"
+check "--eval-every off the final step: heldout_check=not_shown, and stdout says why" \
+    test "$rc" = 0 -a "$(summary_value heldout_check "$T/aish2/summary.txt")" = not_shown \
+    -a -n "$(grep -F 'bias not checked: no held-out evaluation at the final step' "$out")"
 run train_pcd "${TINY[@]}" --ais-base nosuch --steps 10
 check "--ais-base nosuch: exit 2, the choices" \
     test "$rc" = 2 -a -n "$(grep -F 'expected one of uniform, data' "$err")"
