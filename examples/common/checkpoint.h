@@ -104,6 +104,17 @@ int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_siz
 int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, optim *o,
                        optim_average *avg, ebm_estimator_t *e, char *err, size_t err_size);
 
+/**
+ * Whether a run whose configuration text is now may resume from c. The
+ * trainers' texts are "FIXED | TUNABLE": a resume must keep the settings
+ * before " | " (they fix the model, the data and the optimiser's state) and
+ * may change those after it.
+ * @return c's settings after " | " if its settings before it are now's (the
+ *         caller may compare the two tails to note changed tunable settings),
+ *         else NULL (also when c or now is NULL, or c has no text)
+ */
+const char *checkpoint_config_tunable(const checkpoint *c, const char *now);
+
 /** Free what a loaded checkpoint owns and zero it. NULL is a no-op. */
 void checkpoint_free(checkpoint *c);
 
