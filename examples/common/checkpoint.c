@@ -515,23 +515,16 @@ int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_siz
     return rc;
 }
 
-/* Length of the part before " | " (the whole text if there is none). */
-static size_t fixed_part(const char *text)
-{
-    const char *bar = strstr(text, " | ");
-    return bar != NULL ? (size_t)(bar - text) : strlen(text);
-}
-
 const char *checkpoint_config_tunable(const checkpoint *c, const char *now)
 {
-    if (c == NULL || c->config == NULL || now == NULL) {
+    const char *bar = now != NULL ? strstr(now, " | ") : NULL;
+    if (c == NULL || c->config == NULL || bar == NULL) {
         return NULL;
     }
-    const size_t fixed = fixed_part(now);
-    if (fixed_part(c->config) != fixed || strncmp(c->config, now, fixed) != 0) {
-        return NULL;
-    }
-    return c->config + fixed + 3;
+    /* The fixed part and the " | " after it: a text that ends before its
+     * bar (one without a bar) differs within them. */
+    const size_t fixed = (size_t)(bar - now) + 3;
+    return strncmp(c->config, now, fixed) == 0 ? c->config + fixed : NULL;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -111,7 +111,7 @@ int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, opti
  * may change those after it.
  * @return c's settings after " | " if its settings before it are now's (the
  *         caller may compare the two tails to note changed tunable settings),
- *         else NULL (also when c or now is NULL, or c has no text)
+ *         else NULL (also when c or now is NULL, or either text has no " | ")
  */
 const char *checkpoint_config_tunable(const checkpoint *c, const char *now);
 

@@ -3,8 +3,9 @@
  * optim_average (optim.h), the running mean against the mean of the
  * iterates computed directly, and its checkpoint section (checkpoint.h):
  * saved and restored bit for bit, the version it writes, the restores it
- * refuses; the one-hot grey levels of data.h (DATA_LEVELS) against values
- * worked by hand. Built by `make examples` as build/examples/check_common and run by
+ * refuses; checkpoint_config_tunable's comparison of settings texts; the
+ * one-hot grey levels of data.h (DATA_LEVELS) against values worked by
+ * hand. Built by `make examples` as build/examples/check_common and run by
  * tests/trainers/run.sh. Prints one line per check and exits 1 if any failed.
  */
 #include <ebm.h>
@@ -313,6 +314,31 @@ static void checkpoints(const char *dir)
     remove(path1);
 }
 
+/* checkpoint_config_tunable: a resume keeps the settings before " | ". A
+ * checkpoint text without " | " never fits: one that held only the run's
+ * fixed settings made the trainer read past its end (fuzz_checkpoint,
+ * tests/fuzz/findings/checkpoint/config_without_bar.ckpt). */
+static void config_texts(void)
+{
+    char with_bar[] = "method=pcd layers=16,8 | lr=0.01", fixed_only[] = "method=pcd layers=16,8";
+    checkpoint c;
+    memset(&c, 0, sizeof c);
+    c.config = with_bar;
+    const char *tunable = checkpoint_config_tunable(&c, "method=pcd layers=16,8 | lr=0.5");
+    check(tunable != NULL && strcmp(tunable, "lr=0.01") == 0,
+          "config: the same fixed settings: the checkpoint's tunable ones");
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,9 | lr=0.01") == NULL,
+          "config: other fixed settings: NULL");
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,8") == NULL,
+          "config: a run's text without \" | \": NULL");
+    c.config = fixed_only;
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,8 | lr=0.01") == NULL,
+          "config: a checkpoint's text without \" | \" (the run's fixed settings alone): NULL");
+    c.config = NULL;
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,8 | lr=0.01") == NULL,
+          "config: a checkpoint without a text: NULL");
+}
+
 /* DATA_LEVELS with q = 4: level round(3 grey), its one-hot units, and back. */
 static void grey_levels(void)
 {
@@ -355,6 +381,7 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     running_mean();
     checkpoints(dir);
+    config_texts();
     grey_levels();
     printf("check_common: %d failed\n", failed);
     return failed ? 1 : 0;
