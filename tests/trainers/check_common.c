@@ -3,9 +3,9 @@
  * optim_average (optim.h), the running mean against the mean of the
  * iterates computed directly, and its checkpoint section (checkpoint.h):
  * saved and restored bit for bit, the version it writes, the restores it
- * refuses; checkpoint_config_tunable's comparison of settings texts; the
- * one-hot grey levels of data.h (DATA_LEVELS) against values worked by
- * hand. Built by `make examples` as build/examples/check_common and run by
+ * refuses; checkpoint_config_tunable's comparison of settings texts; IDX
+ * files whose header declares more images than they hold; the one-hot grey
+ * levels of data.h (DATA_LEVELS) against values worked by hand. Built by `make examples` as build/examples/check_common and run by
  * tests/trainers/run.sh. Prints one line per check and exits 1 if any failed.
  */
 #include <ebm.h>
@@ -339,6 +339,76 @@ static void config_texts(void)
           "config: a checkpoint without a text: NULL");
 }
 
+/* An IDX header that declares 2^28 images of 28 x 28 (842 GB as floats)
+ * before one image: a truncated file, not an allocation for the count
+ * (data_load_idx allocated it first and failed with "out of memory";
+ * fuzz_data, tests/fuzz/findings/data/idx_declares_more_images.bin). Then
+ * a whole file of 3 images with max_rows 2 and 0. */
+static void idx_counts(const char *dir)
+{
+    char path[4096], err[512] = "";
+    snprintf(path, sizeof path, "%s/declared.idx", dir);
+    unsigned char file[16 + 3 * 784];
+    const unsigned char header[16] = {0, 0, 8, 3, 16, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0, 28};
+    memcpy(file, header, sizeof header);
+    for (size_t i = 16; i < sizeof file; i++) {
+        file[i] = (unsigned char)(i * 7);
+    }
+    FILE *f = fopen(path, "wb");
+    const int written = f != NULL && fwrite(file, 1, 16 + 784, f) == 16 + 784;
+    if (f != NULL) {
+        fclose(f);
+    }
+    data_set d;
+    int rc = data_load_idx(&d, path, NULL, 0, err, sizeof err);
+    check(written && rc == DATA_EFORMAT && strstr(err, "declared.idx: truncated") != NULL &&
+              strstr(err, "image 1") != NULL && d.x == NULL,
+          "idx: a header of 2^28 images before one image: truncated at image 1, no "
+          "allocation for the count");
+    file[4] = 0; /* 3 images */
+    file[7] = 3;
+    f = fopen(path, "wb");
+    const int whole = f != NULL && fwrite(file, 1, sizeof file, f) == sizeof file;
+    if (f != NULL) {
+        fclose(f);
+    }
+    rc = data_load_idx(&d, path, NULL, 2, err, sizeof err);
+    check(whole && rc == DATA_OK && d.n == 2 && d.dim == 784 &&
+              d.x[784] == (float)file[16 + 784] / 255.0f,
+          "idx: max_rows 2 of 3 images: 2 rows, the file's pixels");
+    data_set_free(&d);
+    rc = data_load_idx(&d, path, NULL, 0, err, sizeof err);
+    check(rc == DATA_OK && d.n == 3 && d.x[2 * 784 + 5] == (float)file[16 + 2 * 784 + 5] / 255.0f,
+          "idx: all 3 images");
+    data_set_free(&d);
+    /* 3 images of 1024 x 1025 (more than the first allocation's 2^20
+     * floats each): the rows grow from 1 to 2 to 3 */
+    const size_t px = 1024 * 1025, size = 16 + 3 * px;
+    unsigned char *big = malloc(size);
+    const unsigned char large[16] = {0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 4, 0, 0, 0, 4, 1};
+    int same_pixels = big != NULL;
+    if (big != NULL) {
+        memcpy(big, large, sizeof large);
+        for (size_t i = 16; i < size; i++) {
+            big[i] = (unsigned char)(i * 7 + i / 4099);
+        }
+        f = fopen(path, "wb");
+        same_pixels = f != NULL && fwrite(big, 1, size, f) == size;
+        if (f != NULL) {
+            fclose(f);
+        }
+    }
+    rc = data_load_idx(&d, path, NULL, 0, err, sizeof err);
+    same_pixels = same_pixels && rc == DATA_OK && d.n == 3 && d.dim == (int64_t)px;
+    for (size_t i = 0; same_pixels && i < 3 * px; i++) {
+        same_pixels = d.x[i] == (float)big[16 + i] / 255.0f;
+    }
+    check(same_pixels, "idx: 3 images of 1024 x 1025 (the rows grow), every pixel the file's");
+    free(big);
+    data_set_free(&d);
+    remove(path);
+}
+
 /* DATA_LEVELS with q = 4: level round(3 grey), its one-hot units, and back. */
 static void grey_levels(void)
 {
@@ -382,6 +452,7 @@ int main(int argc, char **argv)
     running_mean();
     checkpoints(dir);
     config_texts();
+    idx_counts(dir);
     grey_levels();
     printf("check_common: %d failed\n", failed);
     return failed ? 1 : 0;

@@ -414,6 +414,20 @@ run train_ucd --data digits --data-dir "$T/nowhere" --steps 10 --out "$T/nodigit
 check "--data digits without the file: exit 1, names python3-sklearn" \
     test "$rc" = 1 -a -n "$(grep -F 'python3-sklearn' "$err")"
 
+echo "== --data fashion: an IDX header that declares more images than its file holds"
+# 2^28 images of 28 x 28 declared (842 GB as floats), one there: a truncated
+# file, at once, and no allocation for the count.
+mkdir -p "$T/badidx"
+{ printf '\0\0\10\3\20\0\0\0\0\0\0\34\0\0\0\34'; head -c 784 /dev/zero; } | gzip -n \
+    >"$T/badidx/train-images-idx3-ubyte.gz"
+printf '\0\0\10\1\20\0\0\0\0' | gzip -n >"$T/badidx/train-labels-idx1-ubyte.gz"
+cp "$T/badidx/train-images-idx3-ubyte.gz" "$T/badidx/t10k-images-idx3-ubyte.gz"
+cp "$T/badidx/train-labels-idx1-ubyte.gz" "$T/badidx/t10k-labels-idx1-ubyte.gz"
+run train_pcd --data fashion --data-dir "$T/badidx" --steps 2 --out "$T/badidx/o"
+check "--data fashion, 2^28 images declared and 1 there: exit 1, 'truncated: ... image 1'" \
+    test "$rc" = 1 -a -n "$(grep -F 'train-images-idx3-ubyte.gz: truncated' "$err" |
+        grep -F 'image 1')"
+
 echo "== files that are not regular files: refused at once, by path"
 # A FIFO with no writer would block a plain open: every file the trainers
 # read goes through cli_open_file (non-blocking open, fstat).
