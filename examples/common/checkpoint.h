@@ -50,6 +50,11 @@ enum checkpoint_status {
     CHECKPOINT_EMISMATCH = -5 /* the checkpoint does not fit the handles it is restored into */
 };
 
+/** The largest iteration, optimiser step, average start and count that a
+ * checkpoint holds (2^62): a run resumed from one can go on for 2^62 more
+ * steps before a counter overflows. */
+#define CHECKPOINT_MAX_STEP (INT64_C(1) << 62)
+
 /** A checkpoint read from a file; checkpoint_free releases it. */
 typedef struct checkpoint {
     ebm_model_t *model;                       /* owned */
@@ -83,7 +88,10 @@ int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng
 
 /**
  * Read and verify a checkpoint (magic, version 1 or 2, CRC, every section's
- * length, the model through ebm_model_load_buffer). *out is zeroed on failure.
+ * length, the model through ebm_model_load_buffer; the iteration, the
+ * optimiser's step and the average's start and count in 0..
+ * CHECKPOINT_MAX_STEP, the seconds finite and >= 0). *out is zeroed on
+ * failure.
  * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_ENOMEM, CHECKPOINT_EIO,
  *         CHECKPOINT_EFORMAT
  */

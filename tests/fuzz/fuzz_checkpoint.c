@@ -6,7 +6,8 @@
  *  1. checkpoint_load returns CHECKPOINT_OK, or CHECKPOINT_EFORMAT with a
  *     message and *out zeroed. A loaded checkpoint has what checkpoint.h
  *     promises: a model and a generator state, buffers exactly as long as
- *     their counts say;
+ *     their counts say, an iteration, optimiser step and average start and
+ *     count in 0..CHECKPOINT_MAX_STEP, a finite time >= 0;
  *  2. checkpoint_config_tunable against two run texts: a fixed one, and one
  *     whose part before " | " is the checkpoint's own (so that the tunable
  *     part is always reached): NULL, or a string inside the checkpoint's text;
@@ -42,6 +43,7 @@
 #include "common/optim.h"
 #include "fuzz_files.h"
 
+#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,10 +273,19 @@ static void handles_free(handles *h)
     optim_average_free(&h->avg);
 }
 
+static int step_ok(int64_t v)
+{
+    return v >= 0 && v <= CHECKPOINT_MAX_STEP;
+}
+
 /* What a loaded checkpoint promises (checkpoint.h). */
 static void check_loaded(const checkpoint *c)
 {
     REQUIRE(c->model != NULL && c->has_rng, NULL);
+    REQUIRE(step_ok(c->iteration) && c->seconds >= 0.0 && c->seconds <= DBL_MAX,
+            "the iteration and the time a trainer goes on from");
+    REQUIRE(step_ok(c->opt_step), "the optimiser's step");
+    REQUIRE(!c->has_average || (step_ok(c->avg_from) && step_ok(c->avg_count)), "the average's");
     REQUIRE(c->opt_floats >= 0 && (c->opt_floats == 0) == (c->opt_buffers == NULL), NULL);
     REQUIRE(!c->has_average || (c->avg_n >= 1 && c->avg_mean != NULL && c->avg_from >= 0 &&
                                 c->avg_count >= 0),

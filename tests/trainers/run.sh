@@ -192,6 +192,25 @@ run train_ucd "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --ev
     --out "$T/refused" --resume "$T/train_ucd.INT/checkpoint.ckpt" --average-from 2
 check "train_ucd: --average-from 2 from a checkpoint past step 2 without an average: exit 1" \
     test "$rc" = 1 -a -n "$(grep -F 'holds no average' "$err")"
+# A checkpoint's training time is a finite time >= 0: resumed from one of NaN
+# seconds, a run with --minutes never reached its budget. The seconds follow
+# MODL (its length at bytes 20-27), RNG (48 bytes) and ITER's iteration; the
+# CRC is gzip's (its trailer's first 4 bytes).
+nan_ck=$T/refused/nan_seconds.ckpt
+cp "$T/train_pcd.TERM/checkpoint.ckpt" "$nan_ck"
+modl=$(od -An -tu8 -j20 -N8 "$nan_ck" | tr -d ' ')
+printf '\0\0\0\0\0\0\370\177' |
+    dd of="$nan_ck" bs=1 seek=$((16 + 12 + modl + 12 + 48 + 12 + 8)) conv=notrunc status=none
+size=$(wc -c <"$nan_ck")
+head -c $((size - 4)) "$nan_ck" | gzip -c | tail -c 8 | head -c 4 |
+    dd of="$nan_ck" bs=1 seek=$((size - 4)) conv=notrunc status=none
+n_run=$((n_run + 1))
+rc=0
+timeout 20 "$B/train_pcd" "${TINY[@]}" --steps 0 --minutes 0.01 --checkpoint-every 0 --eval none \
+    --out "$T/refused" --resume "$nan_ck" >"$T/out.$n_run" 2>"$T/err.$n_run" || rc=$?
+check "train_pcd: --resume a checkpoint of NaN seconds: exit 1 at once (rc $rc), 'section ITER'" \
+    test "$rc" = 1 -a -n "$(grep -F "$nan_ck: section ITER: iteration" "$T/err.$n_run" |
+        grep -F 'seconds nan')"
 FASHION=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 if [ -f "$FASHION" ]; then
     WAIT_FOR='^step +20 '
