@@ -171,7 +171,8 @@ static void run_idx(const uint8_t *data, size_t size, int labels, int64_t max_ro
     }
     fuzz_files_write(images, data, n_images);
     data_set d;
-    const int rc = data_load_idx(&d, images, labels ? labels_path : NULL, max_rows, err, sizeof err);
+    const int rc =
+        data_load_idx(&d, images, labels ? labels_path : NULL, max_rows, err, sizeof err);
     if (rc != DATA_OK) {
         REQUIRE(rc == DATA_EFORMAT && err[0] != '\0' && zeroed(&d), err);
         return;
