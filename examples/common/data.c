@@ -17,7 +17,7 @@
 enum { MNIST_SIDE = 28, MNIST_PIXELS = MNIST_SIDE * MNIST_SIDE, N_DIGITS = 10 };
 /* The floats data_load_idx allocates for its first rows (at least one
  * row) before it has read them; then their number doubles. */
-enum { IDX_FIRST_FLOATS = 1 << 20 };
+enum { IDX_FIRST_FLOATS = 1 << 16 };
 
 const char *data_strerror(int code)
 {
