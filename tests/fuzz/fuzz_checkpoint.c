@@ -15,12 +15,12 @@
  *     checkpoint's model: a copy of it re-initialised (so that a restore
  *     shows), a generator, an optimiser whose buffers fit the checkpoint's
  *     (plain SGD, momentum or Adam), an average from the checkpoint's start
- *     (or, without one, off, from the checkpoint's step or from one step
- *     earlier: the input's last byte picks), a PCD estimator. It returns
- *     CHECKPOINT_OK and the handles then hold exactly the checkpoint's
- *     parameters, offsets, generator state, optimiser step and buffers,
- *     average and chains; or CHECKPOINT_EMISMATCH with a message and none
- *     of them changed;
+ *     (or none), a PCD estimator; or, for half the inputs (the input's last
+ *     byte picks), handles that differ in one respect (handles_make). It
+ *     returns CHECKPOINT_OK and the handles then hold exactly the
+ *     checkpoint's parameters, offsets, generator state, optimiser step and
+ *     buffers, average and chains; or CHECKPOINT_EMISMATCH with a message
+ *     and none of them changed;
  *  4. training goes on as in trainer.c: one optimiser step (EBM_OK, or
  *     EBM_EVALUE when the restored buffers overflow the parameters) and the
  *     average's update; then checkpoint_save and checkpoint_load again give
@@ -239,27 +239,49 @@ static ebm_model_t *model_like(const checkpoint *c, ebm_rng_t *rng)
     return m;
 }
 
+/* The handles of a run that resumes from c: those a trainer with c's
+ * settings has (pick % 8 < 4), or ones that differ in one respect, which
+ * the restore must refuse (or, for an average that starts at the
+ * checkpoint's step, accept): 4 the average's start (with an average, one
+ * step later; without, one step earlier), 5 no average (with one; without,
+ * one from the checkpoint's step), 6 another optimiser, 7 another model's
+ * shape (pick & 8) or no estimator. */
 static void handles_make(handles *h, const checkpoint *c, unsigned pick)
 {
     memset(h, 0, sizeof *h);
+    const unsigned variant = pick % 8;
     REQUIRE(ebm_rng_create(&h->rng, 20240611, 3) == EBM_OK, NULL);
-    h->m = model_like(c, h->rng);
+    if (variant == 7 && (pick & 8)) {
+        const int64_t sizes[2] = {3, 2};
+        REQUIRE(ebm_model_create(&h->m, 2, sizes, EBM_UNITS_BINARY, EBM_UNITS_BINARY, NULL, 0) ==
+                    EBM_OK,
+                NULL);
+    } else {
+        h->m = model_like(c, h->rng);
+    }
     const int64_t n = ebm_model_param_count(h->m);
     optim_settings s = optim_settings_default(0.01);
-    if (c->opt_floats == 2 * n) {
+    int64_t floats = c->opt_floats;
+    if (variant == 6) {
+        floats = floats == 0 ? n : floats == n ? 2 * n : 0;
+    }
+    if (floats == 2 * n) {
         s.kind = OPTIM_ADAM;
-    } else if (c->opt_floats != 0) {
+    } else if (floats != 0) {
         s.momentum = 0.9; /* n floats: the checkpoint's; else a mismatch */
     }
     s.schedule = OPTIM_INVSQRT;
     s.gamma = 1e-3;
     REQUIRE(optim_init(&h->opt, &s, n) == OPTIM_OK, NULL);
-    const int64_t from = c->has_average ? c->avg_from
-                         : pick % 3 == 0 ? -1
-                         : pick % 3 == 1 ? c->opt_step
-                                         : c->opt_step - 1;
+    int64_t from = c->has_average ? c->avg_from : -1;
+    if (variant == 4) {
+        from = c->has_average ? c->avg_from + 1 : c->opt_step - 1;
+    } else if (variant == 5) {
+        from = c->has_average ? -1 : c->opt_step;
+    }
     REQUIRE(optim_average_init(&h->avg, n, from < 0 ? -1 : from) == OPTIM_OK, NULL);
-    if (ebm_estimator_create(&h->e, h->m, EBM_ESTIMATOR_PCD) != EBM_OK) {
+    if ((variant == 7 && !(pick & 8)) ||
+        ebm_estimator_create(&h->e, h->m, EBM_ESTIMATOR_PCD) != EBM_OK) {
         h->e = NULL;
     }
 }
