@@ -9,8 +9,9 @@
 #                               by PT (a ladder's chains)
 #     DIR/data/NAME.bin         inputs of fuzz_data.c: its reader byte, then
 #                               small IDX files (plain and gzip, with and without
-#                               labels, a max_rows), digits CSVs (plain, gzip)
-#                               and MNIST JSONs (0.json)
+#                               labels, a max_rows, 70,000 rows), digits CSVs
+#                               (plain, gzip, too few rows to split) and MNIST
+#                               JSONs (0.json)
 #
 # BUILD_DIR holds train_pcd and train_ucd (make examples). The data seeds are
 # the same bytes on every run; a checkpoint holds its run's training time, so
@@ -103,6 +104,11 @@ idx_images 6 5 3 >"$T/i6x5x3"
 idx_images 20 8 8 >"$T/i20x8x8"
 idx_labels 6 >"$T/l6"
 idx_labels 20 >"$T/l20"
+# 70,000 images of 1 x 1 (past data_load_idx's first 2^16 rows: they grow),
+# all 0, and their labels; 70 KB each, a few hundred bytes compressed.
+{ be32 $((0x803)); be32 70000; be32 1; be32 1; head -c 70000 /dev/zero; } | gzip -9 -n -c >"$T/i70000.gz"
+{ be32 $((0x801)); be32 70000; for ((i = 0; i < 7000; i++)); do printf '\0\1\2\3\4\5\6\7\10\11'; done; } |
+    gzip -9 -n -c >"$T/l70000.gz"
 gzip -9 -n -c "$T/i20x8x8" >"$T/i20x8x8.gz"
 gzip -9 -n -c "$T/l20" >"$T/l20.gz"
 seed idx_images_3x4x4 0 "$T/i3x4x4"
@@ -110,6 +116,7 @@ seed idx_images_6x5x3_max_rows_2 $((2 << 2)) "$T/i6x5x3"
 seed idx_labels_6x5x3 1 "$T/i6x5x3" "$T/l6"
 seed idx_images_gz_20x8x8 0 "$T/i20x8x8.gz"
 seed idx_labels_gz_20x8x8_max_rows_7 $((7 << 2 | 1)) "$T/i20x8x8.gz" "$T/l20.gz"
+seed idx_labels_gz_70000x1x1 1 "$T/i70000.gz" "$T/l70000.gz"
 
 # 30 rows (3 of each class, so that the split has both sides) of 64 pixels
 # in 0..16 and the class; the gzip one ends without a newline, CRLF lines.
@@ -118,6 +125,9 @@ awk 'BEGIN { for (r = 0; r < 30; r++) { s = ""; for (j = 0; j < 64; j++)
 seed digits_csv_30 2 "$T/digits.csv"
 head -c -1 "$T/digits.csv" | sed 's/$/\r/' | gzip -9 -n -c >"$T/digits.csv.gz"
 seed digits_csv_gz_30_crlf 2 "$T/digits.csv.gz"
+# one row of each class: too few to split (no test row)
+head -n 10 "$T/digits.csv" >"$T/digits10.csv"
+seed digits_csv_10_no_split 2 "$T/digits10.csv"
 
 # 0.json: one image of the package's kind of values, another of 0s and 1s
 # with whitespace around every token, and a gzip one of two images.
