@@ -2,8 +2,9 @@
  * Files for the fuzz targets whose readers take paths (fuzz_checkpoint.c,
  * fuzz_data.c): one private directory per process, made at the first call
  * under /dev/shm (memory: an input costs no disk write), else $TMPDIR, else
- * /tmp, and removed with its files when the process exits. Any failure here
- * is the machine's, not the reader's: it is printed and abort()s.
+ * /tmp, and removed with its files when the process exits normally (a
+ * crash leaves it, a few KB, for the inputs to be looked at). Any failure
+ * here is the machine's, not the reader's: it is printed and abort()s.
  */
 #ifndef TESTS_FUZZ_FUZZ_FILES_H
 #define TESTS_FUZZ_FUZZ_FILES_H
