@@ -15,8 +15,8 @@
  *     checkpoint's model: a copy of it re-initialised (so that a restore
  *     shows), a generator, an optimiser whose buffers fit the checkpoint's
  *     (plain SGD, momentum or Adam), an average from the checkpoint's start
- *     (or none), a PCD estimator; or, for half the inputs (the input's last
- *     byte picks), handles that differ in one respect (handles_make). It
+ *     (or none), a PCD estimator; or, for half the inputs (a hash of the
+ *     input picks), handles that differ in one respect (handles_make). It
  *     returns CHECKPOINT_OK and the handles then hold exactly the
  *     checkpoint's parameters, offsets, generator state, optimiser step and
  *     buffers, average and chains; or CHECKPOINT_EMISMATCH with a message
@@ -246,10 +246,10 @@ static ebm_model_t *model_like(const checkpoint *c, ebm_rng_t *rng)
  * step later; without, one step earlier), 5 no average (with one; without,
  * one from the checkpoint's step), 6 another optimiser, 7 another model's
  * shape (pick & 8) or no estimator. */
-static void handles_make(handles *h, const checkpoint *c, unsigned pick)
+static void handles_make(handles *h, const checkpoint *c, uint32_t pick)
 {
     memset(h, 0, sizeof *h);
-    const unsigned variant = pick % 8;
+    const uint32_t variant = pick % 8;
     REQUIRE(ebm_rng_create(&h->rng, 20240611, 3) == EBM_OK, NULL);
     if (variant == 7 && (pick & 8)) {
         const int64_t sizes[2] = {3, 2};
@@ -378,7 +378,7 @@ static void check_continue(handles *h, const checkpoint *c, const char *path)
     checkpoint_free(&again);
 }
 
-static void check_one(const uint8_t *data, size_t size, unsigned pick)
+static void check_one(const uint8_t *data, size_t size, uint32_t pick)
 {
     char path[1024], again[1024], err[512] = "";
     fuzz_files_path(path, sizeof path, "input.ckpt");
@@ -420,7 +420,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const unsigned pick = size > 0 ? data[size - 1] : 0;
+    /* FNV-1a of the input: any mutation may change the handles' variant */
+    uint32_t pick = 2166136261u;
+    for (size_t i = 0; i < size; i++) {
+        pick = (pick ^ data[i]) * 16777619u;
+    }
     check_one(data, size, pick);
     if (size >= HEADER_BYTES + CRC_BYTES) {
         uint8_t *copy = xcalloc(size, 1);
