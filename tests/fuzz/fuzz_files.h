@@ -1,19 +1,24 @@
 /*
  * Files for the fuzz targets whose readers take paths (fuzz_checkpoint.c,
- * fuzz_data.c): one private directory per process, made at the first call
- * under /dev/shm (memory: an input costs no disk write), else $TMPDIR, else
- * /tmp, and removed with its files when the process exits normally (a
- * crash leaves it, a few KB, for the inputs to be looked at). Any failure
- * here is the machine's, not the reader's: it is printed and abort()s.
+ * fuzz_data.c): one directory per process, ebm-fuzz-<pid>, made at the
+ * first call under /dev/shm (memory: an input costs no disk write), else
+ * $TMPDIR, else /tmp, and removed with its files when the process exits
+ * normally. A crash (or -minimize_crash's children) leaves it, a few KB;
+ * the next process removes every ebm-fuzz-<pid> there whose process is gone.
+ * Any failure here is the machine's, not the reader's: it is printed and
+ * abort()s.
  */
 #ifndef TESTS_FUZZ_FUZZ_FILES_H
 #define TESTS_FUZZ_FUZZ_FILES_H
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 static char fuzz_files_dir[512];
@@ -24,10 +29,10 @@ static inline void fuzz_files_fail(const char *what, const char *path)
     abort();
 }
 
-/* atexit: the directory's files (no subdirectories are made), then it. */
-static inline void fuzz_files_remove(void)
+/* Remove dir's files (no subdirectories are made), then dir. */
+static inline void fuzz_files_remove_dir(const char *dir)
 {
-    DIR *d = opendir(fuzz_files_dir);
+    DIR *d = opendir(dir);
     if (d == NULL) {
         return;
     }
@@ -35,12 +40,42 @@ static inline void fuzz_files_remove(void)
     char path[1024];
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", fuzz_files_dir, e->d_name);
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             unlink(path);
         }
     }
     closedir(d);
-    rmdir(fuzz_files_dir);
+    rmdir(dir);
+}
+
+static inline void fuzz_files_remove(void)
+{
+    fuzz_files_remove_dir(fuzz_files_dir);
+}
+
+/* The directories of processes that are gone (crashed) under base. */
+static inline void fuzz_files_remove_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    if (d == NULL) {
+        return;
+    }
+    const struct dirent *e;
+    char path[1024];
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        if (strncmp(e->d_name, "ebm-fuzz-", 9) != 0 || e->d_name[9] < '1' ||
+            e->d_name[9] > '9') {
+            continue;
+        }
+        const long pid = strtol(e->d_name + 9, &end, 10);
+        if (*end == '\0' && pid > 0 && (pid_t)pid != getpid() && kill((pid_t)pid, 0) != 0 &&
+            errno == ESRCH) {
+            snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+            fuzz_files_remove_dir(path);
+        }
+    }
+    closedir(d);
 }
 
 /* The path of name in the directory (made at the first call). */
@@ -54,8 +89,10 @@ static inline void fuzz_files_path(char *out, size_t size, const char *name)
                                ? "/dev/shm"
                            : tmp != NULL && tmp[0] != '\0' ? tmp
                                                            : "/tmp";
-        snprintf(fuzz_files_dir, sizeof fuzz_files_dir, "%s/ebm-fuzz-XXXXXX", base);
-        if (mkdtemp(fuzz_files_dir) == NULL) {
+        fuzz_files_remove_stale(base);
+        snprintf(fuzz_files_dir, sizeof fuzz_files_dir, "%s/ebm-fuzz-%ld", base, (long)getpid());
+        fuzz_files_remove_dir(fuzz_files_dir); /* a dead process's, of the same pid */
+        if (mkdir(fuzz_files_dir, 0700) != 0) {
             fuzz_files_fail("cannot make a directory", fuzz_files_dir);
         }
         atexit(fuzz_files_remove);
