@@ -378,7 +378,12 @@ clean:
 # with their own flags files, so neither disturbs the default build.
 #
 #   make fuzz       the libFuzzer targets tests/fuzz/fuzz_*.c (ASan + UBSan, no
-#                   recovery), all at once, FUZZ_SECONDS (600) each; the corpus grows in
+#                   recovery): the model loader (load), the numerical API (api),
+#                   and the trainers' readers of examples/common: checkpoints
+#                   (checkpoint) and data files (data: IDX, CSV, JSON; both
+#                   linked with the examples/common objects they need, built
+#                   with the same flags, and zlib); FUZZ_TARGETS picks some.
+#                   All at once, FUZZ_SECONDS (600) each; the corpus grows in
 #                   build/fuzz/corpus/<target>, seeded from tests/fuzz/corpus
 #                   and the past findings, tests/fuzz/findings (regressions)
 #   make fuzz-ci    the same, FUZZ_CI_SECONDS (60) each, from a fresh copy of
@@ -386,7 +391,9 @@ clean:
 #                   report, leak, contract violation (abort) or hang
 #                   (-timeout=10) fails, and the input is left in
 #                   build/fuzz/artifacts/
-#   make fuzz-corpus  regenerate tests/fuzz/corpus/ (tests/fuzz/make_corpus.c)
+#   make fuzz-corpus  regenerate tests/fuzz/corpus/: load and api by
+#                   tests/fuzz/make_corpus.c; checkpoint (from tiny train_pcd
+#                   and train_ucd runs) and data by tests/fuzz/make_trainer_corpus.sh
 #   make check-tsan the concurrent const calls (tests/tsan/concurrent_const.c,
 #                   and the suite's model and threads suites) under TSan,
 #                   halt_on_error=1; TSAN_OPENMP_RUN=1 (default when libomp and
@@ -399,13 +406,16 @@ FUZZ_SAN        ?= -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_SECONDS    ?= 600
 FUZZ_CI_SECONDS ?= 60
 FUZZ_FLAGS      ?=
-FUZZ_TARGETS    ?= load api
+FUZZ_TARGETS    ?= load api checkpoint data
 FUZZ_RUN_FLAGS  = -timeout=10 -rss_limit_mb=1024 -print_final_stats=1
 FUZZ_DIR        = build/fuzz
 FUZZ_LIB_CFLAGS = $(WARN) $(DEFS) $(SIMD_DEFS) -Iinclude -Isrc $(CBLAS_CFLAGS) $(FUZZ_CFLAGS) \
                   $(FUZZ_SAN) -fsanitize=fuzzer-no-link -ffp-contract=off
 FUZZ_OBJ        = $(SRC:src/%.c=$(FUZZ_DIR)/obj/%.o) $(SIMD_OBJ:build/%=$(FUZZ_DIR)/obj/%)
 FUZZ_BINS       = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+# The targets of the trainers' readers and the examples/common modules they link.
+FUZZ_READERS    = checkpoint data
+FUZZ_COMMON_OBJ = $(patsubst %,$(FUZZ_DIR)/obj/common/%.o,checkpoint cli optim data bas)
 
 .PHONY: fuzz fuzz-ci fuzz-build fuzz-corpus check-tsan
 $(FUZZ_DIR)/flags: FORCE
@@ -423,6 +433,14 @@ $(FUZZ_DIR)/libebm.a: $(FUZZ_OBJ)
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c include/ebm.h $(FUZZ_DIR)/libebm.a
 	$(FUZZ_CC) $(WARN) $(DEFS) -Iinclude $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer \
 	  -o $@ $< $(FUZZ_DIR)/libebm.a $(LIB_LIBS)
+$(FUZZ_DIR)/obj/common/%.o: examples/common/%.c $(FUZZ_DIR)/flags
+	@mkdir -p $(FUZZ_DIR)/obj/common
+	$(FUZZ_CC) $(WARN) $(DEFS) -Iinclude $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+	  $(DEPFLAGS) -c $< -o $@
+$(FUZZ_READERS:%=$(FUZZ_DIR)/fuzz_%): $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_readers.h \
+  include/ebm.h $(FUZZ_COMMON_OBJ) $(FUZZ_DIR)/libebm.a
+	$(FUZZ_CC) $(WARN) $(DEFS) -Iinclude -Iexamples $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer \
+	  -o $@ $< $(FUZZ_COMMON_OBJ) $(FUZZ_DIR)/libebm.a -lz $(LIB_LIBS)
 fuzz-build: $(FUZZ_BINS)
 
 # The targets run at once (one process each), then each one's libFuzzer
@@ -455,13 +473,15 @@ fuzz-ci: FUZZ_FRESH = rm -rf $$dir $(FUZZ_DIR)/artifacts/$$t-*;
 fuzz fuzz-ci: $(FUZZ_BINS)
 	@$(FUZZ_RUN)
 
-# The seed corpora are committed; this rewrites them from the generator.
-fuzz-corpus: $(STATIC)
+# The seed corpora are committed; this rewrites them from the generators.
+fuzz-corpus: $(STATIC) build/examples/train_pcd build/examples/train_ucd
 	@mkdir -p build/fuzz-gen
 	$(CC) $(WARN) $(DEFS) -Iinclude $(CFLAGS) -o build/fuzz-gen/make_corpus \
 	  tests/fuzz/make_corpus.c $(STATIC) $(LIB_LIBS)
-	rm -rf tests/fuzz/corpus/load tests/fuzz/corpus/api
+	rm -rf tests/fuzz/corpus/load tests/fuzz/corpus/api tests/fuzz/corpus/checkpoint \
+	  tests/fuzz/corpus/data
 	./build/fuzz-gen/make_corpus tests/fuzz/corpus
+	bash tests/fuzz/make_trainer_corpus.sh build/examples tests/fuzz/corpus
 
 # ThreadSanitizer. A recursive run builds the OpenMP variant in its own
 # directory (TSAN_DIR, TSAN_OPENMP) with clang's libomp, whose OMPT tool
@@ -523,5 +543,5 @@ tsan-openmp: $(TSAN_DIR)/check_ebm
 # .d means its object is not built yet, and then nothing is out of date).
 # They are the compiler's output, never remade by make (the empty rule keeps
 # make's built-in rules from trying).
--include $(wildcard $(OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(TSAN_OBJ:.o=.d))
+-include $(wildcard $(OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_COMMON_OBJ:.o=.d) $(TSAN_OBJ:.o=.d))
 %.d: ;

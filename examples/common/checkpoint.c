@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,12 @@ void checkpoint_free(checkpoint *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Whether a step count read from a file is one checkpoint.h allows. */
+static int step_ok(int64_t v)
+{
+    return v >= 0 && v <= CHECKPOINT_MAX_STEP;
+}
+
 /* Parse one section into c. */
 static int parse_section(checkpoint *c, const char *path, const unsigned char tag[4],
                          const unsigned char *p, uint64_t len, char *err, size_t err_size)
@@ -383,6 +390,12 @@ static int parse_section(checkpoint *c, const char *path, const unsigned char ta
         c->iteration = (int64_t)get_u64(p);
         const uint64_t u = get_u64(p + 8);
         memcpy(&c->seconds, &u, sizeof u);
+        if (!step_ok(c->iteration) || !(c->seconds >= 0.0 && c->seconds <= DBL_MAX)) {
+            cli_set_error(err, err_size, "%s: section ITER: iteration %lld, seconds %g (expected "
+                          "0 to 2^62 and a finite time >= 0)", path, (long long)c->iteration,
+                          c->seconds);
+            return CHECKPOINT_EFORMAT;
+        }
         return CHECKPOINT_OK;
     }
     if (memcmp(tag, "OPTM", 4) == 0) {
@@ -394,6 +407,11 @@ static int parse_section(checkpoint *c, const char *path, const unsigned char ta
             goto bad_length;
         }
         c->opt_step = (int64_t)get_u64(p);
+        if (!step_ok(c->opt_step)) {
+            cli_set_error(err, err_size, "%s: section OPTM: step %lld (expected 0 to 2^62)", path,
+                          (long long)c->opt_step);
+            return CHECKPOINT_EFORMAT;
+        }
         c->opt_floats = (int64_t)n;
         free(c->opt_buffers);
         rc = get_floats(p + 16, n, &c->opt_buffers);
@@ -406,9 +424,10 @@ static int parse_section(checkpoint *c, const char *path, const unsigned char ta
         if (n > (len - 24) / 8 || len != 24 + 8 * n) {
             goto bad_length;
         }
-        if (from < 0 || count < 0 || n == 0) {
-            cli_set_error(err, err_size, "%s: section AVRG: from %lld, count %lld, n %llu",
-                          path, (long long)from, (long long)count, (unsigned long long)n);
+        if (!step_ok(from) || !step_ok(count) || n == 0) {
+            cli_set_error(err, err_size, "%s: section AVRG: from %lld, count %lld, n %llu "
+                          "(expected 0 to 2^62, 0 to 2^62, n >= 1)", path, (long long)from,
+                          (long long)count, (unsigned long long)n);
             return CHECKPOINT_EFORMAT;
         }
         free(c->avg_mean);
@@ -513,6 +532,18 @@ int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_siz
         checkpoint_free(out);
     }
     return rc;
+}
+
+const char *checkpoint_config_tunable(const checkpoint *c, const char *now)
+{
+    const char *bar = now != NULL ? strstr(now, " | ") : NULL;
+    if (c == NULL || c->config == NULL || bar == NULL) {
+        return NULL;
+    }
+    /* The fixed part and the " | " after it: a text that ends before its
+     * bar (one without a bar) differs within them. */
+    const size_t fixed = (size_t)(bar - now) + 3;
+    return strncmp(c->config, now, fixed) == 0 ? c->config + fixed : NULL;
 }
 
 /* ------------------------------------------------------------------------ */

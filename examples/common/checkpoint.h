@@ -50,6 +50,11 @@ enum checkpoint_status {
     CHECKPOINT_EMISMATCH = -5 /* the checkpoint does not fit the handles it is restored into */
 };
 
+/** The largest iteration, optimiser step, average start and count that a
+ * checkpoint holds (2^62): a run resumed from one can go on for 2^62 more
+ * steps before a counter overflows. */
+#define CHECKPOINT_MAX_STEP (INT64_C(1) << 62)
+
 /** A checkpoint read from a file; checkpoint_free releases it. */
 typedef struct checkpoint {
     ebm_model_t *model;                       /* owned */
@@ -83,7 +88,10 @@ int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng
 
 /**
  * Read and verify a checkpoint (magic, version 1 or 2, CRC, every section's
- * length, the model through ebm_model_load_buffer). *out is zeroed on failure.
+ * length, the model through ebm_model_load_buffer; the iteration, the
+ * optimiser's step and the average's start and count in 0..
+ * CHECKPOINT_MAX_STEP, the seconds finite and >= 0). *out is zeroed on
+ * failure.
  * @return CHECKPOINT_OK, CHECKPOINT_EARG, CHECKPOINT_ENOMEM, CHECKPOINT_EIO,
  *         CHECKPOINT_EFORMAT
  */
@@ -103,6 +111,17 @@ int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_siz
  */
 int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, optim *o,
                        optim_average *avg, ebm_estimator_t *e, char *err, size_t err_size);
+
+/**
+ * Whether a run whose configuration text is now may resume from c. The
+ * trainers' texts are "FIXED | TUNABLE": a resume must keep the settings
+ * before " | " (they fix the model, the data and the optimiser's state) and
+ * may change those after it.
+ * @return c's settings after " | " if its settings before it are now's (the
+ *         caller may compare the two tails to note changed tunable settings),
+ *         else NULL (also when c or now is NULL, or either text has no " | ")
+ */
+const char *checkpoint_config_tunable(const checkpoint *c, const char *now);
 
 /** Free what a loaded checkpoint owns and zero it. NULL is a no-op. */
 void checkpoint_free(checkpoint *c);

@@ -15,6 +15,9 @@
 #include <zlib.h>
 
 enum { MNIST_SIDE = 28, MNIST_PIXELS = MNIST_SIDE * MNIST_SIDE, N_DIGITS = 10 };
+/* The floats data_load_idx allocates for its first rows (at least one
+ * row) before it has read them; then their number doubles. */
+enum { IDX_FIRST_FLOATS = 1 << 16 };
 
 const char *data_strerror(int code)
 {
@@ -76,6 +79,29 @@ static int set_alloc(data_set *d, int64_t n, int height, int width, int labels)
     d->width = width;
     d->dim = dim;
     d->n_classes = labels ? N_DIGITS : 0;
+    return DATA_OK;
+}
+
+/* Grow d (made by set_alloc) to n >= d->n rows, labels too; the new rows
+ * are not set. On failure d keeps its rows. */
+static int set_grow(data_set *d, int64_t n)
+{
+    if ((size_t)n > SIZE_MAX / sizeof(float) / (size_t)d->dim) {
+        return DATA_ENOMEM;
+    }
+    float *x = realloc(d->x, (size_t)n * (size_t)d->dim * sizeof(float));
+    if (x == NULL) {
+        return DATA_ENOMEM;
+    }
+    d->x = x;
+    if (d->label != NULL) {
+        uint8_t *label = realloc(d->label, (size_t)n);
+        if (label == NULL) {
+            return DATA_ENOMEM;
+        }
+        d->label = label;
+    }
+    d->n = n;
     return DATA_OK;
 }
 
@@ -255,8 +281,12 @@ int data_load_idx(data_set *out, const char *images_path, const char *labels_pat
     const int64_t n_file = rc == DATA_OK ? (int64_t)dims[0] : 0;
     const int64_t n = max_rows > 0 && max_rows < n_file ? max_rows : n_file;
     const int64_t dim = rc == DATA_OK ? (int64_t)dims[1] * dims[2] : 0;
+    /* The rows are allocated as they are read, their number doubling: a
+     * header that declares more images than its file holds costs no more
+     * than IDX_FIRST_FLOATS (or one image) or twice the images read. */
     if (rc == DATA_OK) {
-        rc = set_alloc(out, n, (int)dims[1], (int)dims[2], labels_path != NULL);
+        const int64_t first = dim < IDX_FIRST_FLOATS ? IDX_FIRST_FLOATS / dim : 1;
+        rc = set_alloc(out, n < first ? n : first, (int)dims[1], (int)dims[2], labels_path != NULL);
         bytes = rc == DATA_OK ? malloc((size_t)dim) : NULL;
         if (rc == DATA_OK && bytes == NULL) {
             rc = DATA_ENOMEM;
@@ -267,6 +297,12 @@ int data_load_idx(data_set *out, const char *images_path, const char *labels_pat
         }
     }
     for (int64_t r = 0; rc == DATA_OK && r < n; r++) {
+        if (r == out->n && set_grow(out, 2 * r < n ? 2 * r : n) != DATA_OK) {
+            cli_set_error(err, err_size, "%s: out of memory for %lld images", images_path,
+                    (long long)n);
+            rc = DATA_ENOMEM;
+            break;
+        }
         char what[64];
         snprintf(what, sizeof what, "image %lld", (long long)r);
         rc = gz_read_exact(fi, images_path, bytes, (size_t)dim, what, err, err_size);

@@ -78,7 +78,9 @@ void data_set_free(data_set *d);
  * and, unless labels_path is NULL, its IDX label file (magic 0x00000801, n
  * bytes, values 0..9), each gzip-compressed or plain (zlib reads both).
  * The magic numbers, the dimensions, that the counts agree, and the exact
- * length (no missing and no extra bytes) are checked.
+ * length (no missing and no extra bytes) are checked. Memory follows the
+ * images read, not the count a header declares: a damaged header costs a
+ * format error, never a huge allocation.
  * @param max_rows read at most this many images (0: all)
  * @return DATA_OK, DATA_EARG, DATA_EIO, DATA_EFORMAT, DATA_ENOMEM; *out is
  *         zeroed on failure

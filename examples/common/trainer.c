@@ -600,13 +600,6 @@ static int config_text(const run *r, char *buf, size_t size)
                : complain(c, "internal: the settings text does not fit in %zu bytes", size);
 }
 
-/* Length of the part before " | " (the whole text if there is none). */
-static size_t fixed_part(const char *text)
-{
-    const char *bar = strstr(text, " | ");
-    return bar != NULL ? (size_t)(bar - text) : strlen(text);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Set-up                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -816,20 +809,18 @@ static int resume(run *r)
     if (rc != CHECKPOINT_OK) {
         return complain(c, "--resume: %s", err);
     }
-    const size_t fixed = fixed_part(r->config_text);
-    if (ck.config == NULL || fixed_part(ck.config) != fixed ||
-        strncmp(ck.config, r->config_text, fixed) != 0) {
+    const char *tunable = checkpoint_config_tunable(&ck, r->config_text);
+    if (tunable == NULL) {
         complain(c, "--resume: %s was written with other settings:\n  it has:  %s\n  now:     %s",
                  c->resume, ck.config != NULL ? ck.config : "(none)", r->config_text);
         checkpoint_free(&ck);
         return 1;
     }
-    if (strcmp(ck.config, r->config_text) != 0) {
-        if (r->root) {
-            fprintf(stderr,
-                    "%s: note: resuming with other tunable settings\n  it had:  %s\n  now:     %s\n",
-                    c->prog, ck.config + fixed + 3, r->config_text + fixed + 3);
-        }
+    /* config_text always holds " | " */
+    const char *now_tunable = strstr(r->config_text, " | ") + 3;
+    if (strcmp(tunable, now_tunable) != 0 && r->root) {
+        fprintf(stderr, "%s: note: resuming with other tunable settings\n  it had:  %s\n  now:     %s\n",
+                c->prog, tunable, now_tunable);
     }
     rc = checkpoint_restore(&ck, r->m, r->rng, &r->opt, &r->avg, r->e, err, sizeof err);
     if (rc == CHECKPOINT_OK && c->comm != NULL &&

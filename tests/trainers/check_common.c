@@ -3,11 +3,14 @@
  * optim_average (optim.h), the running mean against the mean of the
  * iterates computed directly, and its checkpoint section (checkpoint.h):
  * saved and restored bit for bit, the version it writes, the restores it
- * refuses; the one-hot grey levels of data.h (DATA_LEVELS) against values
- * worked by hand; cli_open_log's cut of a resumed run's log (cli.h); which
- * visible units the trainers' AIS can start from the data's pixel means
- * on (trainer_data_base_unfit, trainer.h), and the reason it gives where
- * it cannot. Built by `make examples` as build/examples/check_common and run by
+ * refuses; the counters and times a checkpoint may hold;
+ * checkpoint_config_tunable's comparison of settings texts; IDX files whose
+ * header declares more images than they hold; the one-hot grey levels of
+ * data.h (DATA_LEVELS) against values worked by hand; cli_open_log's cut
+ * of a resumed run's log (cli.h); which visible units the trainers' AIS can
+ * start from the data's pixel means on (trainer_data_base_unfit,
+ * trainer.h), and the reason it gives where it cannot. Built by `make
+ * examples` as build/examples/check_common and run by
  * tests/trainers/run.sh. Prints one line per check and exits 1 if any failed.
  */
 #include <ebm.h>
@@ -217,26 +220,65 @@ static unsigned file_version(const char *path)
     return head[8] | (unsigned)head[9] << 8;
 }
 
-/* Rewrite the version field of the checkpoint at path, and its CRC. */
-static void set_version(const char *path, unsigned version)
+/* The checkpoint at path (at most 64 KB); *n its size. */
+static unsigned char *read_all(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *b = malloc(1 << 16);
-    size_t n = f != NULL ? fread(b, 1, 1 << 16, f) : 0;
+    *n = f != NULL && b != NULL ? fread(b, 1, 1 << 16, f) : 0;
     if (f != NULL) {
         fclose(f);
     }
-    b[8] = (unsigned char)version;
-    const uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)(n - 4));
-    for (int i = 0; i < 4; i++) {
-        b[n - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
-    }
-    f = fopen(path, "wb");
-    if (f != NULL) {
-        fwrite(b, 1, n, f);
-        fclose(f);
+    return b;
+}
+
+/* Write b[0..n) to path with its CRC (the last 4 bytes) made right; free b. */
+static void write_with_crc(const char *path, unsigned char *b, size_t n)
+{
+    if (b != NULL && n >= 4) {
+        const uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)(n - 4));
+        for (int i = 0; i < 4; i++) {
+            b[n - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+        }
+        FILE *f = fopen(path, "wb");
+        if (f != NULL) {
+            fwrite(b, 1, n, f);
+            fclose(f);
+        }
     }
     free(b);
+}
+
+/* Rewrite the version field of the checkpoint at path, and its CRC. */
+static void set_version(const char *path, unsigned version)
+{
+    size_t n;
+    unsigned char *b = read_all(path, &n);
+    if (b != NULL && n > 8) {
+        b[8] = (unsigned char)version;
+    }
+    write_with_crc(path, b, n);
+}
+
+/* Write the 8 bytes of v (little-endian) at offset of section tag's payload
+ * in the checkpoint at path, and its CRC. */
+static void patch_section(const char *path, const char tag[4], size_t offset, uint64_t v)
+{
+    size_t n;
+    unsigned char *b = read_all(path, &n);
+    for (size_t at = 16; b != NULL && at + 12 + 4 <= n;) {
+        uint64_t len = 0;
+        for (int i = 7; i >= 0; i--) {
+            len = len << 8 | b[at + 4 + (size_t)i];
+        }
+        if (memcmp(b + at, tag, 4) == 0 && offset + 8 <= len) {
+            for (int i = 0; i < 8; i++) {
+                b[at + 12 + offset + (size_t)i] = (unsigned char)(v >> (8 * i));
+            }
+        }
+        at += 12 + (size_t)len;
+    }
+    write_with_crc(path, b, n);
 }
 
 static void checkpoints(const char *dir)
@@ -316,6 +358,171 @@ static void checkpoints(const char *dir)
     state_free(&f);
     remove(path);
     remove(path1);
+}
+
+/* Counters and times a trainer goes on from: an iteration, an optimiser
+ * step, an average's start or count below 0 or past 2^62, or seconds that
+ * are not a finite time >= 0 are malformed (checkpoint_load took them: a
+ * NaN time never reached --minutes, a step of -2^63 ran past --steps and
+ * overflowed, a negative optimiser step was left out of a restore that
+ * succeeded; fuzz_checkpoint, tests/fuzz/findings/checkpoint/). */
+static void checkpoint_fields(const char *dir)
+{
+    typedef struct field_case {
+        const char *tag;
+        size_t offset;
+        uint64_t value;
+        const char *what, *message;
+    } field_case;
+    const uint64_t past = ((uint64_t)1 << 62) + 1, nan_bits = 0x7ff8000000000000u,
+                   minus_one = 0xbff0000000000000u, inf_bits = 0x7ff0000000000000u;
+    const field_case cases[] = {
+        {"ITER", 0, (uint64_t)-1, "iteration -1", "section ITER: iteration -1,"},
+        {"ITER", 0, (uint64_t)1 << 63, "iteration -2^63",
+         "section ITER: iteration -9223372036854775808"},
+        {"ITER", 0, past, "iteration 2^62 + 1", "section ITER: iteration 4611686018427387905"},
+        {"ITER", 8, nan_bits, "seconds NaN", "seconds nan"},
+        {"ITER", 8, inf_bits, "seconds +inf", "seconds inf"},
+        {"ITER", 8, minus_one, "seconds -1", "seconds -1 "},
+        {"OPTM", 0, (uint64_t)-1, "optimiser step -1", "section OPTM: step -1 "},
+        {"OPTM", 0, past, "optimiser step 2^62 + 1", "section OPTM: step 4611686018427387905"},
+        {"AVRG", 0, (uint64_t)-1, "average from -1", "section AVRG: from -1,"},
+        {"AVRG", 8, past, "average count 2^62 + 1", "count 4611686018427387905"},
+    };
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/fields.ckpt", dir);
+    state a;
+    state_init(&a, FROM);
+    state_steps(&a, 5);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const field_case *fc = &cases[k];
+        err[0] = '\0';
+        int rc = checkpoint_save(path, a.m, a.rng, &a.opt, &a.avg, NULL, 5, 1.0, "cfg", err,
+                                 sizeof err);
+        patch_section(path, fc->tag, fc->offset, fc->value);
+        checkpoint ck;
+        rc = rc == CHECKPOINT_OK ? checkpoint_load(&ck, path, err, sizeof err) : rc;
+        char what[160];
+        snprintf(what, sizeof what, "checkpoint %s %s: CHECKPOINT_EFORMAT naming the path and it",
+                 fc->tag, fc->what);
+        check(rc == CHECKPOINT_EFORMAT && strstr(err, path) != NULL &&
+                  strstr(err, fc->message) != NULL,
+              what);
+        if (rc == CHECKPOINT_OK) {
+            checkpoint_free(&ck);
+        }
+    }
+    /* the largest values load */
+    checkpoint_save(path, a.m, a.rng, &a.opt, &a.avg, NULL, 5, 1.0, "cfg", err, sizeof err);
+    patch_section(path, "ITER", 0, (uint64_t)1 << 62);
+    patch_section(path, "ITER", 8, 0);
+    patch_section(path, "OPTM", 0, (uint64_t)1 << 62);
+    patch_section(path, "AVRG", 8, (uint64_t)1 << 62);
+    checkpoint ck;
+    const int rc = checkpoint_load(&ck, path, err, sizeof err);
+    check(rc == CHECKPOINT_OK && ck.iteration == CHECKPOINT_MAX_STEP && ck.seconds == 0.0 &&
+              ck.opt_step == CHECKPOINT_MAX_STEP && ck.avg_count == CHECKPOINT_MAX_STEP,
+          "checkpoint: iteration, step and count 2^62 and 0 seconds load");
+    if (rc == CHECKPOINT_OK) {
+        checkpoint_free(&ck);
+    }
+    state_free(&a);
+    remove(path);
+}
+
+/* checkpoint_config_tunable: a resume keeps the settings before " | ". A
+ * checkpoint text without " | " never fits: one that held only the run's
+ * fixed settings made the trainer read past its end (fuzz_checkpoint,
+ * tests/fuzz/findings/checkpoint/config_without_bar.ckpt). */
+static void config_texts(void)
+{
+    char with_bar[] = "method=pcd layers=16,8 | lr=0.01", fixed_only[] = "method=pcd layers=16,8";
+    checkpoint c;
+    memset(&c, 0, sizeof c);
+    c.config = with_bar;
+    const char *tunable = checkpoint_config_tunable(&c, "method=pcd layers=16,8 | lr=0.5");
+    check(tunable != NULL && strcmp(tunable, "lr=0.01") == 0,
+          "config: the same fixed settings: the checkpoint's tunable ones");
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,9 | lr=0.01") == NULL,
+          "config: other fixed settings: NULL");
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,8") == NULL,
+          "config: a run's text without \" | \": NULL");
+    c.config = fixed_only;
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,8 | lr=0.01") == NULL,
+          "config: a checkpoint's text without \" | \" (the run's fixed settings alone): NULL");
+    c.config = NULL;
+    check(checkpoint_config_tunable(&c, "method=pcd layers=16,8 | lr=0.01") == NULL,
+          "config: a checkpoint without a text: NULL");
+}
+
+/* An IDX header that declares 2^28 images of 28 x 28 (842 GB as floats)
+ * before one image: a truncated file, not an allocation for the count
+ * (data_load_idx allocated it first and failed with "out of memory";
+ * fuzz_data, tests/fuzz/findings/data/idx_declares_more_images.bin). Then
+ * a whole file of 3 images with max_rows 2 and 0. */
+static void idx_counts(const char *dir)
+{
+    char path[4096], err[512] = "";
+    snprintf(path, sizeof path, "%s/declared.idx", dir);
+    unsigned char file[16 + 3 * 784];
+    const unsigned char header[16] = {0, 0, 8, 3, 16, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0, 28};
+    memcpy(file, header, sizeof header);
+    for (size_t i = 16; i < sizeof file; i++) {
+        file[i] = (unsigned char)(i * 7);
+    }
+    FILE *f = fopen(path, "wb");
+    const int written = f != NULL && fwrite(file, 1, 16 + 784, f) == 16 + 784;
+    if (f != NULL) {
+        fclose(f);
+    }
+    data_set d;
+    int rc = data_load_idx(&d, path, NULL, 0, err, sizeof err);
+    check(written && rc == DATA_EFORMAT && strstr(err, "declared.idx: truncated") != NULL &&
+              strstr(err, "image 1") != NULL && d.x == NULL,
+          "idx: a header of 2^28 images before one image: truncated at image 1, no "
+          "allocation for the count");
+    file[4] = 0; /* 3 images */
+    file[7] = 3;
+    f = fopen(path, "wb");
+    const int whole = f != NULL && fwrite(file, 1, sizeof file, f) == sizeof file;
+    if (f != NULL) {
+        fclose(f);
+    }
+    rc = data_load_idx(&d, path, NULL, 2, err, sizeof err);
+    check(whole && rc == DATA_OK && d.n == 2 && d.dim == 784 &&
+              d.x[784] == (float)file[16 + 784] / 255.0f,
+          "idx: max_rows 2 of 3 images: 2 rows, the file's pixels");
+    data_set_free(&d);
+    rc = data_load_idx(&d, path, NULL, 0, err, sizeof err);
+    check(rc == DATA_OK && d.n == 3 && d.x[2 * 784 + 5] == (float)file[16 + 2 * 784 + 5] / 255.0f,
+          "idx: all 3 images");
+    data_set_free(&d);
+    /* 3 images of 256 x 257 (more than the first allocation's 2^16
+     * floats each): the rows grow from 1 to 2 to 3 */
+    const size_t px = 256 * 257, size = 16 + 3 * px;
+    unsigned char *big = malloc(size);
+    const unsigned char large[16] = {0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 1, 0, 0, 0, 1, 1};
+    int same_pixels = big != NULL;
+    if (big != NULL) {
+        memcpy(big, large, sizeof large);
+        for (size_t i = 16; i < size; i++) {
+            big[i] = (unsigned char)(i * 7 + i / 1031);
+        }
+        f = fopen(path, "wb");
+        same_pixels = f != NULL && fwrite(big, 1, size, f) == size;
+        if (f != NULL) {
+            fclose(f);
+        }
+    }
+    rc = data_load_idx(&d, path, NULL, 0, err, sizeof err);
+    same_pixels = same_pixels && rc == DATA_OK && d.n == 3 && d.dim == (int64_t)px;
+    for (size_t i = 0; same_pixels && i < 3 * px; i++) {
+        same_pixels = d.x[i] == (float)big[16 + i] / 255.0f;
+    }
+    check(same_pixels, "idx: 3 images of 256 x 257 (the rows grow), every pixel the file's");
+    free(big);
+    data_set_free(&d);
+    remove(path);
 }
 
 /* DATA_LEVELS with q = 4: level round(3 grey), its one-hot units, and back. */
@@ -459,6 +666,9 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     running_mean();
     checkpoints(dir);
+    checkpoint_fields(dir);
+    config_texts();
+    idx_counts(dir);
     grey_levels();
     run_logs(dir);
     data_base();

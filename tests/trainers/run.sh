@@ -207,6 +207,25 @@ run train_ucd "${TINY[@]}" --layers 16,16 --steps 8000 --checkpoint-every 0 --ev
     --out "$T/refused" --resume "$T/train_ucd.INT/checkpoint.ckpt" --average-from 2
 check "train_ucd: --average-from 2 from a checkpoint past step 2 without an average: exit 1" \
     test "$rc" = 1 -a -n "$(grep -F 'holds no average' "$err")"
+# A checkpoint's training time is a finite time >= 0: resumed from one of NaN
+# seconds, a run with --minutes never reached its budget. The seconds follow
+# MODL (its length at bytes 20-27), RNG (48 bytes) and ITER's iteration; the
+# CRC is gzip's (its trailer's first 4 bytes).
+nan_ck=$T/refused/nan_seconds.ckpt
+cp "$T/train_pcd.TERM/checkpoint.ckpt" "$nan_ck"
+modl=$(od -An -tu8 -j20 -N8 "$nan_ck" | tr -d ' ')
+printf '\0\0\0\0\0\0\370\177' |
+    dd of="$nan_ck" bs=1 seek=$((16 + 12 + modl + 12 + 48 + 12 + 8)) conv=notrunc status=none
+size=$(wc -c <"$nan_ck")
+head -c $((size - 4)) "$nan_ck" | gzip -c | tail -c 8 | head -c 4 |
+    dd of="$nan_ck" bs=1 seek=$((size - 4)) conv=notrunc status=none
+n_run=$((n_run + 1))
+rc=0
+timeout 20 "$B/train_pcd" "${TINY[@]}" --steps 0 --minutes 0.01 --checkpoint-every 0 --eval none \
+    --out "$T/refused" --resume "$nan_ck" >"$T/out.$n_run" 2>"$T/err.$n_run" || rc=$?
+check "train_pcd: --resume a checkpoint of NaN seconds: exit 1 at once (rc $rc), 'section ITER'" \
+    test "$rc" = 1 -a -n "$(grep -F "$nan_ck: section ITER: iteration" "$T/err.$n_run" |
+        grep -F 'seconds nan')"
 FASHION=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 if [ -f "$FASHION" ]; then
     WAIT_FOR='^step +20 '
@@ -428,6 +447,20 @@ fi
 run train_ucd --data digits --data-dir "$T/nowhere" --steps 10 --out "$T/nodigits"
 check "--data digits without the file: exit 1, names python3-sklearn" \
     test "$rc" = 1 -a -n "$(grep -F 'python3-sklearn' "$err")"
+
+echo "== --data fashion: an IDX header that declares more images than its file holds"
+# 2^28 images of 28 x 28 declared (842 GB as floats), one there: a truncated
+# file, at once, and no allocation for the count.
+mkdir -p "$T/badidx"
+{ printf '\0\0\10\3\20\0\0\0\0\0\0\34\0\0\0\34'; head -c 784 /dev/zero; } | gzip -n \
+    >"$T/badidx/train-images-idx3-ubyte.gz"
+printf '\0\0\10\1\20\0\0\0\0' | gzip -n >"$T/badidx/train-labels-idx1-ubyte.gz"
+cp "$T/badidx/train-images-idx3-ubyte.gz" "$T/badidx/t10k-images-idx3-ubyte.gz"
+cp "$T/badidx/train-labels-idx1-ubyte.gz" "$T/badidx/t10k-labels-idx1-ubyte.gz"
+run train_pcd --data fashion --data-dir "$T/badidx" --steps 2 --out "$T/badidx/o"
+check "--data fashion, 2^28 images declared and 1 there: exit 1, 'truncated: ... image 1'" \
+    test "$rc" = 1 -a -n "$(grep -F 'train-images-idx3-ubyte.gz: truncated' "$err" |
+        grep -F 'image 1')"
 
 echo "== files that are not regular files: refused at once, by path"
 # A FIFO with no writer would block a plain open: every file the trainers
