@@ -656,10 +656,17 @@ int checkpoint_restore(const checkpoint *c, ebm_model_t *m, ebm_rng_t *rng, opti
         ebm_rng_set_state(rng, old_state);
         return CHECKPOINT_EMISMATCH;
     }
-    optim_state_set(o, c->opt_step, c->opt_buffers, c->opt_floats);
-    if (optim_average_on(avg)) {
-        optim_average_state_set(avg, avg->from, c->has_average ? c->avg_count : 0,
-                                c->has_average ? c->avg_mean : NULL, n_params);
+    /* These take only values checked above and by the loader (the buffer
+     * length, the step and the average's counts in range); a refusal would
+     * be a bug between the two, reported rather than ignored. */
+    if (optim_state_set(o, c->opt_step, c->opt_buffers, c->opt_floats) != OPTIM_OK ||
+        (optim_average_on(avg) &&
+         optim_average_state_set(avg, avg->from, c->has_average ? c->avg_count : 0,
+                                 c->has_average ? c->avg_mean : NULL, n_params) != OPTIM_OK)) {
+        cli_set_error(err, err_size, "the checkpoint's optimiser state (step %lld) or average "
+                      "(%lld iterates) was refused after the model was restored",
+                      (long long)c->opt_step, (long long)c->avg_count);
+        return CHECKPOINT_EMISMATCH;
     }
     return CHECKPOINT_OK;
 }
