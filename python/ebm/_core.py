@@ -206,10 +206,17 @@ class _Handle:
     Calls that pass the handle to the library hold it (_using) for the call:
     ctypes releases the GIL, so another thread may close() meanwhile; the
     object is then closed at once (calls after it raise ValueError) and freed
-    when the last call in flight returns."""
+    when the last call in flight returns. The C library lets one thread at a
+    time use a generator, sampler or estimator (their calls move state and
+    grow scratch buffers): for those (_exclusive) a hold also takes the
+    object's lock, so that calls from several threads run one after another
+    instead of corrupting the handle. Model calls are not serialised: the
+    library lets const calls on one model run at once."""
 
     _destroy = None  # the C destructor
+    _exclusive = False  # calls take _lock (above)
     _p = None
+    _lock = None  # made by the first hold of an _exclusive handle
     _users = 0  # calls in flight
     _closing = False  # close() was called while calls were in flight
 
@@ -239,9 +246,16 @@ class _Handle:
         with _USE_LOCK:
             p = self._h()
             self._users += 1
+            if self._exclusive and self._lock is None:
+                self._lock = threading.RLock()  # reentrant: a held call may hold it again
+            lock = self._lock
+        if lock is not None:
+            lock.acquire()  # outside _USE_LOCK: the wait may be a whole call of another thread
         return p
 
     def _release(self):
+        if self._lock is not None:
+            self._lock.release()
         with _USE_LOCK:
             self._users -= 1
             if self._users > 0 or not self._closing:
@@ -327,6 +341,7 @@ class Generator(_Handle):
     """
 
     _destroy = _C.ebm_rng_destroy
+    _exclusive = True
 
     def __init__(self, seed=0, stream=0):
         seed, stream = _seed(seed, "seed"), _seed(stream, "stream")
@@ -967,6 +982,7 @@ class _OnModel(_Handle):
 
     _prefix = ""  # "ebm_sampler" or "ebm_estimator"
     _kinds = _stat_enum = None
+    _exclusive = True
 
     def __init__(self, model, kind, options):
         if not isinstance(model, Model):
@@ -1171,8 +1187,11 @@ class Estimator(_OnModel):
     def chains(self):
         """A copy of the persistent chains (num_chains full states); assign to replace."""
         w = self.model.state_width
-        out = np.empty((self.num_chains, w), _f32)
-        self._call("_get_chains", _ptr(out), w)
+        # One hold for the count and the copy: the library writes as many rows
+        # as the estimator has, which another thread could change in between.
+        with _using(self.model, self):
+            out = np.empty((self.num_chains, w), _f32)
+            self._call("_get_chains", _ptr(out), w)
         return out
 
     @chains.setter
