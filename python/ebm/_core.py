@@ -514,14 +514,28 @@ class Model(_Handle):
     def _shape(self):
         p = self._p
         n = _C.ebm_model_num_layers(p)
-        self.sizes = tuple(_C.ebm_model_layer_size(p, l) for l in range(n))
-        self.offsets = tuple(_C.ebm_model_layer_offset(p, l) for l in range(n))
-        self.units = tuple(Units(_C.ebm_model_layer_units(p, l)) for l in range(n))
-        self.categories = tuple(_C.ebm_model_layer_categories(p, l) for l in range(n))
-        self.state_width = _C.ebm_model_state_width(p)
-        self.param_count = _C.ebm_model_param_count(p)
+        self._sizes = tuple(_C.ebm_model_layer_size(p, l) for l in range(n))
+        self._offsets = tuple(_C.ebm_model_layer_offset(p, l) for l in range(n))
+        self._units = tuple(Units(_C.ebm_model_layer_units(p, l)) for l in range(n))
+        self._categories = tuple(_C.ebm_model_layer_categories(p, l) for l in range(n))
+        self._state_width = _C.ebm_model_state_width(p)
+        self._param_count = _C.ebm_model_param_count(p)
 
     # -- shape --------------------------------------------------------------
+    # Read from the library once and read-only: calls size the arrays the
+    # library writes by them (a param_count set by hand would let params()
+    # overflow its array).
+
+    sizes = property(lambda self: self._sizes, doc="The layers' sizes, visible first.")
+    offsets = property(lambda self: self._offsets,
+                       doc="The first column of each layer in a state row.")
+    units = property(lambda self: self._units, doc="The layers' unit kinds (Units).")
+    categories = property(lambda self: self._categories,
+                          doc="The categories of each layer's units (q for Potts, else 1).")
+    state_width = property(lambda self: self._state_width,
+                           doc="The columns of a full state row (the sum of sizes).")
+    param_count = property(lambda self: self._param_count,
+                           doc="The length of the flat parameter vector.")
 
     @property
     def n_layers(self):
@@ -987,8 +1001,8 @@ class _OnModel(_Handle):
     def __init__(self, model, kind, options):
         if not isinstance(model, Model):
             raise TypeError("model must be an ebm.Model, not %r" % (model,))
-        self.model = model
-        self.kind = _enum_value(self._kinds, kind, "kind")
+        self._model = model
+        self._kind = _enum_value(self._kinds, kind, "kind")
         out, create = ctypes.c_void_p(), self._prefix + "_create"
         # A failed create leaves its message in the model.
         with _using(model) as (mp,):
@@ -997,6 +1011,11 @@ class _OnModel(_Handle):
         self._p = out.value
         self._options = {}
         self.set(**options)
+
+    # Read-only: the C object points to this model, which the Python object
+    # keeps alive (another model put here would leave it to a freed one).
+    model = property(lambda self: self._model, doc="The model (kept alive by this object).")
+    kind = property(lambda self: self._kind, doc="The kind, an enum member.")
 
     def _h(self):
         if self.model.closed:
