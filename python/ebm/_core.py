@@ -112,14 +112,25 @@ def _check(rc, function, errmsg, handle):
 # Arrays
 
 
-def _float_array(a, name):
-    """a as a float32 ndarray: float32 as is, other reals and integers converted."""
+def _float_array(a, name, dtype=_f32):
+    """a as an ndarray of dtype (float32 unless said): as is if it has it, else
+    converted from real, integer or boolean values; complex, object and
+    string arrays raise TypeError (numpy would drop imaginary parts and parse
+    strings)."""
     a = np.asarray(a)
-    if a.dtype != _f32:
+    if a.dtype != dtype:
         if a.dtype.kind not in "biuf":
             raise TypeError("%s: dtype %s is not a real or integer type" % (name, a.dtype))
-        a = a.astype(_f32)
+        a = a.astype(dtype)
     return a
+
+
+def _dense(a, name, dtype=_f32):
+    """_float_array(a, name, dtype), contiguous and aligned to its elements
+    (copied if not): for a vector the library reads whole. (C reads a float
+    at an odd address as undefined behaviour; ascontiguousarray keeps such
+    an array as it is.)"""
+    return np.require(_float_array(a, name, dtype), requirements="CA")
 
 
 def _ld(a):
@@ -149,10 +160,12 @@ def _readable(a, name, cols=None):
     if cols is not None and a.shape[1] != cols:
         raise ValueError("%s has %d columns, expected %d" % (name, a.shape[1], cols))
     try:
-        return a, _ld(a)
+        if a.flags.aligned:
+            return a, _ld(a)
     except _NeedsCopy:
-        a = np.ascontiguousarray(a)
-        return a, max(a.shape[1], 1)
+        pass
+    a = np.array(a, order="C")  # a new array: dense and aligned
+    return a, max(a.shape[1], 1)
 
 
 def _writable(a, name, cols):
@@ -164,6 +177,9 @@ def _writable(a, name, cols):
         raise ValueError("%s must have shape (rows, %d), not %s" % (name, cols, a.shape))
     if not a.flags.writeable:
         raise ValueError("%s is read-only" % name)
+    if not a.flags.aligned:
+        raise ValueError("%s is not aligned to its float32 elements (address %#x); pass "
+                         "a copy" % (name, _ptr(a)))
     try:
         return a, _ld(a)
     except _NeedsCopy:
@@ -390,7 +406,7 @@ class Generator(_Handle):
         if s.shape != (RNG_STATE_WORDS,) or s.dtype.kind not in "iu":
             raise ValueError("state must be %d integer words, not %s of %s" %
                              (RNG_STATE_WORDS, s.shape, s.dtype))
-        s = np.ascontiguousarray(s, dtype=np.uint64)
+        s = np.require(s, np.uint64, "CA")
         self._call(_C.ebm_rng_set_state, "ebm_rng_set_state", _ptr(s))
 
     def _fill(self, fn, name, n):
@@ -585,7 +601,7 @@ class Model(_Handle):
         return out
 
     def _vector(self, p, name):
-        p = np.ascontiguousarray(_float_array(p, name))
+        p = _dense(p, name)
         if p.shape != (self.param_count,):
             raise ValueError("%s must have shape (%d,), not %s" % (name, self.param_count,
                                                                   p.shape))
@@ -611,7 +627,7 @@ class Model(_Handle):
         return out
 
     def _offsets_vector(self, mu, name):
-        mu = np.ascontiguousarray(_float_array(mu, name))
+        mu = _dense(mu, name)
         if mu.shape != (self.state_width,):
             raise ValueError("%s must have shape (%d,), not %s" % (name, self.state_width,
                                                                   mu.shape))
@@ -727,8 +743,8 @@ class Model(_Handle):
         mask = _layers_mask(sum_out, self.n_layers)
         x, ld = self._states(x, "x", self._reads(mask))
         n = x.shape[0]
-        coef = np.full(n, 1.0 / max(n, 1)) if coef is None else np.ascontiguousarray(coef,
-                                                                                    np.float64)
+        coef = np.full(n, 1.0 / max(n, 1)) if coef is None else _dense(coef, "coef",
+                                                                      np.float64)
         if coef.shape != (n,):
             raise ValueError("coef must have shape (%d,), not %s" % (n, coef.shape))
         if out is None:
@@ -853,7 +869,7 @@ class Model(_Handle):
                 raise ValueError("log_partition(method='ais') needs rng")
             b = None
             if base is not None:
-                b = np.ascontiguousarray(base, dtype=_f32)
+                b = _dense(base, "base")
                 if b.shape != (self.n_visible,):
                     raise ValueError("base must have shape (%d,), not %r" %
                                      (self.n_visible, b.shape))
@@ -983,8 +999,9 @@ def _out_vector(out, n):
     if out is None:
         return np.empty(n, _f32)
     if not (isinstance(out, np.ndarray) and out.dtype == _f32 and out.flags.c_contiguous
-            and out.flags.writeable and out.shape == (n,)):
-        raise ValueError("out must be a writable contiguous float32 array of shape (%d,)" % n)
+            and out.flags.writeable and out.flags.aligned and out.shape == (n,)):
+        raise ValueError("out must be a writable, contiguous and aligned float32 array of "
+                         "shape (%d,)" % n)
     return out
 
 
@@ -1046,7 +1063,7 @@ class _OnModel(_Handle):
     def set_ladder(self, betas):
         """Set the inverse temperatures of parallel tempering (tempering sampler,
         PT estimator): 2 to 1024 values in [0, 1], increasing, the last 1."""
-        b = np.ascontiguousarray(betas, dtype=np.float64)
+        b = _dense(betas, "betas", np.float64)
         if b.ndim != 1:
             raise ValueError("betas must be one-dimensional, not of shape %r" % (b.shape,))
         self._call("_set_ladder", b.shape[0], b.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
