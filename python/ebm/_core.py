@@ -16,6 +16,8 @@ Conventions (python/README.md has the long form):
 """
 import contextlib
 import ctypes
+import enum
+import numbers
 import operator
 import os
 import threading
@@ -319,17 +321,34 @@ def _held_call(handles, fn, name, errmsg, args):
 
 
 def _enum_value(cls, value, what):
-    """An enum member from a member, its name (any case) or its int value."""
+    """An enum member from a member, its name (any case) or its int value;
+    a float (int() would truncate 1.5 to 1) or another enum's member raises
+    TypeError."""
     if isinstance(value, str):
         try:
             return cls[value.upper()]
         except KeyError:
             names = ", ".join(repr(m.name.lower()) for m in cls)
             raise ValueError("%s: unknown value %r (one of %s)" % (what, value, names)) from None
+    if isinstance(value, enum.Enum) and not isinstance(value, cls):
+        raise TypeError("%s must be a %s, not %r" % (what, cls.__name__, value))
     try:
-        return cls(int(value))
+        return cls(operator.index(value))
+    except TypeError:
+        raise TypeError("%s must be a name or an integer, not %r" % (what, value)) from None
     except ValueError:
         raise ValueError("%s: unknown value %r" % (what, value)) from None
+
+
+def _real(value, what):
+    """value as a Python float: a real number (or a 0-d real array), not a
+    bool, string or complex number (float() parses "2" and numpy's complex
+    scalars lose their imaginary part), else TypeError naming what."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError("%s must be a real number, not %r" % (what, value))
+    return float(value)
 
 
 def _check_int(value, what, bounds=_INT64):
@@ -591,7 +610,7 @@ class Model(_Handle):
     def init(self, rng, scheme="orthogonal", scale=1.0):
         """Initialise all parameters (ebm_model_init); rng is a Generator or a seed."""
         s = _enum_value(InitScheme, scheme, "scheme")
-        self._call("ebm_model_init", _generator(rng), s, float(scale))
+        self._call("ebm_model_init", _generator(rng), s, _real(scale, "scale"))
         return self
 
     def params(self):
@@ -615,7 +634,7 @@ class Model(_Handle):
     def axpy_params(self, alpha, g):
         """theta += alpha * g over the whole parameter vector."""
         g = self._vector(g, "g")
-        self._call("ebm_model_axpy_params", float(alpha), _ptr(g))
+        self._call("ebm_model_axpy_params", _real(alpha, "alpha"), _ptr(g))
 
     @property
     def centring_offsets(self):
@@ -647,7 +666,7 @@ class Model(_Handle):
         """mu <- mu + rate (target - mu), keeping the distribution (the offset
         update of centred training; rate in [0, 1])."""
         target = self._offsets_vector(target, "target")
-        self._call("ebm_model_move_offsets", float(rate), _ptr(target))
+        self._call("ebm_model_move_offsets", _real(rate, "rate"), _ptr(target))
 
     def param_block(self, kind, l):
         """(offset, rows, cols) of a block: kind "weight" (l = 1..L), "bias", "logvar",
@@ -846,7 +865,7 @@ class Model(_Handle):
         c, ldc = _mask_array(clamp, mu.shape[0], self.state_width)
         missed = self._call("ebm_model_mean_field", mu.shape[0], _ptr(mu), ld,
                             None if c is None else _ptr(c), ldc, _check_int(max_iter, "max_iter"),
-                            float(tol))
+                            _real(tol, "tol"))
         return mu, missed
 
     # -- evaluation ---------------------------------------------------------
@@ -893,7 +912,8 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        self._call("ebm_model_log_likelihood", float(log_z), v.shape[0], _ptr(v), ld, _ptr(out))
+        self._call("ebm_model_log_likelihood", _real(log_z, "log_z"), v.shape[0], _ptr(v), ld,
+                   _ptr(out))
         return out
 
     def log_likelihood_bound(self, v, log_z=None):
@@ -902,8 +922,8 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        self._call("ebm_model_log_likelihood_bound", float(log_z), v.shape[0], _ptr(v), ld,
-                   _ptr(out))
+        self._call("ebm_model_log_likelihood_bound", _real(log_z, "log_z"), v.shape[0], _ptr(v),
+                   ld, _ptr(out))
         return out
 
     def log_likelihood_is(self, v, rng, samples=1000, log_z=None):
@@ -914,8 +934,8 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        self._call("ebm_model_log_likelihood_is", _generator(rng), float(log_z),
-                   int(samples), v.shape[0], _ptr(v), ld, _ptr(out))
+        self._call("ebm_model_log_likelihood_is", _generator(rng), _real(log_z, "log_z"),
+                   _check_int(samples, "samples"), v.shape[0], _ptr(v), ld, _ptr(out))
         return out
 
     # -- files and copies ---------------------------------------------------
@@ -987,10 +1007,7 @@ def _option_value(name, value):
     if name in _OPTION_ENUMS:
         return int(_enum_value(_OPTION_ENUMS[name], value, name))
     if name in _DOUBLE_OPTIONS:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float,
-                                                                         np.number)):
-            raise TypeError("%s must be a number, not %r" % (name, value))
-        return float(value)
+        return _real(value, name)
     return _check_int(value, name)
 
 
