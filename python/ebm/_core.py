@@ -942,7 +942,7 @@ class Model(_Handle):
 
     def save(self, path):
         """Write the model to path in the library's format, atomically."""
-        self._call("ebm_model_save", os.fsencode(path))
+        self._call("ebm_model_save", _path(path))
 
     def to_bytes(self):
         """The model in the library's file format."""
@@ -970,12 +970,26 @@ def _loaded(fn, name, *args):
 
 def load(path):
     """A model from a file written by Model.save (or by the C library)."""
-    return _loaded(_C.ebm_model_load, "ebm_model_load", os.fsencode(path))
+    return _loaded(_C.ebm_model_load, "ebm_model_load", _path(path))
+
+
+def _path(path):
+    """path (str, bytes or os.PathLike) as bytes for the library; ValueError if
+    it holds a NUL byte, where C would end it (save("a\0b") wrote "a"), as
+    open() does."""
+    b = os.fsencode(path)
+    if b"\0" in b:
+        raise ValueError("path %r contains a NUL byte" % (path,))
+    return b
 
 
 def from_bytes(data):
-    """A model from the bytes of Model.to_bytes."""
-    data = bytes(data)
+    """A model from the bytes of Model.to_bytes (any bytes-like object)."""
+    try:
+        data = memoryview(data).tobytes()
+    except TypeError:  # bytes(n) would make n zero bytes of an int, bytes(str) fail unclearly
+        raise TypeError("data must be a bytes-like object (bytes, bytearray, memoryview), not "
+                        "%s" % type(data).__name__) from None
     return _loaded(_C.ebm_model_load_buffer, "ebm_model_load_buffer", data, len(data))
 
 
