@@ -414,18 +414,21 @@ class Generator(_Handle):
 
     @state.setter
     def state(self, value):
-        if isinstance(value, np.ndarray):
-            s = value
-        else:  # Python ints (e.g. from JSON): words of 2^63 and more stay exact
-            try:
-                s = np.array([operator.index(w) for w in value], dtype=np.uint64)
-            except (TypeError, OverflowError) as exc:
-                raise ValueError("state must be %d words in [0, 2^64): %s" %
-                                 (RNG_STATE_WORDS, exc)) from None
-        if s.shape != (RNG_STATE_WORDS,) or s.dtype.kind not in "iu":
+        if isinstance(value, np.ndarray) and (value.ndim != 1 or value.dtype.kind not in "iu"):
             raise ValueError("state must be %d integer words, not %s of %s" %
-                             (RNG_STATE_WORDS, s.shape, s.dtype))
-        s = np.require(s, np.uint64, "CA")
+                             (RNG_STATE_WORDS, value.shape, value.dtype))
+        # Word by word as Python ints (a JSON checkpoint's too), each checked:
+        # numpy would make -1 the word 2^64 - 1.
+        try:
+            words = [operator.index(w) for w in value]
+        except TypeError as exc:
+            raise ValueError("state must be %d integer words: %s" % (RNG_STATE_WORDS, exc)) from None
+        if len(words) != RNG_STATE_WORDS:
+            raise ValueError("state must be %d integer words, not %d" % (RNG_STATE_WORDS,
+                                                                          len(words)))
+        for i, w in enumerate(words):
+            _check_range(w, (0, (1 << 64) - 1), "state[%d]" % i)
+        s = np.array(words, np.uint64)
         self._call(_C.ebm_rng_set_state, "ebm_rng_set_state", _ptr(s))
 
     def _fill(self, fn, name, n):
@@ -832,7 +835,7 @@ class Model(_Handle):
         if x is None:
             if n is None:
                 raise ValueError("random_state needs n or x")
-            x = np.zeros((_check_int(n, "n"), self.state_width), _f32)
+            x = np.zeros((_check_int(n, "n", (0, _INT64[1])), self.state_width), _f32)
             ld = self.state_width
         else:
             x, ld = self._copy_states(x, "x", set())
