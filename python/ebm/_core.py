@@ -422,7 +422,8 @@ class Generator(_Handle):
         try:
             words = [operator.index(w) for w in value]
         except TypeError as exc:
-            raise ValueError("state must be %d integer words: %s" % (RNG_STATE_WORDS, exc)) from None
+            raise ValueError("state must be %d integer words: %s" %
+                             (RNG_STATE_WORDS, exc)) from None
         if len(words) != RNG_STATE_WORDS:
             raise ValueError("state must be %d integer words, not %d" % (RNG_STATE_WORDS,
                                                                           len(words)))
