@@ -182,7 +182,7 @@ LAYOUTS_2D = {
     "readonly": _readonly,
     "broadcast_row": lambda a: np.broadcast_to(a[1], a.shape),  # row stride 0
     "overlapping_rows": lambda a: np.lib.stride_tricks.as_strided(  # rows share elements
-        np.tile(a[1], 2), a.shape, (a.itemsize, a.itemsize), writeable=False),
+        np.tile(a[1], len(a)), a.shape, (a.itemsize, a.itemsize), writeable=False),
 }
 LAYOUTS_1D = {
     "strided": lambda a: np.repeat(a, 2)[::2],
