@@ -190,6 +190,7 @@ ON_MODEL_CASES = [(cls, kind, member) for cls, kinds, only in (
 @pytest.mark.parametrize("closing", ["itself", "its_model", "both"])
 @pytest.mark.parametrize("cls, kind, member", ON_MODEL_CASES,
                          ids=["%s-%s-%s" % (c.__name__, k, m) for c, k, m in ON_MODEL_CASES])
+@pytest.mark.parametrize("model_kind", ["rbm", "grbm"])  # the binding's check, whatever the model
 def test_closed_sampler_or_estimator_refuses(model_kind, attack, cls, kind, member, closing):
     m = attack.model(model_kind)
     o = _on_model(kind, cls, m)
