@@ -332,7 +332,7 @@ check-python-asan: python build/examples/bas_ucd
 # sees every object's block; tests/python.supp suppresses the interpreter's
 # and the loader's own noise, never libebm's. Any invalid read or write or
 # use of an uninitialised value fails the run (exit 9); leaks are not checked
-# (the interpreter keeps its objects at exit). About 2 minutes on 2 cores.
+# (the interpreter keeps its objects at exit). About 1.5 minutes on 2 cores.
 PY_VALGRIND_TESTS = python/tests/test_seeds.py python/tests/test_close_threads.py \
                     python/tests/test_attack_lifetime.py
 check-python-valgrind: python
