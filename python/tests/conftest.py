@@ -354,7 +354,38 @@ class Snapshot:
             assert self.take(o) == before, "changed: %r" % (o,)
 
 
+def made(cls, m, kind, **options):
+    """cls(m, kind, **options) (a Sampler or an Estimator), or None if the
+    library does not make this kind for this model (EUNSUPPORTED: Langevin
+    without a Gaussian layer, UCD on dReLU units...), which then changed
+    nothing."""
+    before = m.to_bytes()
+    try:
+        return cls(m, kind, **options)
+    except ebm.EbmValueError as e:
+        assert e.code == ebm.Status.EUNSUPPORTED, e
+        assert m.to_bytes() == before
+        return None
+
+
+def unaligned(a):
+    """a's contents at an odd address (np.frombuffer over a bytearray)."""
+    buf = bytearray(a.nbytes + 1)
+    u = np.frombuffer(buf, a.dtype, count=a.size, offset=1).reshape(a.shape)
+    u[...] = a
+    assert not u.flags.aligned or a.dtype.itemsize == 1
+    return u
+
+
+def readonly(a):
+    """A read-only copy of a."""
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
+
+
 @pytest.fixture(scope="session")
 def attack():
     """The attack suites' helpers as one namespace."""
-    return types.SimpleNamespace(kinds=ATTACK_KINDS, model=attack_model, Snapshot=Snapshot)
+    return types.SimpleNamespace(kinds=ATTACK_KINDS, model=attack_model, Snapshot=Snapshot,
+                                 made=made, unaligned=unaligned, readonly=readonly)

@@ -60,41 +60,29 @@ METHODS = {
 }
 
 
-def _unaligned(a):
-    buf = bytearray(a.nbytes + 1)
-    u = np.frombuffer(buf, a.dtype, count=a.size, offset=1).reshape(a.shape)
-    u[...] = a
-    return u
-
-
-def _readonly(a):
-    a = a.copy()
-    a.flags.writeable = False
-    return a
-
-
+# form -> X in that form (t: the attack helpers)
 FORMS = {
-    "float32": lambda X: X.astype(F32),
-    "float16": lambda X: X.astype(np.float16),
-    "int8": lambda X: X.astype(np.int8),
-    "bool": lambda X: X > 0.5,
-    "big_endian": lambda X: X.astype(">f8"),
-    "fortran": np.asfortranarray,
-    "strided": lambda X: np.repeat(X, 2, axis=1)[:, ::2],
-    "reversed_rows": lambda X: X[::-1].copy()[::-1],
-    "unaligned": _unaligned,
-    "readonly": _readonly,
-    "object": lambda X: X.astype(object),
-    "list": lambda X: X.tolist(),
+    "float32": lambda t, X: X.astype(F32),
+    "float16": lambda t, X: X.astype(np.float16),
+    "int8": lambda t, X: X.astype(np.int8),
+    "bool": lambda t, X: X > 0.5,
+    "big_endian": lambda t, X: X.astype(">f8"),
+    "fortran": lambda t, X: np.asfortranarray(X),
+    "strided": lambda t, X: np.repeat(X, 2, axis=1)[:, ::2],
+    "reversed_rows": lambda t, X: X[::-1].copy()[::-1],
+    "unaligned": lambda t, X: t.unaligned(X),
+    "readonly": lambda t, X: t.readonly(X),
+    "object": lambda t, X: X.astype(object),
+    "list": lambda t, X: X.tolist(),
 }
 
 
 @pytest.mark.parametrize("form", list(FORMS))
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("config", list(CONFIGS))
-def test_accepted_input_reads_as_its_float64_copy(fitted, config, method, form):
+def test_accepted_input_reads_as_its_float64_copy(fitted, attack, config, method, form):
     est = fitted[config]
-    X = FORMS[form](_data(config, seed=1))
+    X = FORMS[form](attack, _data(config, seed=1))
     ref = np.array(X, dtype=np.float64, order="C")
     keep = copy.deepcopy(X)
     before = _state(est)
