@@ -19,6 +19,8 @@
 #                   library) into the venv VENV (.venv), made if missing by
 #                   PYTHON (/usr/bin/python3) with Debian's numpy and scikit-learn
 #   make check-python  make python, then python/tests under pytest in the venv
+#                   (check-python-asan: against an ASan+UBSan build of the library;
+#                   check-python-valgrind: the lifetime tests under memcheck)
 #   make demo       train a DBM on Fashion-MNIST by UCD-LMI, then by PCD, ~12 min
 #                   (DEMO_MINUTES=5 per method; docs/demo.md)
 #   make results    the long runs of docs/results.md (about 2 hours; RESULTS=names)
@@ -102,7 +104,7 @@ TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
 .PHONY: FORCE all check check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs fingerprint install uninstall clean symbols deps \
-  python check-python check-python-asan
+  python check-python check-python-asan check-python-valgrind
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
 
 # Examples use only the public header; they link the static library and the
@@ -320,8 +322,9 @@ python: $(SOFILE)
 	@rm -rf $(PIP_BUILD_JUNK)
 	@echo "ebm installed in $(VENV); use it with: $(VENV)/bin/python -c 'import ebm'"
 
-PYTEST = EBM_REPO=$(CURDIR) PYTHONSAFEPATH=1 OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} \
-  $(VENV)/bin/python -m pytest -q -p no:cacheprovider --import-mode=append python/tests
+PYTEST_ENV = EBM_REPO=$(CURDIR) PYTHONSAFEPATH=1 OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1}
+PYTEST_ARGS = -q -p no:cacheprovider --import-mode=append
+PYTEST = $(PYTEST_ENV) $(VENV)/bin/python -m pytest $(PYTEST_ARGS) python/tests
 check-python: python build/examples/bas_ucd
 	$(PYTEST)
 
@@ -337,6 +340,27 @@ check-python-asan: python build/examples/bas_ucd
 	  { echo "check-python-asan: $(SOFILE) is not built with -fsanitize=address"; exit 1; }
 	LD_PRELOAD="$(SAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1 EBM_LIBRARY=$(CURDIR)/lib/$(SONAME) $(PYTEST)
+
+# make check-python-valgrind: the lifetime-sensitive Python tests under
+# valgrind memcheck, against the library as `make` builds it: test_seeds.py
+# (a generator made from a seed lives through the call), test_close_threads.py
+# (close() during calls; smaller models under valgrind) and
+# test_attack_lifetime.py (closed handles, objects that outlive their model's
+# variables, reference cycles, calls and close() from threads). The
+# interpreter allocates with malloc (PYTHONMALLOC=malloc), so that memcheck
+# sees every object's block; tests/python.supp suppresses the interpreter's
+# and the loader's own noise, never libebm's. Any invalid read or write or
+# use of an uninitialised value fails the run (exit 9); leaks are not checked
+# (the interpreter keeps its objects at exit). About 1.5 minutes on 2 cores.
+PY_VALGRIND_TESTS = python/tests/test_seeds.py python/tests/test_close_threads.py \
+                    python/tests/test_attack_lifetime.py
+check-python-valgrind: python
+	@! nm -D $(SOFILE) | grep -q __asan_init || \
+	  { echo "check-python-valgrind: $(SOFILE) is built with ASan; rebuild it with make clean all"; \
+	    exit 1; }
+	$(PYTEST_ENV) PYTHONMALLOC=malloc valgrind -q --error-exitcode=9 --leak-check=no \
+	  --suppressions=tests/python.supp $(VENV)/bin/python -m pytest $(PYTEST_ARGS) \
+	  $(PY_VALGRIND_TESTS)
 
 # The exported symbols, one per line, to compare with tests/abi/symbols.txt.
 symbols: $(SOFILE)

@@ -16,6 +16,8 @@ Conventions (python/README.md has the long form):
 """
 import contextlib
 import ctypes
+import enum
+import numbers
 import operator
 import os
 import threading
@@ -112,14 +114,25 @@ def _check(rc, function, errmsg, handle):
 # Arrays
 
 
-def _float_array(a, name):
-    """a as a float32 ndarray: float32 as is, other reals and integers converted."""
+def _float_array(a, name, dtype=_f32):
+    """a as an ndarray of dtype (float32 unless said): as is if it has it, else
+    converted from real, integer or boolean values; complex, object and
+    string arrays raise TypeError (numpy would drop imaginary parts and parse
+    strings)."""
     a = np.asarray(a)
-    if a.dtype != _f32:
+    if a.dtype != dtype:
         if a.dtype.kind not in "biuf":
             raise TypeError("%s: dtype %s is not a real or integer type" % (name, a.dtype))
-        a = a.astype(_f32)
+        a = a.astype(dtype)
     return a
+
+
+def _dense(a, name, dtype=_f32):
+    """_float_array(a, name, dtype), contiguous and aligned to its elements
+    (copied if not): for a vector the library reads whole. (C reads a float
+    at an odd address as undefined behaviour; ascontiguousarray keeps such
+    an array as it is.)"""
+    return np.require(_float_array(a, name, dtype), requirements="CA")
 
 
 def _ld(a):
@@ -149,10 +162,12 @@ def _readable(a, name, cols=None):
     if cols is not None and a.shape[1] != cols:
         raise ValueError("%s has %d columns, expected %d" % (name, a.shape[1], cols))
     try:
-        return a, _ld(a)
+        if a.flags.aligned:
+            return a, _ld(a)
     except _NeedsCopy:
-        a = np.ascontiguousarray(a)
-        return a, max(a.shape[1], 1)
+        pass
+    a = np.array(a, order="C")  # a new array: dense and aligned
+    return a, max(a.shape[1], 1)
 
 
 def _writable(a, name, cols):
@@ -164,6 +179,9 @@ def _writable(a, name, cols):
         raise ValueError("%s must have shape (rows, %d), not %s" % (name, cols, a.shape))
     if not a.flags.writeable:
         raise ValueError("%s is read-only" % name)
+    if not a.flags.aligned:
+        raise ValueError("%s is not aligned to its float32 elements (address %#x); pass "
+                         "a copy" % (name, _ptr(a)))
     try:
         return a, _ld(a)
     except _NeedsCopy:
@@ -206,10 +224,17 @@ class _Handle:
     Calls that pass the handle to the library hold it (_using) for the call:
     ctypes releases the GIL, so another thread may close() meanwhile; the
     object is then closed at once (calls after it raise ValueError) and freed
-    when the last call in flight returns."""
+    when the last call in flight returns. The C library lets one thread at a
+    time use a generator, sampler or estimator (their calls move state and
+    grow scratch buffers): for those (_exclusive) a hold also takes the
+    object's lock, so that calls from several threads run one after another
+    instead of corrupting the handle. Model calls are not serialised: the
+    library lets const calls on one model run at once."""
 
     _destroy = None  # the C destructor
+    _exclusive = False  # calls take _lock (above)
     _p = None
+    _lock = None  # made by the first hold of an _exclusive handle
     _users = 0  # calls in flight
     _closing = False  # close() was called while calls were in flight
 
@@ -239,9 +264,16 @@ class _Handle:
         with _USE_LOCK:
             p = self._h()
             self._users += 1
+            if self._exclusive and self._lock is None:
+                self._lock = threading.RLock()  # reentrant: a held call may hold it again
+            lock = self._lock
+        if lock is not None:
+            lock.acquire()  # outside _USE_LOCK: the wait may be a whole call of another thread
         return p
 
     def _release(self):
+        if self._lock is not None:
+            self._lock.release()
         with _USE_LOCK:
             self._users -= 1
             if self._users > 0 or not self._closing:
@@ -289,17 +321,34 @@ def _held_call(handles, fn, name, errmsg, args):
 
 
 def _enum_value(cls, value, what):
-    """An enum member from a member, its name (any case) or its int value."""
+    """An enum member from a member, its name (any case) or its int value;
+    a float (int() would truncate 1.5 to 1) or another enum's member raises
+    TypeError."""
     if isinstance(value, str):
         try:
             return cls[value.upper()]
         except KeyError:
             names = ", ".join(repr(m.name.lower()) for m in cls)
             raise ValueError("%s: unknown value %r (one of %s)" % (what, value, names)) from None
+    if isinstance(value, enum.Enum) and not isinstance(value, cls):
+        raise TypeError("%s must be a %s, not %r" % (what, cls.__name__, value))
     try:
-        return cls(int(value))
+        return cls(operator.index(value))
+    except TypeError:
+        raise TypeError("%s must be a name or an integer, not %r" % (what, value)) from None
     except ValueError:
         raise ValueError("%s: unknown value %r" % (what, value)) from None
+
+
+def _real(value, what):
+    """value as a Python float: a real number (or a 0-d real array), not a
+    bool, string or complex number (float() parses "2" and numpy's complex
+    scalars lose their imaginary part), else TypeError naming what."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError("%s must be a real number, not %r" % (what, value))
+    return float(value)
 
 
 def _check_int(value, what, bounds=_INT64):
@@ -327,6 +376,7 @@ class Generator(_Handle):
     """
 
     _destroy = _C.ebm_rng_destroy
+    _exclusive = True
 
     def __init__(self, seed=0, stream=0):
         seed, stream = _seed(seed, "seed"), _seed(stream, "stream")
@@ -364,18 +414,22 @@ class Generator(_Handle):
 
     @state.setter
     def state(self, value):
-        if isinstance(value, np.ndarray):
-            s = value
-        else:  # Python ints (e.g. from JSON): words of 2^63 and more stay exact
-            try:
-                s = np.array([operator.index(w) for w in value], dtype=np.uint64)
-            except (TypeError, OverflowError) as exc:
-                raise ValueError("state must be %d words in [0, 2^64): %s" %
-                                 (RNG_STATE_WORDS, exc)) from None
-        if s.shape != (RNG_STATE_WORDS,) or s.dtype.kind not in "iu":
+        if isinstance(value, np.ndarray) and (value.ndim != 1 or value.dtype.kind not in "iu"):
             raise ValueError("state must be %d integer words, not %s of %s" %
-                             (RNG_STATE_WORDS, s.shape, s.dtype))
-        s = np.ascontiguousarray(s, dtype=np.uint64)
+                             (RNG_STATE_WORDS, value.shape, value.dtype))
+        # Word by word as Python ints (a JSON checkpoint's too), each checked:
+        # numpy would make -1 the word 2^64 - 1.
+        try:
+            words = [operator.index(w) for w in value]
+        except TypeError as exc:
+            raise ValueError("state must be %d integer words: %s" %
+                             (RNG_STATE_WORDS, exc)) from None
+        if len(words) != RNG_STATE_WORDS:
+            raise ValueError("state must be %d integer words, not %d" % (RNG_STATE_WORDS,
+                                                                          len(words)))
+        for i, w in enumerate(words):
+            _check_range(w, (0, (1 << 64) - 1), "state[%d]" % i)
+        s = np.array(words, np.uint64)
         self._call(_C.ebm_rng_set_state, "ebm_rng_set_state", _ptr(s))
 
     def _fill(self, fn, name, n):
@@ -499,14 +553,28 @@ class Model(_Handle):
     def _shape(self):
         p = self._p
         n = _C.ebm_model_num_layers(p)
-        self.sizes = tuple(_C.ebm_model_layer_size(p, l) for l in range(n))
-        self.offsets = tuple(_C.ebm_model_layer_offset(p, l) for l in range(n))
-        self.units = tuple(Units(_C.ebm_model_layer_units(p, l)) for l in range(n))
-        self.categories = tuple(_C.ebm_model_layer_categories(p, l) for l in range(n))
-        self.state_width = _C.ebm_model_state_width(p)
-        self.param_count = _C.ebm_model_param_count(p)
+        self._sizes = tuple(_C.ebm_model_layer_size(p, l) for l in range(n))
+        self._offsets = tuple(_C.ebm_model_layer_offset(p, l) for l in range(n))
+        self._units = tuple(Units(_C.ebm_model_layer_units(p, l)) for l in range(n))
+        self._categories = tuple(_C.ebm_model_layer_categories(p, l) for l in range(n))
+        self._state_width = _C.ebm_model_state_width(p)
+        self._param_count = _C.ebm_model_param_count(p)
 
     # -- shape --------------------------------------------------------------
+    # Read from the library once and read-only: calls size the arrays the
+    # library writes by them (a param_count set by hand would let params()
+    # overflow its array).
+
+    sizes = property(lambda self: self._sizes, doc="The layers' sizes, visible first.")
+    offsets = property(lambda self: self._offsets,
+                       doc="The first column of each layer in a state row.")
+    units = property(lambda self: self._units, doc="The layers' unit kinds (Units).")
+    categories = property(lambda self: self._categories,
+                          doc="The categories of each layer's units (q for Potts, else 1).")
+    state_width = property(lambda self: self._state_width,
+                           doc="The columns of a full state row (the sum of sizes).")
+    param_count = property(lambda self: self._param_count,
+                           doc="The length of the flat parameter vector.")
 
     @property
     def n_layers(self):
@@ -546,7 +614,7 @@ class Model(_Handle):
     def init(self, rng, scheme="orthogonal", scale=1.0):
         """Initialise all parameters (ebm_model_init); rng is a Generator or a seed."""
         s = _enum_value(InitScheme, scheme, "scheme")
-        self._call("ebm_model_init", _generator(rng), s, float(scale))
+        self._call("ebm_model_init", _generator(rng), s, _real(scale, "scale"))
         return self
 
     def params(self):
@@ -556,7 +624,7 @@ class Model(_Handle):
         return out
 
     def _vector(self, p, name):
-        p = np.ascontiguousarray(_float_array(p, name))
+        p = _dense(p, name)
         if p.shape != (self.param_count,):
             raise ValueError("%s must have shape (%d,), not %s" % (name, self.param_count,
                                                                   p.shape))
@@ -570,7 +638,7 @@ class Model(_Handle):
     def axpy_params(self, alpha, g):
         """theta += alpha * g over the whole parameter vector."""
         g = self._vector(g, "g")
-        self._call("ebm_model_axpy_params", float(alpha), _ptr(g))
+        self._call("ebm_model_axpy_params", _real(alpha, "alpha"), _ptr(g))
 
     @property
     def centring_offsets(self):
@@ -582,7 +650,7 @@ class Model(_Handle):
         return out
 
     def _offsets_vector(self, mu, name):
-        mu = np.ascontiguousarray(_float_array(mu, name))
+        mu = _dense(mu, name)
         if mu.shape != (self.state_width,):
             raise ValueError("%s must have shape (%d,), not %s" % (name, self.state_width,
                                                                   mu.shape))
@@ -602,7 +670,7 @@ class Model(_Handle):
         """mu <- mu + rate (target - mu), keeping the distribution (the offset
         update of centred training; rate in [0, 1])."""
         target = self._offsets_vector(target, "target")
-        self._call("ebm_model_move_offsets", float(rate), _ptr(target))
+        self._call("ebm_model_move_offsets", _real(rate, "rate"), _ptr(target))
 
     def param_block(self, kind, l):
         """(offset, rows, cols) of a block: kind "weight" (l = 1..L), "bias", "logvar",
@@ -698,8 +766,8 @@ class Model(_Handle):
         mask = _layers_mask(sum_out, self.n_layers)
         x, ld = self._states(x, "x", self._reads(mask))
         n = x.shape[0]
-        coef = np.full(n, 1.0 / max(n, 1)) if coef is None else np.ascontiguousarray(coef,
-                                                                                    np.float64)
+        coef = np.full(n, 1.0 / max(n, 1)) if coef is None else _dense(coef, "coef",
+                                                                      np.float64)
         if coef.shape != (n,):
             raise ValueError("coef must have shape (%d,), not %s" % (n, coef.shape))
         if out is None:
@@ -768,7 +836,7 @@ class Model(_Handle):
         if x is None:
             if n is None:
                 raise ValueError("random_state needs n or x")
-            x = np.zeros((_check_int(n, "n"), self.state_width), _f32)
+            x = np.zeros((_check_int(n, "n", (0, _INT64[1])), self.state_width), _f32)
             ld = self.state_width
         else:
             x, ld = self._copy_states(x, "x", set())
@@ -801,7 +869,7 @@ class Model(_Handle):
         c, ldc = _mask_array(clamp, mu.shape[0], self.state_width)
         missed = self._call("ebm_model_mean_field", mu.shape[0], _ptr(mu), ld,
                             None if c is None else _ptr(c), ldc, _check_int(max_iter, "max_iter"),
-                            float(tol))
+                            _real(tol, "tol"))
         return mu, missed
 
     # -- evaluation ---------------------------------------------------------
@@ -824,7 +892,7 @@ class Model(_Handle):
                 raise ValueError("log_partition(method='ais') needs rng")
             b = None
             if base is not None:
-                b = np.ascontiguousarray(base, dtype=_f32)
+                b = _dense(base, "base")
                 if b.shape != (self.n_visible,):
                     raise ValueError("base must have shape (%d,), not %r" %
                                      (self.n_visible, b.shape))
@@ -848,7 +916,8 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        self._call("ebm_model_log_likelihood", float(log_z), v.shape[0], _ptr(v), ld, _ptr(out))
+        self._call("ebm_model_log_likelihood", _real(log_z, "log_z"), v.shape[0], _ptr(v), ld,
+                   _ptr(out))
         return out
 
     def log_likelihood_bound(self, v, log_z=None):
@@ -857,8 +926,8 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        self._call("ebm_model_log_likelihood_bound", float(log_z), v.shape[0], _ptr(v), ld,
-                   _ptr(out))
+        self._call("ebm_model_log_likelihood_bound", _real(log_z, "log_z"), v.shape[0], _ptr(v),
+                   ld, _ptr(out))
         return out
 
     def log_likelihood_is(self, v, rng, samples=1000, log_z=None):
@@ -869,15 +938,15 @@ class Model(_Handle):
         if log_z is None:
             log_z = self.log_partition("exact")
         out = np.empty(v.shape[0])
-        self._call("ebm_model_log_likelihood_is", _generator(rng), float(log_z),
-                   int(samples), v.shape[0], _ptr(v), ld, _ptr(out))
+        self._call("ebm_model_log_likelihood_is", _generator(rng), _real(log_z, "log_z"),
+                   _check_int(samples, "samples"), v.shape[0], _ptr(v), ld, _ptr(out))
         return out
 
     # -- files and copies ---------------------------------------------------
 
     def save(self, path):
         """Write the model to path in the library's format, atomically."""
-        self._call("ebm_model_save", os.fsencode(path))
+        self._call("ebm_model_save", _path(path))
 
     def to_bytes(self):
         """The model in the library's file format."""
@@ -905,12 +974,26 @@ def _loaded(fn, name, *args):
 
 def load(path):
     """A model from a file written by Model.save (or by the C library)."""
-    return _loaded(_C.ebm_model_load, "ebm_model_load", os.fsencode(path))
+    return _loaded(_C.ebm_model_load, "ebm_model_load", _path(path))
+
+
+def _path(path):
+    """path (str, bytes or os.PathLike) as bytes for the library; ValueError if
+    it holds a NUL byte, where C would end it (save("a\0b") wrote "a"), as
+    open() does."""
+    b = os.fsencode(path)
+    if b"\0" in b:
+        raise ValueError("path %r contains a NUL byte" % (path,))
+    return b
 
 
 def from_bytes(data):
-    """A model from the bytes of Model.to_bytes."""
-    data = bytes(data)
+    """A model from the bytes of Model.to_bytes (any bytes-like object)."""
+    try:
+        data = memoryview(data).tobytes()
+    except TypeError:  # bytes(n) would make n zero bytes of an int, bytes(str) fail unclearly
+        raise TypeError("data must be a bytes-like object (bytes, bytearray, memoryview), not "
+                        "%s" % type(data).__name__) from None
     return _loaded(_C.ebm_model_load_buffer, "ebm_model_load_buffer", data, len(data))
 
 
@@ -942,10 +1025,7 @@ def _option_value(name, value):
     if name in _OPTION_ENUMS:
         return int(_enum_value(_OPTION_ENUMS[name], value, name))
     if name in _DOUBLE_OPTIONS:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float,
-                                                                         np.number)):
-            raise TypeError("%s must be a number, not %r" % (name, value))
-        return float(value)
+        return _real(value, name)
     return _check_int(value, name)
 
 
@@ -954,8 +1034,9 @@ def _out_vector(out, n):
     if out is None:
         return np.empty(n, _f32)
     if not (isinstance(out, np.ndarray) and out.dtype == _f32 and out.flags.c_contiguous
-            and out.flags.writeable and out.shape == (n,)):
-        raise ValueError("out must be a writable contiguous float32 array of shape (%d,)" % n)
+            and out.flags.writeable and out.flags.aligned and out.shape == (n,)):
+        raise ValueError("out must be a writable, contiguous and aligned float32 array of "
+                         "shape (%d,)" % n)
     return out
 
 
@@ -967,12 +1048,13 @@ class _OnModel(_Handle):
 
     _prefix = ""  # "ebm_sampler" or "ebm_estimator"
     _kinds = _stat_enum = None
+    _exclusive = True
 
     def __init__(self, model, kind, options):
         if not isinstance(model, Model):
             raise TypeError("model must be an ebm.Model, not %r" % (model,))
-        self.model = model
-        self.kind = _enum_value(self._kinds, kind, "kind")
+        self._model = model
+        self._kind = _enum_value(self._kinds, kind, "kind")
         out, create = ctypes.c_void_p(), self._prefix + "_create"
         # A failed create leaves its message in the model.
         with _using(model) as (mp,):
@@ -981,6 +1063,11 @@ class _OnModel(_Handle):
         self._p = out.value
         self._options = {}
         self.set(**options)
+
+    # Read-only: the C object points to this model, which the Python object
+    # keeps alive (another model put here would leave it to a freed one).
+    model = property(lambda self: self._model, doc="The model (kept alive by this object).")
+    kind = property(lambda self: self._kind, doc="The kind, an enum member.")
 
     def _h(self):
         if self.model.closed:
@@ -1011,7 +1098,7 @@ class _OnModel(_Handle):
     def set_ladder(self, betas):
         """Set the inverse temperatures of parallel tempering (tempering sampler,
         PT estimator): 2 to 1024 values in [0, 1], increasing, the last 1."""
-        b = np.ascontiguousarray(betas, dtype=np.float64)
+        b = _dense(betas, "betas", np.float64)
         if b.ndim != 1:
             raise ValueError("betas must be one-dimensional, not of shape %r" % (b.shape,))
         self._call("_set_ladder", b.shape[0], b.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
@@ -1171,8 +1258,11 @@ class Estimator(_OnModel):
     def chains(self):
         """A copy of the persistent chains (num_chains full states); assign to replace."""
         w = self.model.state_width
-        out = np.empty((self.num_chains, w), _f32)
-        self._call("_get_chains", _ptr(out), w)
+        # One hold for the count and the copy: the library writes as many rows
+        # as the estimator has, which another thread could change in between.
+        with _using(self.model, self):
+            out = np.empty((self.num_chains, w), _f32)
+            self._call("_get_chains", _ptr(out), w)
         return out
 
     @chains.setter

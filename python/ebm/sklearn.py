@@ -262,6 +262,10 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             raise ValueError("binarize must be None or a finite number, not %r" % (b,))
         return c
 
+    def _hidden_param(self):
+        """The hyperparameter that sets the hidden layers, as name=value."""
+        return "hidden=%r" % (self.hidden,)
+
     # -- data -------------------------------------------------------------------
 
     def _validate(self, X, reset):
@@ -281,7 +285,10 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _new_model(self, c, n_features, rng):
         sizes = (n_features,) + c["hidden"]
-        model = Model(sizes, visible=c["visible"], hidden=c["units"])
+        try:
+            model = Model(sizes, visible=c["visible"], hidden=c["units"])
+        except ValueError as e:  # the library names sizes[l]: this estimator's hidden[l - 1]
+            raise ValueError("%s: %s" % (self._hidden_param(), e)) from e
         if c["init_scale"] is not None:
             model.init(rng, c["init"], float(c["init_scale"]))
         elif c["init"] == "gaussian":
@@ -688,6 +695,9 @@ class BernoulliRBM(BoltzmannMachine):
         self.random_state = random_state
         self.estimator = estimator
         self.binarize = binarize
+
+    def _hidden_param(self):
+        return "n_components=%r" % (self.n_components,)
 
     def _settings(self):
         n = self.n_components

@@ -277,3 +277,115 @@ def ref():
     return types.SimpleNamespace(
         Ref=Ref, SPECS=SPECS, make_model=make_model, random_states=random_states,
         configurations=configurations, logsumexp=logsumexp, unit_values=unit_values)
+
+
+# ---------------------------------------------------------------------------
+# The attack suites (test_attack_*.py)
+
+# name -> (sizes, visible, hidden, categories, centred): one small model of
+# every kind the package makes. A test that takes an argument `model_kind`
+# runs for each of them (pytest_generate_tests below).
+ATTACK_KINDS = {
+    "rbm": ([4, 3], "binary", "binary", None, False),
+    "spin": ([3, 4], "spin", "spin", None, False),
+    "dbm": ([3, 3, 2], "binary", "binary", None, False),
+    "grbm": ([3, 2], "gaussian", "binary", None, False),
+    "potts": ([6, 3], "potts", "binary", 3, False),
+    "drelu": ([4, 3], "binary", "drelu", None, False),
+    "centred": ([3, 3, 2], "binary", "binary", None, True),
+}
+
+
+def pytest_generate_tests(metafunc):
+    marked = set()  # arguments the test's own parametrize marks give
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        marked.update(n.strip() for n in (names.split(",") if isinstance(names, str) else names))
+    if "model_kind" in metafunc.fixturenames and "model_kind" not in marked:
+        metafunc.parametrize("model_kind", list(ATTACK_KINDS))
+
+
+def attack_model(kind, seed=0):
+    """A model of ATTACK_KINDS[kind], initialised (a centred one with offsets)."""
+    sizes, visible, hidden, categories, centred = ATTACK_KINDS[kind]
+    m = ebm.Model(sizes, visible, hidden, categories=categories)
+    m.init(ebm.Generator(seed), scale=0.5)
+    if centred:
+        m.set_centring_offsets(np.linspace(0.2, 0.8, m.state_width).astype(np.float32))
+    return m
+
+
+def _stats(obj):
+    return repr(sorted(obj.stats.items()))  # NaN statistics compare equal as text
+
+
+def _root(a):
+    """The ndarray that owns a view's memory (the view may cover part of it)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+class Snapshot:
+    """What a refused call must leave as it was: a model's bytes, a
+    generator's state, a sampler's statistics, an estimator's statistics and
+    chains, an array's contents and those of the memory under it (the whole
+    buffer a view looks into)."""
+
+    def __init__(self, *objs):
+        self.taken = [(o, self.take(o)) for o in objs]
+
+    @staticmethod
+    def take(o):
+        if isinstance(o, ebm.Model):
+            return o.to_bytes()
+        if isinstance(o, ebm.Generator):
+            return o.state.tobytes()
+        if isinstance(o, ebm.Sampler):
+            return _stats(o)
+        if isinstance(o, ebm.Estimator):
+            return _stats(o), o.chains.tobytes()
+        if isinstance(o, np.ndarray):
+            return o.tobytes(), _root(o).tobytes()
+        raise TypeError(o)
+
+    def check(self):
+        for o, before in self.taken:
+            assert self.take(o) == before, "changed: %r" % (o,)
+
+
+def made(cls, m, kind, **options):
+    """cls(m, kind, **options) (a Sampler or an Estimator), or None if the
+    library does not make this kind for this model (EUNSUPPORTED: Langevin
+    without a Gaussian layer, UCD on dReLU units...), which then changed
+    nothing."""
+    before = m.to_bytes()
+    try:
+        return cls(m, kind, **options)
+    except ebm.EbmValueError as e:
+        assert e.code == ebm.Status.EUNSUPPORTED, e
+        assert m.to_bytes() == before
+        return None
+
+
+def unaligned(a):
+    """a's contents at an odd address (np.frombuffer over a bytearray)."""
+    buf = bytearray(a.nbytes + 1)
+    u = np.frombuffer(buf, a.dtype, count=a.size, offset=1).reshape(a.shape)
+    u[...] = a
+    assert not u.flags.aligned or a.dtype.itemsize == 1
+    return u
+
+
+def readonly(a):
+    """A read-only copy of a."""
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
+
+
+@pytest.fixture(scope="session")
+def attack():
+    """The attack suites' helpers as one namespace."""
+    return types.SimpleNamespace(kinds=ATTACK_KINDS, model=attack_model, Snapshot=Snapshot,
+                                 made=made, unaligned=unaligned, readonly=readonly)

@@ -31,14 +31,14 @@ CASES = {
     "n": lambda v: _rbm().random_state(1, v),
     "max_sweeps": lambda v: _rbm().local_search(_rbm().random_state(1, 3), 1, max_sweeps=v),
     "betas": lambda v: _rbm().log_partition("ais", 1, chains=10, betas=v),
-    "n_samples": lambda v: _dbm().log_likelihood_is(_dbm().random_state(1, 3)[:, :4], 1,
-                                                    samples=v),
+    "samples": lambda v: _dbm().log_likelihood_is(_dbm().random_state(1, 3)[:, :4], 1,
+                                                  samples=v),
     "index": lambda v: ebm.Generator(1).derive(v),
 }
 
 # in-range values at which each call works (the comparison's other side)
 GOOD = {"sizes[1]": 4, "categories": 2, "chains": 12, "k": 1, "row_offset": 7, "n": 3,
-        "max_sweeps": 5, "betas": 20, "n_samples": 4, "index": BIG - 1}
+        "max_sweeps": 5, "betas": 20, "samples": 4, "index": BIG - 1}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
