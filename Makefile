@@ -151,9 +151,9 @@ check-mpi: build/examples/train_mpi build/examples/train_ucd build/examples/trai
 include examples/examples.mk
 
 # Everything `make demo` and `make check check-python` need, the data set
-# (FASHION_APT, examples/examples.mk), and the tools of check-valgrind, fuzz
-# and check-tsan. apt-get runs directly as root, else through sudo.
-DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev \
+# (FASHION_APT, examples/examples.mk), and the tools of check-valgrind, fuzz,
+# check-tsan and check-install. apt-get runs directly as root, else through sudo.
+DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev cmake gfortran man-db \
        python3-numpy python3-venv python3-wheel python3-sklearn python3-pytest python3-cffi \
        valgrind clang libclang-rt-dev libomp-dev openmpi-bin libopenmpi-dev \
        $(FASHION_APT)
