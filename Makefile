@@ -34,6 +34,10 @@
 #   make check-install  install into a temporary DESTDIR and build an outside
 #                   program against it with pkg-config and with CMake, shared
 #                   and static (tests/install/run.sh; needs cmake)
+#   make deb        the Debian packages libebm0, libebm-dev, ebm-tools and
+#                   python3-ebm (debian/) into build/deb/, by dpkg-buildpackage
+#                   from a copy of the tree (needs debhelper, dh-python,
+#                   python3-setuptools); tests/install/deb.sh checks them
 #   make clean
 # BLAS: OpenBLAS through pkg-config by default; any CBLAS with
 #   make CBLAS_CFLAGS= CBLAS_LIBS=-lblas        (Debian's reference libblas-dev)
@@ -105,7 +109,7 @@ CMAKE_FILES = build/cmake/ebmConfig.cmake build/cmake/ebmConfigVersion.cmake
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-install check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi bench bench-programs fingerprint install uninstall clean symbols deps \
+.PHONY: FORCE all check check-install deb check-deb check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi bench bench-programs fingerprint install uninstall clean symbols deps \
   python check-python check-python-asan
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc $(CMAKE_FILES)
 
@@ -383,6 +387,31 @@ uninstall:
 	  $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(sort $(notdir $(MAN1)) $(TRAINER_NAMES:%=%.1))) \
 	  $(CMAKE_FILES:build/cmake/%=$(DESTDIR)$(CMAKEDIR)/%)
 	@rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || :
+
+# dpkg-buildpackage builds in the tree it is given and cleans it first (make
+# clean), and writes the packages beside it: it is given a copy of this
+# tree's files (tracked, and untracked but not ignored: git ls-files) in
+# build/deb/src, so that the packages land in build/deb/ and this tree's
+# build stays. -Jauto: parallel=<CPUs> in DEB_BUILD_OPTIONS.
+DEB_DIR ?= build/deb
+DEB_BUILD_OPTS ?= -us -uc -b -Jauto
+deb:
+	@command -v dpkg-buildpackage >/dev/null || \
+	  { echo "make deb: no dpkg-buildpackage (apt-get install dpkg-dev); it then names the missing Build-Depends"; exit 1; }
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || \
+	  { echo "make deb: copies the tree's files with git ls-files; elsewhere run dpkg-buildpackage $(DEB_BUILD_OPTS)"; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	git ls-files -z --cached --others --exclude-standard | \
+	  tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && dpkg-buildpackage $(DEB_BUILD_OPTS)
+	rm -rf $(DEB_DIR)/src
+	@ls -1 $(DEB_DIR)
+
+# The packages built, checked with lintian, installed, used from outside
+# (pkg-config, CMake, Python, the trainers) and purged: as root, with apt-get.
+check-deb:
+	bash tests/install/deb.sh
 
 # The installed copy: pkg-config and CMake builds of tests/install/outside.c
 # against a DESTDIR install, the man pages, the trainers (tests/install/run.sh).
