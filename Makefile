@@ -28,12 +28,20 @@
 #                   mnist-data, are in examples/examples.mk)
 #   make deps       install the Debian packages (build, tests, Python, examples,
 #                   data) with apt-get: directly as root, else through sudo
-#   make install    the header, both libraries, ebm.pc, the trainers
+#   make install    the header, both libraries, ebm.pc, CMake's package files
+#                   (find_package(ebm): ebm::ebm, ebm::ebm_static), the trainers
 #                   (ebm-train-ucd, -ucd-lmi, -pcd, -grbm) and the man pages;
-#                   PREFIX=/usr/local, BINDIR LIBDIR INCLUDEDIR PCDIR MANDIR
-#                   (below), DESTDIR= (e.g. PREFIX=/usr
+#                   PREFIX=/usr/local, BINDIR LIBDIR INCLUDEDIR PCDIR CMAKEDIR
+#                   MANDIR (below), DESTDIR= (e.g. PREFIX=/usr
 #                   LIBDIR=/usr/lib/x86_64-linux-gnu for Debian's multiarch)
 #   make uninstall  the same variables: removes what make install put there
+#   make check-install  install into a temporary DESTDIR and build an outside
+#                   program against it with pkg-config and with CMake, shared
+#                   and static (tests/install/run.sh; needs cmake)
+#   make deb        the Debian packages libebm0, libebm-dev, ebm-tools and
+#                   python3-ebm (debian/) into build/deb/, by dpkg-buildpackage
+#                   from a copy of the tree (needs debhelper, dh-python,
+#                   python3-setuptools); tests/install/deb.sh checks them
 #   make clean
 # BLAS: OpenBLAS through pkg-config by default; any CBLAS with
 #   make CBLAS_CFLAGS= CBLAS_LIBS=-lblas        (Debian's reference libblas-dev)
@@ -48,6 +56,7 @@ BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PCDIR      ?= $(LIBDIR)/pkgconfig
+CMAKEDIR   ?= $(LIBDIR)/cmake/ebm
 MANDIR     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 
@@ -99,13 +108,14 @@ OBJ  = $(SRC:src/%.c=build/%.o) $(SIMD_OBJ)
 SONAME   = libebm.so.$(ABI)
 SOFILE   = lib/libebm.so.$(VERSION)
 STATIC   = lib/libebm.a
+CMAKE_FILES = build/cmake/ebmConfig.cmake build/cmake/ebmConfigVersion.cmake
 
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs fingerprint install uninstall clean symbols deps \
+.PHONY: FORCE all check check-install deb check-deb check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs fingerprint install uninstall clean symbols deps \
   python check-python check-python-asan check-python-valgrind
-all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc
+all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc $(CMAKE_FILES)
 
 # Examples use only the public header; they link the static library and the
 # helpers in examples/common/ (images need libpng and zlib). examples/common is
@@ -166,9 +176,9 @@ check-crash: build/tests/crash/kill_at.so build/examples/train_mpi build/example
 include examples/examples.mk
 
 # Everything `make demo` and `make check check-python` need, the data set
-# (FASHION_APT, examples/examples.mk), and the tools of check-valgrind, fuzz
-# and check-tsan. apt-get runs directly as root, else through sudo.
-DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev \
+# (FASHION_APT, examples/examples.mk), and the tools of check-valgrind, fuzz,
+# check-tsan and check-install. apt-get runs directly as root, else through sudo.
+DEPS = build-essential pkg-config check libopenblas-dev zlib1g-dev libpng-dev cmake gfortran man-db \
        python3-numpy python3-venv python3-wheel python3-sklearn python3-pytest python3-cffi \
        valgrind clang libclang-rt-dev libomp-dev openmpi-bin libopenmpi-dev \
        $(FASHION_APT)
@@ -229,6 +239,29 @@ build/pc-flags: FORCE | build
 	@[ "$$(cat $@ 2>/dev/null)" = $(call quote,$(PC_SED)) ] || printf '%s\n' $(call quote,$(PC_SED)) > $@
 pkgconfig/ebm.pc: pkgconfig/ebm.pc.in build/pc-flags
 	sed $(PC_SED) $< > $@
+
+# CMake's package files (find_package(ebm CONFIG)), from cmake/*.cmake.in.
+# ebmConfig.cmake finds the library and the header from its own directory
+# (CMAKEDIR) by the relative paths to LIBDIR and INCLUDEDIR, so that DESTDIR
+# and moved trees work; ebm::ebm_static links the BLAS flags the library is
+# built with (CBLAS_LIBS), OPENMP, threads and libm. build/cmake-flags holds
+# the substitutions, as build/pc-flags does for ebm.pc.
+relative_path = $(shell realpath -m --relative-to='$1' '$2')
+empty :=
+space := $(empty) $(empty)
+CMAKE_SED = -e 's|@VERSION@|$(VERSION)|g' -e 's|@ABI@|$(ABI)|g' \
+            -e 's|@MAJOR@|$(firstword $(subst ., ,$(VERSION)))|' \
+            -e 's|@CMAKEDIR@|$(CMAKEDIR)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+            -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+            -e 's|@CMAKE_TO_LIBDIR@|$(call relative_path,$(CMAKEDIR),$(LIBDIR))|' \
+            -e 's|@CMAKE_TO_INCLUDEDIR@|$(call relative_path,$(CMAKEDIR),$(INCLUDEDIR))|' \
+            -e 's|@STATIC_LIBS@|$(subst $(space),;,$(strip $(CBLAS_LIBS) $(OPENMP)))|' \
+            -e 's|@SIZEOF_VOID_P@|$(shell $(CC) -dM -E -x c /dev/null | sed -n 's/^\#define __SIZEOF_POINTER__ //p')|'
+build/cmake-flags: FORCE | build
+	@[ "$$(cat $@ 2>/dev/null)" = $(call quote,$(CMAKE_SED)) ] || printf '%s\n' $(call quote,$(CMAKE_SED)) > $@
+build/cmake/%.cmake: cmake/%.cmake.in build/cmake-flags
+	@mkdir -p build/cmake
+	sed $(CMAKE_SED) $< > $@
 
 # Tests link the static library so that they may also reach internal symbols,
 # and route its allocations through tests/fault.c (allocation-failure injection).
@@ -383,6 +416,8 @@ install: all $(TRAINERS:%=build/examples/%)
 	ln -sf libebm.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libebm.so
 	install -m 644 pkgconfig/ebm.pc $(DESTDIR)$(PCDIR)/ebm.pc
+	install -d $(DESTDIR)$(CMAKEDIR)
+	install -m 644 $(CMAKE_FILES) $(DESTDIR)$(CMAKEDIR)/
 	$(foreach t,$(TRAINERS),install -m 755 build/examples/$t $(DESTDIR)$(BINDIR)/$(call trainer_name,$t) && ) :
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
@@ -392,7 +427,39 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libebm.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	  $(DESTDIR)$(LIBDIR)/libebm.so $(DESTDIR)$(PCDIR)/ebm.pc \
 	  $(TRAINER_NAMES:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(MANDIR)/man3/$(notdir $(MAN3)) \
-	  $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(sort $(notdir $(MAN1)) $(TRAINER_NAMES:%=%.1)))
+	  $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(sort $(notdir $(MAN1)) $(TRAINER_NAMES:%=%.1))) \
+	  $(CMAKE_FILES:build/cmake/%=$(DESTDIR)$(CMAKEDIR)/%)
+	@rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || :
+
+# dpkg-buildpackage builds in the tree it is given and cleans it first (make
+# clean), and writes the packages beside it: it is given a copy of this
+# tree's files (tracked, and untracked but not ignored: git ls-files) in
+# build/deb/src, so that the packages land in build/deb/ and this tree's
+# build stays. -Jauto: parallel=<CPUs> in DEB_BUILD_OPTIONS.
+DEB_DIR ?= build/deb
+DEB_BUILD_OPTS ?= -us -uc -b -Jauto
+deb:
+	@command -v dpkg-buildpackage >/dev/null || \
+	  { echo "make deb: no dpkg-buildpackage (apt-get install dpkg-dev); it then names the missing Build-Depends"; exit 1; }
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || \
+	  { echo "make deb: copies the tree's files with git ls-files; elsewhere run dpkg-buildpackage $(DEB_BUILD_OPTS)"; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	git ls-files -z --cached --others --exclude-standard | \
+	  tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && dpkg-buildpackage $(DEB_BUILD_OPTS)
+	rm -rf $(DEB_DIR)/src
+	@ls -1 $(DEB_DIR)
+
+# The packages built, checked with lintian, installed, used from outside
+# (pkg-config, CMake, Python, the trainers) and purged: as root, with apt-get.
+check-deb:
+	bash tests/install/deb.sh
+
+# The installed copy: pkg-config and CMake builds of tests/install/outside.c
+# against a DESTDIR install, the man pages, the trainers (tests/install/run.sh).
+check-install: all $(TRAINERS:%=build/examples/%)
+	bash tests/install/run.sh
 
 clean:
 	rm -rf build lib/libebm.* pkgconfig/ebm.pc

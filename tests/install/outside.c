@@ -1,6 +1,7 @@
 /* A program written only against the installed <ebm.h>, built through
- * pkg-config by .ci/run: energies, free energies and log Z of a small DBM
- * agree with enumeration done here. Prints "N passed, N failed". */
+ * pkg-config and through CMake (tests/install/cmake) by tests/install/run.sh
+ * and deb.sh: energies, free energies and log Z of a small DBM agree with
+ * enumeration done here. Prints "N passed, N failed". */
 #include <ebm.h>
 
 #include <math.h>
