@@ -165,7 +165,7 @@ CRASH_KILLS_MPI ?= 10
 CRASH_STEPS     ?= 1500
 build/tests/crash/kill_at.so: tests/crash/kill_at.c
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(DEFS) -D_GNU_SOURCE $(CFLAGS) -shared -fPIC -o $@ $< -ldl
+	$(CC) $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 check-crash: build/tests/crash/kill_at.so build/examples/train_mpi build/examples/train_ucd \
              build/examples/train_ucd_lmi build/examples/train_pcd
 	KILLS=$(CRASH_KILLS) KILLS_MPI=$(CRASH_KILLS_MPI) STEPS_PER_RUN=$(CRASH_STEPS) \

@@ -99,7 +99,7 @@ size_t fwrite(const void *p, size_t size, size_t n, FILE *f)
 {
     static size_t (*real)(const void *, size_t, size_t, FILE *);
     if (real == NULL) {
-        real = (size_t (*)(const void *, size_t, size_t, FILE *))dlsym(RTLD_NEXT, "fwrite");
+        *(void **)&real = dlsym(RTLD_NEXT, "fwrite"); /* POSIX's form for a function */
     }
     if (size > 0 && n > 1 && fd_is_the_moment(CALL_FWRITE, fileno(f))) {
         real(p, size, n / 2, f);
@@ -113,7 +113,7 @@ int fsync(int fd)
 {
     static int (*real)(int);
     if (real == NULL) {
-        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+        *(void **)&real = dlsym(RTLD_NEXT, "fsync");
     }
     if (fd_is_the_moment(CALL_FSYNC, fd)) {
         die();
@@ -125,7 +125,7 @@ int rename(const char *from, const char *to)
 {
     static int (*real)(const char *, const char *);
     if (real == NULL) {
-        real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+        *(void **)&real = dlsym(RTLD_NEXT, "rename");
     }
     if (is_the_moment(CALL_RENAME, to)) {
         die();
