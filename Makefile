@@ -384,14 +384,16 @@ check-python-asan: python build/examples/bas_ucd
 # sees every object's block; tests/python.supp suppresses the interpreter's
 # and the loader's own noise, never libebm's. Any invalid read or write or
 # use of an uninitialised value fails the run (exit 9); leaks are not checked
-# (the interpreter keeps its objects at exit). About 1.5 minutes on 2 cores.
+# (the interpreter keeps its objects at exit). --fair-sched=yes: valgrind
+# runs one thread at a time, and without it a thread waiting to close() a
+# handle may not run again until the other thread's call has returned. About 1.5 minutes on 2 cores.
 PY_VALGRIND_TESTS = python/tests/test_seeds.py python/tests/test_close_threads.py \
                     python/tests/test_attack_lifetime.py
 check-python-valgrind: python
 	@! nm -D $(SOFILE) | grep -q __asan_init || \
 	  { echo "check-python-valgrind: $(SOFILE) is built with ASan; rebuild it with make clean all"; \
 	    exit 1; }
-	$(PYTEST_ENV) PYTHONMALLOC=malloc valgrind -q --error-exitcode=9 --leak-check=no \
+	$(PYTEST_ENV) PYTHONMALLOC=malloc valgrind -q --error-exitcode=9 --leak-check=no --fair-sched=yes \
 	  --suppressions=tests/python.supp $(VENV)/bin/python -m pytest $(PYTEST_ARGS) \
 	  $(PY_VALGRIND_TESTS)
 

@@ -20,21 +20,25 @@ SMALL = "vgpreload" in os.environ.get("LD_PRELOAD", "")
 
 
 def _close_during(call, handle, attempts=6):
-    """Runs call() in a thread and closes handle while it runs; returns the
-    call's result, or None if close() came when no call held the handle in
-    every attempt (then the case was not exercised)."""
-    for attempt in range(attempts):
-        box, started = {}, threading.Event()
+    """Runs call() in a thread and closes handle as soon as the call holds it
+    (not after a fixed delay, which a fast machine's call can outrun and
+    valgrind's one-thread-at-a-time scheduling can stretch), or after 20 ms
+    (2 s under valgrind, where the call's Python part alone takes longer) if
+    no hold is seen (a binding that forgot the hold then frees the handle
+    under the call); returns the call's result, or None if the call was over
+    before close() in every attempt (then the case was not exercised)."""
+    for _ in range(attempts):
+        box = {}
+        h = handle()
 
         def work():
-            started.set()
             box["result"] = call()
 
         t = threading.Thread(target=work)
         t.start()
-        started.wait()
-        time.sleep(0.01 * (attempt + 1))
-        h = handle()
+        deadline = time.monotonic() + (2.0 if SMALL else 0.02)
+        while h._users == 0 and t.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.0002)
         h.close()
         assert h.closed
         held = h._p is not None  # a call in flight holds it: freed when it returns
