@@ -1,7 +1,9 @@
 # shellcheck shell=sh
-# Sourced by examples/compare_pt.sh, compare_potts.sh and compare_drelu.sh:
-# each sets OUT (the runs' directory), COMMON (the options every run shares)
-# and SELECTED (the names given on its command line, or none for all).
+# Sourced by examples/compare_pt.sh, compare_potts.sh, compare_drelu.sh and
+# compare_dbm.sh: each sets OUT (the runs' directory), COMMON (the options
+# every run shares) and SELECTED (the names given on its command line, or
+# none for all). compare_dbm.sh takes want and value; it has its own run,
+# which adds the AIS check as a second run from the checkpoint.
 
 # run NAME PROGRAM ARGS...: PROGRAM ARGS $COMMON into $OUT/NAME (log
 # $OUT/NAME.log), unless NAME is not selected or already has a summary.txt;

@@ -34,9 +34,16 @@ EVAL="--ais-chains 100 --ais-betas 10000 --ais-check 10 --ais-check-chains 20"
 FIRST="$EVAL --eval-every $EVAL_EVERY --eval-rows 500 --eval-betas 1000 --is-samples 100 \
        --sample-every $EVAL_EVERY --checkpoint-every $EVAL_EVERY"
 CHECK="$EVAL --is-samples 100 --sample-every 0 --checkpoint-every 0"
-run() {
+# shellcheck source=examples/compare_common.sh
+. "$(dirname "$0")/compare_common.sh"
+# run_checked NAME PROGRAM ARGS...: PROGRAM ARGS $FIRST into $OUT/NAME unless
+# NAME is not selected or already has a summary.txt; then, if that run has no
+# AIS check, the check from its checkpoint into $OUT/NAME_check. (Not the
+# shared run: the options go in this order and the check is a second run.)
+run_checked() {
     name=$1
     shift
+    want "$name" || return 0
     if [ ! -f "$OUT/$name/summary.txt" ]; then
         echo "== $name: $*"
         mkdir -p "$OUT/$name"
@@ -52,29 +59,18 @@ run() {
             > "$OUT/${name}_check.log" 2>&1 || echo "== ${name}_check stopped on an error"
     fi
 }
-want() {
-    [ -z "$SELECTED" ] && return 0
-    for s in $SELECTED; do [ "$s" = "$1" ] && return 0; done
-    return 1
-}
 SELECTED="$*"
+# shellcheck disable=SC2086 # COMMON holds several options
 for data in fashion mnist; do
-    # shellcheck disable=SC2086
-    want "${data}_lmi_spin" && run "${data}_lmi_spin" $BIN/train_ucd_lmi --data $data $COMMON \
-        --units spin --cap "$CAP"
-    # shellcheck disable=SC2086
-    want "${data}_lmi_binary" && run "${data}_lmi_binary" $BIN/train_ucd_lmi --data $data \
-        $COMMON --units binary --cap "$CAP"
-    # shellcheck disable=SC2086
-    # shellcheck disable=SC2086
-    want "${data}_lmi_centred" && run "${data}_lmi_centred" $BIN/train_ucd_lmi --data $data \
-        $COMMON --units binary --centre data --cap "$CAP"
-    # shellcheck disable=SC2086
-    want "${data}_pcd" && run "${data}_pcd" $BIN/train_pcd --data $data $COMMON --units spin
+    run_checked "${data}_lmi_spin" $BIN/train_ucd_lmi --data $data $COMMON --units spin --cap "$CAP"
+    run_checked "${data}_lmi_binary" $BIN/train_ucd_lmi --data $data $COMMON --units binary \
+        --cap "$CAP"
+    run_checked "${data}_lmi_centred" $BIN/train_ucd_lmi --data $data $COMMON --units binary \
+        --centre data --cap "$CAP"
+    run_checked "${data}_pcd" $BIN/train_pcd --data $data $COMMON --units spin
 done
 
 # The table: one row per finished run.
-value() { sed -n "s/^$1=//p" "$2" 2>/dev/null; }
 printf '\n%-18s %6s %8s %5s %6s %22s %9s %9s %20s\n' run steps steps/s MH capped \
     "AIS log Z (10^4 betas)" bound IS "check (10^5 betas)"
 for name in fashion_lmi_spin fashion_lmi_binary fashion_lmi_centred fashion_pcd mnist_lmi_spin \
