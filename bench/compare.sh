@@ -5,9 +5,10 @@
 # worktree), links this tree's benchmark programs against it and against
 # this tree's library, then runs each pair in turns (base, new, base, new)
 # so that both see the same machine load, and prints every result's
-# ms_per_step for both and their ratio. Benchmarks default to all of bench/
-# but sgemm_roofline and bench_core. Variables: BENCH_THREADS (2),
-# BENCH_BAS_ITERS (2000: the first iterations of the ucd_bas runs).
+# ms_per_step for both and their ratio. Benchmarks default to ucd_lmi_dbm,
+# pcd_rbm, ucd_bas and grbm_gibbs_langevin (mh_one_row and the others by
+# name). Variables: BENCH_THREADS (2), BENCH_BAS_ITERS (2000: the first
+# iterations of the ucd_bas runs).
 set -eu
 [ $# -ge 1 ] || { echo "usage: bench/compare.sh BASE [bench ...]" >&2; exit 2; }
 base=$1
