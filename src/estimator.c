@@ -201,9 +201,11 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
                               double dv)
 {
     if (option == EBM_SAMPLER_CLAMP_LAYERS || option == EBM_SAMPLER_ROW_OFFSET) {
-        return ebm__error(e->errmsg, EBM_EVALUE, "%s is managed by the estimator and cannot be set%s",
+        return ebm__error(e->errmsg, EBM_EVALUE,
+                          "%s is managed by the estimator and cannot be set%s",
                           ebm__option_find(&ebm__sampler_options, option)->name,
-                          option == EBM_SAMPLER_ROW_OFFSET ? " (set EBM_ESTIMATOR_ROW_OFFSET)" : "");
+                          option == EBM_SAMPLER_ROW_OFFSET ? " (set EBM_ESTIMATOR_ROW_OFFSET)"
+                                                           : "");
     }
     ebm_sampler_t *list[N_SAMPLERS];
     int count = each_sampler(e, list);
@@ -541,7 +543,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (e == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg = {""}; /* empty until a message is set (see ENOMEM below) */
+    ebm__msg msg;
     const ebm_model_t *m = e->m;
     const int64_t w = m->width;
     int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
@@ -590,19 +592,15 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (n > (int64_t)UINT32_MAX + 1 - e->row_offset ||
         n_chains > (int64_t)UINT32_MAX + 1 - e->chain_offset) {
         const int rows = n > (int64_t)UINT32_MAX + 1 - e->row_offset;
-        return ebm__set_message(
-            e->errmsg,
-            ebm__fail(&msg, EBM_ESHAPE,
-                      "%lld %s from %s %lld would reach past stream row 2^32 - 1",
-                      (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
-                      rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
-                      (long long)(rows ? e->row_offset : e->chain_offset)),
-            &msg);
+        return ebm__error(e->errmsg, EBM_ESHAPE,
+                          "%lld %s from %s %lld would reach past stream row 2^32 - 1",
+                          (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
+                          rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
+                          (long long)(rows ? e->row_offset : e->chain_offset));
     }
     if (ebm__arena_layout(&e->scratch, gradient_layout, &wk) != 0) {
-        return ebm__set_message(
-            e->errmsg,
-            ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)wk.rows), &msg);
+        return ebm__error(e->errmsg, EBM_ENOMEM, "out of memory for %lld rows",
+                          (long long)wk.rows);
     }
     float *x = wk.x, *y = wk.y, *next = wk.next, *draw = wk.draw;
     e->row_ids = number_rows(wk.row_ids, e->row_offset, n);
@@ -641,15 +639,12 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     }
     /* The telescoping sums: one energy_grad per f term over all their rows. */
     if (rc == EBM_OK) {
-        rc = ebm__add_weighted_rows(e, 1u, &e->pos);
+        rc = ebm__add_weighted_rows(e, &msg, 1u, &e->pos);
     }
     if (rc == EBM_OK) {
-        rc = ebm__add_weighted_rows(e, 0, &e->neg);
+        rc = ebm__add_weighted_rows(e, &msg, 0, &e->neg);
     }
     e->row_ids = e->chain_ids = NULL;
-    if (rc == EBM_ENOMEM && msg.text[0] == '\0') {
-        ebm__fail(&msg, rc, "out of memory");
-    }
     const int g_finite =
         rc != EBM_OK || ebm__kern()->values_ok(m->n_params, e->g, EBM_UNITS_GAUSSIAN);
     for (int64_t i = 0; rc == EBM_OK && !g_finite && i < m->n_params; i++) {
