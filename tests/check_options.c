@@ -184,6 +184,16 @@ static void check_defaults(const handle *hd, int n, const double *want, const ch
     }
 }
 
+/* The models the option checks run on: a binary RBM (4-3), a binary DBM
+ * (3-2-2) and a GRBM (4-3). */
+static void make_models(ebm_model_t *models[3])
+{
+    const int64_t s2[2] = {4, 3}, s3[3] = {3, 2, 2};
+    models[0] = t_model(2, s2, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
+    models[1] = t_model(3, s3, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
+    models[2] = t_model(2, s2, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY);
+}
+
 /* The tables themselves: one row per option of the header's enum, named
  * as the enum member, each default inside its range. */
 START_TEST(option_tables)
@@ -216,10 +226,9 @@ END_TEST
 START_TEST(sampler_options)
 {
     t_soft_reset();
-    const int64_t s2[2] = {4, 3}, s3[3] = {3, 2, 2};
-    ebm_model_t *rbm = t_model(2, s2, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
-    ebm_model_t *dbm = t_model(3, s3, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
-    ebm_model_t *grbm = t_model(2, s2, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY);
+    ebm_model_t *models[3];
+    make_models(models);
+    ebm_model_t *rbm = models[0], *dbm = models[1];
     /* Defaults: clamp, coupling, steps, step size, cosine, adjust, scale,
      * closed form, iteration, precondition, row offset. */
     static const struct {
@@ -234,7 +243,6 @@ START_TEST(sampler_options)
         {2, EBM_SAMPLER_LANGEVIN, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0}},
         {2, EBM_SAMPLER_GIBBS_LANGEVIN, {0, EBM_COUPLING_CRN, 10, 0.01, 1, -1, 0, 1, 0, 0, 0}},
     };
-    ebm_model_t *models[3] = {rbm, dbm, grbm};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         ebm_sampler_t *s = NULL;
         ck_assert_int_eq(ebm_sampler_create(&s, models[defaults[i].model], defaults[i].kind),
@@ -308,9 +316,9 @@ START_TEST(sampler_options)
     hd = sampler_handle(s);
     check_int_edges(&hd, N_SAMPLER_OPTIONS, rbm_edges, 2);
     ebm_sampler_destroy(s);
-    ebm_model_destroy(rbm);
-    ebm_model_destroy(dbm);
-    ebm_model_destroy(grbm);
+    for (int i = 0; i < 3; i++) {
+        ebm_model_destroy(models[i]);
+    }
     FINISH();
 }
 END_TEST
@@ -318,10 +326,9 @@ END_TEST
 START_TEST(estimator_options)
 {
     t_soft_reset();
-    const int64_t s2[2] = {4, 3}, s3[3] = {3, 2, 2};
-    ebm_model_t *rbm = t_model(2, s2, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
-    ebm_model_t *dbm = t_model(3, s3, EBM_UNITS_BINARY, EBM_UNITS_BINARY);
-    ebm_model_t *grbm = t_model(2, s2, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY);
+    ebm_model_t *models[3];
+    make_models(models);
+    ebm_model_t *rbm = models[0];
     /* Defaults: k, max steps, chains, marginalize, positive, sampler, burn-in,
      * search sweeps, mean-field iterations and tolerance, step limit, row and
      * chain offsets. */
@@ -337,7 +344,6 @@ START_TEST(estimator_options)
         {1, EBM_ESTIMATOR_UCD, {1, 0, 0, 1, 0, 0, 0, 10000, 100, 1e-5, 1000000, 0, 0}},
         {2, EBM_ESTIMATOR_GRBM_CD, {10, 0, 0, 2, 0, 0, 0, 10000, 100, 1e-5, 1000000, 0, 0}},
     };
-    ebm_model_t *models[3] = {rbm, dbm, grbm};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         ebm_estimator_t *e = NULL;
         ck_assert_int_eq(ebm_estimator_create(&e, models[defaults[i].model], defaults[i].kind),
@@ -447,9 +453,9 @@ START_TEST(estimator_options)
         check_int_edges(&hd, N_ESTIMATOR_OPTIONS, &kinded[i].edge, 1);
         ebm_estimator_destroy(e);
     }
-    ebm_model_destroy(rbm);
-    ebm_model_destroy(dbm);
-    ebm_model_destroy(grbm);
+    for (int i = 0; i < 3; i++) {
+        ebm_model_destroy(models[i]);
+    }
     FINISH();
 }
 END_TEST
