@@ -114,7 +114,7 @@ TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
 .PHONY: FORCE all check check-install deb check-deb check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs fingerprint install uninstall clean symbols deps \
-  python check-python check-python-asan check-python-valgrind
+  python check-python check-python-asan check-python-valgrind generated check-generated
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc $(CMAKE_FILES)
 
 # Examples use only the public header; they link the static library and the
@@ -360,6 +360,20 @@ PYTEST_ARGS = -q -p no:cacheprovider --import-mode=append
 PYTEST = $(PYTEST_ENV) $(VENV)/bin/python -m pytest $(PYTEST_ARGS) python/tests
 check-python: python build/examples/bas_ucd
 	$(PYTEST)
+
+# Files generated from the C sources, committed so that the package and the
+# docs need no build step: python/ebm/_abi.py from include/ebm.h
+# (python/tools/gen_abi.py); python/ebm/_options.py and docs/options.md from
+# the option tables of src/sampler.c and src/estimator.c
+# (python/tools/gen_options.py). `make generated` rewrites them after a
+# change to the header or a table; `make check-generated` fails if one is
+# out of date (check-python's test_abi.py and test_options.py check it too).
+generated:
+	$(PYTHON) python/tools/gen_abi.py
+	$(PYTHON) python/tools/gen_options.py
+check-generated:
+	$(PYTHON) python/tools/gen_abi.py --check
+	$(PYTHON) python/tools/gen_options.py --check
 
 # make check-python-asan: the same tests against a library built with
 # AddressSanitizer and UBSan (lib/ as `make all CFLAGS="... -fsanitize=address,undefined"`

@@ -88,3 +88,13 @@ int ebm__set_message(char *slot, int code, const ebm__msg *msg)
     ebm__copy_text(slot, EBM__MSG_SIZE, msg->text);
     return code;
 }
+
+int ebm__error(char *slot, int code, const char *fmt, ...)
+{
+    ebm__msg msg; /* formatted apart: an argument may be the slot's text */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg.text, sizeof msg.text, fmt, ap);
+    va_end(ap);
+    return ebm__set_message(slot, code, &msg);
+}

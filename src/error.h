@@ -36,6 +36,10 @@ int ebm__fail_overflow(ebm__msg *msg, const char *what);
  * code: how a public call on a sampler, an estimator or a generator ends
  * when it fails (a model's slot is guarded: ebm__model_set_error). */
 int ebm__set_message(char *slot, int code, const ebm__msg *msg);
+/* Format the message straight into a handle's message slot (EBM__MSG_SIZE
+ * bytes) and return code: a failure found at the public call itself, in
+ * one line. The arguments may include the slot's own text. */
+int ebm__error(char *slot, int code, const char *fmt, ...) EBM__PRINTF(3, 4);
 /* Return expr's code from the enclosing function unless it is EBM_OK. */
 #define EBM__PROPAGATE(expr)                                                                    \
     do {                                                                                        \

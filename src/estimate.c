@@ -83,9 +83,11 @@ static int grad_scratch(ebm_estimator_t *e, int64_t rows, float **work, double *
 
 /* g += sum over rows of coef * f(x), in chunks, for f with `clamped` layers.
  * xm (NULL: none): the rows of x (stride w) with layer 1 at its mean given
- * the rest, for the term that sums out layer 1 alone (see add_f_after_step). */
-static int add_f_rows(ebm_estimator_t *e, uint32_t clamped, int64_t n, const float *x, int64_t ldx,
-                 const double *coef, double scale, const float *xm)
+ * the rest, for the term that sums out layer 1 alone (see add_f_after_step).
+ * EBM_ENOMEM (msg set) if the scratch cannot grow. */
+static int add_f_rows(ebm_estimator_t *e, ebm__msg *msg, uint32_t clamped, int64_t n,
+                      const float *x, int64_t ldx, const double *coef, double scale,
+                      const float *xm)
 {
     const ebm_model_t *m = e->m;
     uint32_t mask[2];
@@ -95,7 +97,8 @@ static int add_f_rows(ebm_estimator_t *e, uint32_t clamped, int64_t n, const flo
     double *c;
     float *work;
     if (grad_scratch(e, chunk, &work, &c) != EBM_OK) {
-        return EBM_ENOMEM;
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the gradient of %lld rows",
+                         (long long)chunk);
     }
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
         int64_t rows = n - r0 < chunk ? n - r0 : chunk;
@@ -121,10 +124,11 @@ static int add_f_rows(ebm_estimator_t *e, uint32_t clamped, int64_t n, const flo
  * out layer 1 alone is dE/dtheta at the rows with x_1 = E[x_1 | rest], the
  * mean from that input (E is linear in x_1; the mean is the one
  * expected_state would compute, from the same GEMM): one layer input fewer.
- * scratch: n rows of w.
+ * scratch: n rows of w. EBM_ENOMEM (msg set) as add_f_rows.
  */
-static int add_f_after_step(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t clamped, int64_t n,
-                       const float *x, double scale, float *scratch)
+static int add_f_after_step(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler_t *s,
+                            uint32_t clamped, int64_t n, const float *x, double scale,
+                            float *scratch)
 {
     const float *hidden_input = ebm__sampler_hidden_input(s);
     const ebm_model_t *m = e->m;
@@ -136,7 +140,7 @@ static int add_f_after_step(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t
     /* (h summed out equals h at its mean only where E is linear in h: not for
      * dReLU units, whose shape gradients need the second moments) */
     if (e->plain || hidden_input == NULL || !layer1_term || ebm__is_drelu(m, 1)) {
-        return add_f_rows(e, clamped, n, x, w, NULL, scale, NULL);
+        return add_f_rows(e, msg, clamped, n, x, w, NULL, scale, NULL);
     }
     const int binary = m->units[1] == EBM_UNITS_BINARY;
     for (int64_t r = 0; r < n; r++) {
@@ -151,16 +155,17 @@ static int add_f_after_step(ebm_estimator_t *e, const ebm_sampler_t *s, uint32_t
     if (!binary) {
         ebm__mean_from_input(m, 1, n, scratch + off1, w);
     }
-    return add_f_rows(e, clamped, n, x, w, NULL, scale, scratch);
+    return add_f_rows(e, msg, clamped, n, x, w, NULL, scale, scratch);
 }
 
 
-int ebm__add_weighted_rows(ebm_estimator_t *e, uint32_t clamped, const ebm__weighted_rows *rows)
+int ebm__add_weighted_rows(ebm_estimator_t *e, ebm__msg *msg, uint32_t clamped,
+                           const ebm__weighted_rows *rows)
 {
     if (rows->rows == 0) {
         return EBM_OK;
     }
-    return add_f_rows(e, clamped, rows->rows, rows->x, e->m->width, rows->c, 1.0, NULL);
+    return add_f_rows(e, msg, clamped, rows->rows, rows->x, e->m->width, rows->c, 1.0, NULL);
 }
 
 /* ---- building blocks -------------------------------------------------- */
@@ -251,9 +256,8 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const telescope_spec *sp
         ids[r] = ebm__row_id(e->row_ids, r);
         tau[r] = 0;
     }
-    if (e->k == 0 && add_f_after_step(e, start, clamped, n, x, coef, y) != EBM_OK) {
-        free(met);
-        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the telescoping sum");
+    if (e->k == 0) {
+        rc = add_f_after_step(e, msg, start, clamped, n, x, coef, y);
     }
     memcpy(y, x, (size_t)(n * w) * sizeof *x);
     if (rc == EBM_OK) {
@@ -324,10 +328,9 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const telescope_spec *sp
         /* Meeting times are heavy-tailed: turn the terms into gradient as they
          * pile up, so memory stays bounded however long a chain runs. */
         if (st->rows >= FLUSH_ROWS) {
-            rc = add_f_rows(e, clamped, st->rows, st->x, w, st->c, 1.0, NULL);
+            rc = add_f_rows(e, msg, clamped, st->rows, st->x, w, st->c, 1.0, NULL);
             st->rows = 0;
             if (rc != EBM_OK) {
-                rc = ebm__fail(msg, rc, "out of memory for the telescoping sum");
                 break;
             }
         }
@@ -429,9 +432,9 @@ int ebm__positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         rc = posterior_start(e, msg, rng, n, data, ldd, x, draw);
         if (rc == EBM_OK) {
             /* all layers count as clamped: f = dE/dtheta */
-            rc = add_f_rows(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
+            rc = add_f_rows(e, msg, ebm__all_layers(m), n, x, w, NULL, c, NULL);
         }
-        return rc == EBM_OK || rc != EBM_ENOMEM ? rc : ebm__fail(msg, rc, "out of memory");
+        return rc;
     case EBM_POSITIVE_MEAN_FIELD: {
         for (int64_t r = 0; r < n; r++) {
             float *row = x + r * w;
@@ -453,8 +456,7 @@ int ebm__positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         e->stat[EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED] = missed;
         /* The energy is multilinear: its expectation under a factorised
          * posterior is dE/dtheta at the means (all layers as if clamped). */
-        rc = add_f_rows(e, ebm__all_layers(m), n, x, w, NULL, c, NULL);
-        return rc == EBM_OK ? rc : ebm__fail(msg, rc, "out of memory");
+        return add_f_rows(e, msg, ebm__all_layers(m), n, x, w, NULL, c, NULL);
     }
     default: /* COUPLED */
         if (e->kind == EBM_ESTIMATOR_UCD_LMI) {
@@ -491,18 +493,17 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
             rc = step(e, msg, e->gibbs, rng, e->row_ids, n, x, w);
         }
-        if (rc == EBM_OK &&
-            (rc = add_f_after_step(e, e->gibbs, 0, n, x, 1.0 / (double)n, y)) != EBM_OK) {
-            rc = ebm__fail(msg, rc, "out of memory");
+        if (rc == EBM_OK) {
+            rc = add_f_after_step(e, msg, e->gibbs, 0, n, x, 1.0 / (double)n, y);
         }
         return rc;
     case EBM_ESTIMATOR_PCD:
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
             rc = step(e, msg, e->gibbs, rng, e->chain_ids, n_chains, next_chains, w);
         }
-        if (rc == EBM_OK && (rc = add_f_after_step(e, e->gibbs, 0, n_chains, next_chains,
-                                              1.0 / (double)n_chains, x)) != EBM_OK) {
-            rc = ebm__fail(msg, rc, "out of memory");
+        if (rc == EBM_OK) {
+            rc = add_f_after_step(e, msg, e->gibbs, 0, n_chains, next_chains,
+                                  1.0 / (double)n_chains, x);
         }
         return rc;
     case EBM_ESTIMATOR_PT: {
@@ -519,9 +520,9 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
                 proposed[k] += t->swap_proposed[k];
             }
         }
-        if (rc == EBM_OK && (rc = add_f_rows(e, 0, chains, next_chains + pairs * w, R * w, NULL,
-                                             1.0 / (double)chains, NULL)) != EBM_OK) {
-            rc = ebm__fail(msg, rc, "out of memory");
+        if (rc == EBM_OK) {
+            rc = add_f_rows(e, msg, 0, chains, next_chains + pairs * w, R * w, NULL,
+                            1.0 / (double)chains, NULL);
         }
         return rc;
     }
@@ -544,9 +545,8 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
                 /* Langevin moves v only: draw h | v for f. */
                 rc = step(e, msg, e->gibbs_post, rng, e->chain_ids, n_chains, next_chains, w);
             }
-            if (rc == EBM_OK && t > e->burn_in &&
-                (rc = add_f_after_step(e, s, 0, n_chains, next_chains, c, x)) != EBM_OK) {
-                rc = ebm__fail(msg, rc, "out of memory");
+            if (rc == EBM_OK && t > e->burn_in) {
+                rc = add_f_after_step(e, msg, s, 0, n_chains, next_chains, c, x);
             }
         }
         return rc;

@@ -8,6 +8,7 @@
 #include "estimator.h"
 #include "kernels.h"
 #include "model.h"
+#include "options.h"
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
@@ -94,16 +95,14 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
     }
     e->m = m;
     e->kind = kind;
-    e->k = kind == EBM_ESTIMATOR_UCD_LMI ? 0 : (kind == EBM_ESTIMATOR_GRBM_CD ? 10 : 1);
-    e->marginalize = kind == EBM_ESTIMATOR_UCD_LMI ? EBM_MARGINALIZE_BOTH
-                     : kind == EBM_ESTIMATOR_GRBM_CD ? EBM_MARGINALIZE_ODD
-                                                      : EBM_MARGINALIZE_EVEN;
-    e->positive = EBM_POSITIVE_AUTO;
-    e->sampler_kind = EBM_SAMPLER_GIBBS;
-    e->step_limit = 1000000;
-    e->search_sweeps = 10000;
-    e->mf_iters = 100;
-    e->mf_tol = 1e-5;
+    ebm__options_init(&ebm__estimator_options, e);
+    if (kind == EBM_ESTIMATOR_UCD_LMI) {
+        e->k = 0;
+        e->marginalize = EBM_MARGINALIZE_BOTH;
+    } else if (kind == EBM_ESTIMATOR_GRBM_CD) {
+        e->k = 10;
+        e->marginalize = EBM_MARGINALIZE_ODD;
+    }
     e->g = malloc((size_t)m->n_params * sizeof *e->g);
     int rc = e->g == NULL ? EBM_ENOMEM : EBM_OK;
     if (rc == EBM_OK) {
@@ -201,17 +200,12 @@ static int each_sampler(ebm_estimator_t *e, ebm_sampler_t **list)
 static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int64_t iv,
                               double dv)
 {
-    ebm__msg msg;
     if (option == EBM_SAMPLER_CLAMP_LAYERS || option == EBM_SAMPLER_ROW_OFFSET) {
-        return ebm__set_message(e->errmsg,
-                    ebm__fail(&msg, EBM_EVALUE,
-                              "%s is managed by the estimator and cannot be set%s",
-                              option == EBM_SAMPLER_CLAMP_LAYERS ? "EBM_SAMPLER_CLAMP_LAYERS"
-                                                                 : "EBM_SAMPLER_ROW_OFFSET",
-                              option == EBM_SAMPLER_ROW_OFFSET
-                                  ? " (set EBM_ESTIMATOR_ROW_OFFSET)"
-                                  : ""),
-                    &msg);
+        return ebm__error(e->errmsg, EBM_EVALUE,
+                          "%s is managed by the estimator and cannot be set%s",
+                          ebm__option_find(&ebm__sampler_options, option)->name,
+                          option == EBM_SAMPLER_ROW_OFFSET ? " (set EBM_ESTIMATOR_ROW_OFFSET)"
+                                                           : "");
     }
     ebm_sampler_t *list[N_SAMPLERS];
     int count = each_sampler(e, list);
@@ -219,9 +213,9 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
     int rc = is_double ? ebm_sampler_set_double(list[0], option, dv)
                        : ebm_sampler_set_int(list[0], option, iv);
     if (rc != EBM_OK) {
-        ebm__fail(&msg, rc, "EBM_ESTIMATOR_SAMPLER_OPTION + %d (option %d): %s", option,
-                  EBM_ESTIMATOR_SAMPLER_OPTION + option, ebm_sampler_errmsg(list[0]));
-        return ebm__set_message(e->errmsg, rc, &msg);
+        return ebm__error(e->errmsg, rc, "EBM_ESTIMATOR_SAMPLER_OPTION + %d (option %d): %s",
+                          option, EBM_ESTIMATOR_SAMPLER_OPTION + option,
+                          ebm_sampler_errmsg(list[0]));
     }
     for (int i = 1; i < count; i++) {
         if (is_double) {
@@ -233,159 +227,136 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
     return EBM_OK;
 }
 
-/* The message of an integer option's value out of its range [lo, hi]. */
-static int out_of_range(ebm_estimator_t *e, int option, int64_t value, int64_t lo, int64_t hi)
+/* EBM_ESTIMATOR_K: UCD and UCD_LMI take 0, the other kinds 1 or more. */
+static int k_fits_kind(void *handle, ebm__msg *msg, int64_t value)
 {
-    static const char *const names[] = {
-        "EBM_ESTIMATOR_K",           "EBM_ESTIMATOR_MAX_STEPS",
-        "EBM_ESTIMATOR_CHAINS",      "EBM_ESTIMATOR_MARGINALIZE (enum ebm_marginalize)",
-        "EBM_ESTIMATOR_POSITIVE (enum ebm_positive_phase)", "EBM_ESTIMATOR_SAMPLER",
-        "EBM_ESTIMATOR_BURN_IN",     "EBM_ESTIMATOR_SEARCH_SWEEPS",
-        "EBM_ESTIMATOR_MEAN_FIELD_ITERS", "EBM_ESTIMATOR_MEAN_FIELD_TOL",
-        "EBM_ESTIMATOR_STEP_LIMIT",  "EBM_ESTIMATOR_ROW_OFFSET",
-        "EBM_ESTIMATOR_CHAIN_OFFSET"};
-    ebm__msg msg;
-    return ebm__set_message(e->errmsg,
-                ebm__fail(&msg, EBM_EVALUE, "%s is %lld; it takes %lld to %lld", names[option],
-                          (long long)value, (long long)lo, (long long)hi),
-                &msg);
+    const ebm_estimator_t *e = handle;
+    if (value == 0 && e->kind != EBM_ESTIMATOR_UCD && e->kind != EBM_ESTIMATOR_UCD_LMI) {
+        return ebm__fail(msg, EBM_EVALUE, "EBM_ESTIMATOR_K is %lld; %s takes %d to %d",
+                         (long long)value, kind_name(e->kind), 1, EBM__MAX_K);
+    }
+    return EBM_OK;
 }
+
+/* EBM_ESTIMATOR_CHAINS: a new count starts new chains at the next call. */
+static int chains_restart(void *handle, ebm__msg *msg, int64_t value)
+{
+    ebm_estimator_t *e = handle;
+    (void)msg;
+    if (value != e->chains_opt) {
+        free(e->chains);
+        e->chains = NULL;
+        e->n_chains = 0;
+    }
+    return EBM_OK;
+}
+
+/* EBM_ESTIMATOR_POSITIVE: the methods the model and the kind support. */
+static int positive_fits(void *handle, ebm__msg *msg, int64_t value)
+{
+    const ebm_estimator_t *e = handle;
+    const ebm_model_t *m = e->m;
+    if (value == EBM_POSITIVE_MEAN_FIELD && ebm__is_drelu(m, 1)) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_POSITIVE_MEAN_FIELD is not supported for dReLU hidden units (their "
+                         "shape gradients need more than the means): use EXACT or SAMPLED");
+    }
+    if (value == EBM_POSITIVE_EXACT && m->n_layers != 2) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_POSITIVE_EXACT needs a 2-layer model; this one has %lld layers "
+                         "(use COUPLED or MEAN_FIELD)",
+                         (long long)m->n_layers);
+    }
+    if (value == EBM_POSITIVE_SAMPLED && m->n_layers != 2) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_POSITIVE_SAMPLED draws h ~ p(h | v) exactly only in a 2-layer "
+                         "model; this one has %lld layers",
+                         (long long)m->n_layers);
+    }
+    if (value == EBM_POSITIVE_COUPLED && e->kind != EBM_ESTIMATOR_UCD &&
+        e->kind != EBM_ESTIMATOR_UCD_LMI) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_POSITIVE_COUPLED belongs to EBM_ESTIMATOR_UCD and _UCD_LMI, not %s",
+                         kind_name(e->kind));
+    }
+    return EBM_OK;
+}
+
+/* EBM_ESTIMATOR_SAMPLER: no MH; the Langevin kinds need a GRBM. */
+static int sampler_fits(void *handle, ebm__msg *msg, int64_t value)
+{
+    const ebm_estimator_t *e = handle;
+    if (value == EBM_SAMPLER_MH_UNIFORM) {
+        return ebm__option_out_of_range(&ebm__estimator_options, EBM_ESTIMATOR_SAMPLER, msg,
+                                        value);
+    }
+    if (value != EBM_SAMPLER_GIBBS && !is_grbm(e->m)) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "Langevin samplers need a GRBM (2 layers, Gaussian visible)");
+    }
+    return EBM_OK;
+}
+
+/* The options (enum ebm_estimator_option; include/ebm.h says what each
+ * does); EBM_ESTIMATOR_SAMPLER_OPTION + o goes to the samplers' table.
+ * python/tools/gen_options.py reads this table: keep one designated row per
+ * option, fields as `.name = value`. */
+#define FIELD(member, t) .type = EBM__FIELD_##t, .offset = offsetof(ebm_estimator_t, member)
+static const ebm__option estimator_option_rows[] = {
+    [EBM_ESTIMATOR_K] = {.name = "EBM_ESTIMATOR_K", .kind = EBM__OPTION_INT, FIELD(k, INT64),
+        .lo = 0, .hi = EBM__MAX_K,
+        .range = "1 to 100000000 (EBM_ESTIMATOR_UCD and _UCD_LMI: 0 to 100000000)",
+        .initial = 1, .initial_text = "0 for EBM_ESTIMATOR_UCD_LMI, 10 for _GRBM_CD, else 1",
+        .hook = k_fits_kind},
+    [EBM_ESTIMATOR_MAX_STEPS] = {.name = "EBM_ESTIMATOR_MAX_STEPS", .kind = EBM__OPTION_INT,
+        FIELD(max_steps, INT64), .lo = 0, .hi = INT32_MAX, .initial = 0},
+    [EBM_ESTIMATOR_CHAINS] = {.name = "EBM_ESTIMATOR_CHAINS", .kind = EBM__OPTION_INT,
+        FIELD(chains_opt, INT64), .lo = 0, .hi = INT32_MAX, .initial = 0,
+        .hook = chains_restart},
+    [EBM_ESTIMATOR_MARGINALIZE] = {.name = "EBM_ESTIMATOR_MARGINALIZE",
+        .kind = EBM__OPTION_ENUM, FIELD(marginalize, INT), .lo = EBM_MARGINALIZE_NONE,
+        .hi = EBM_MARGINALIZE_BOTH, .values = "ebm_marginalize", .initial = EBM_MARGINALIZE_EVEN,
+        .initial_text = "EBM_MARGINALIZE_BOTH for EBM_ESTIMATOR_UCD_LMI, _ODD for _GRBM_CD, "
+                        "else _EVEN"},
+    [EBM_ESTIMATOR_POSITIVE] = {.name = "EBM_ESTIMATOR_POSITIVE", .kind = EBM__OPTION_ENUM,
+        FIELD(positive, INT), .lo = EBM_POSITIVE_AUTO, .hi = EBM_POSITIVE_SAMPLED,
+        .values = "ebm_positive_phase", .initial = EBM_POSITIVE_AUTO, .hook = positive_fits},
+    [EBM_ESTIMATOR_SAMPLER] = {.name = "EBM_ESTIMATOR_SAMPLER", .kind = EBM__OPTION_ENUM,
+        FIELD(sampler_kind, INT), .lo = EBM_SAMPLER_GIBBS, .hi = EBM_SAMPLER_GIBBS_LANGEVIN,
+        .range = "EBM_SAMPLER_GIBBS (0), _LANGEVIN (2) or _GIBBS_LANGEVIN (3)",
+        .values = "ebm_sampler_kind", .initial = EBM_SAMPLER_GIBBS, .hook = sampler_fits},
+    [EBM_ESTIMATOR_BURN_IN] = {.name = "EBM_ESTIMATOR_BURN_IN", .kind = EBM__OPTION_INT,
+        FIELD(burn_in, INT64), .lo = 0, .hi = INT32_MAX, .initial = 0},
+    [EBM_ESTIMATOR_SEARCH_SWEEPS] = {.name = "EBM_ESTIMATOR_SEARCH_SWEEPS",
+        .kind = EBM__OPTION_INT, FIELD(search_sweeps, INT64), .lo = 1, .hi = INT32_MAX,
+        .initial = 10000},
+    [EBM_ESTIMATOR_MEAN_FIELD_ITERS] = {.name = "EBM_ESTIMATOR_MEAN_FIELD_ITERS",
+        .kind = EBM__OPTION_INT, FIELD(mf_iters, INT64), .lo = 1, .hi = INT32_MAX,
+        .initial = 100},
+    [EBM_ESTIMATOR_MEAN_FIELD_TOL] = {.name = "EBM_ESTIMATOR_MEAN_FIELD_TOL",
+        .kind = EBM__OPTION_DOUBLE, FIELD(mf_tol, DOUBLE), .lo = 0, .open = 0, .initial = 1e-5},
+    [EBM_ESTIMATOR_STEP_LIMIT] = {.name = "EBM_ESTIMATOR_STEP_LIMIT", .kind = EBM__OPTION_INT,
+        FIELD(step_limit, INT64), .lo = 1, .hi = INT64_MAX, .initial = 1000000},
+    [EBM_ESTIMATOR_ROW_OFFSET] = {.name = "EBM_ESTIMATOR_ROW_OFFSET", .kind = EBM__OPTION_INT,
+        FIELD(row_offset, INT64), .lo = 0, .hi = UINT32_MAX, .initial = 0},
+    [EBM_ESTIMATOR_CHAIN_OFFSET] = {.name = "EBM_ESTIMATOR_CHAIN_OFFSET",
+        .kind = EBM__OPTION_INT, FIELD(chain_offset, INT64), .lo = 0, .hi = UINT32_MAX,
+        .initial = 0},
+};
+#undef FIELD
+const ebm__options ebm__estimator_options = {
+    "estimator", estimator_option_rows,
+    (int)(sizeof estimator_option_rows / sizeof estimator_option_rows[0]), 0};
 
 int ebm_estimator_set_int(ebm_estimator_t *e, int option, int64_t value)
 {
     if (e == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     if (option >= EBM_ESTIMATOR_SAMPLER_OPTION) {
         return set_sampler_option(e, option - EBM_ESTIMATOR_SAMPLER_OPTION, 0, value, 0.0);
     }
-    const ebm_model_t *m = e->m;
-    switch (option) {
-    case EBM_ESTIMATOR_K: {
-        int64_t lo = (e->kind == EBM_ESTIMATOR_UCD || e->kind == EBM_ESTIMATOR_UCD_LMI) ? 0 : 1;
-        if (value < lo || value > EBM__MAX_K) {
-            return ebm__set_message(e->errmsg,
-                        ebm__fail(&msg, EBM_EVALUE, "EBM_ESTIMATOR_K is %lld; %s takes %lld to %d",
-                                  (long long)value, kind_name(e->kind), (long long)lo,
-                                  EBM__MAX_K),
-                        &msg);
-        }
-        e->k = value;
-        return EBM_OK;
-    }
-    case EBM_ESTIMATOR_STEP_LIMIT:
-        if (value < 1) {
-            return out_of_range(e, option, value, 1, INT64_MAX);
-        }
-        e->step_limit = value;
-        return EBM_OK;
-    case EBM_ESTIMATOR_ROW_OFFSET:
-    case EBM_ESTIMATOR_CHAIN_OFFSET:
-        if (value < 0 || value > (int64_t)UINT32_MAX) {
-            return out_of_range(e, option, value, 0, (int64_t)UINT32_MAX);
-        }
-        *(option == EBM_ESTIMATOR_ROW_OFFSET ? &e->row_offset : &e->chain_offset) = value;
-        return EBM_OK;
-    case EBM_ESTIMATOR_MAX_STEPS:
-    case EBM_ESTIMATOR_CHAINS:
-    case EBM_ESTIMATOR_BURN_IN:
-        if (value < 0 || value > INT32_MAX) {
-            return out_of_range(e, option, value, 0, INT32_MAX);
-        }
-        if (option == EBM_ESTIMATOR_MAX_STEPS) {
-            e->max_steps = value;
-        } else if (option == EBM_ESTIMATOR_CHAINS) {
-            /* A new count starts new chains at the next call. */
-            if (value != e->chains_opt) {
-                free(e->chains);
-                e->chains = NULL;
-                e->n_chains = 0;
-            }
-            e->chains_opt = value;
-        } else {
-            e->burn_in = value;
-        }
-        return EBM_OK;
-    case EBM_ESTIMATOR_SEARCH_SWEEPS:
-    case EBM_ESTIMATOR_MEAN_FIELD_ITERS:
-        if (value < 1 || value > INT32_MAX) {
-            return out_of_range(e, option, value, 1, INT32_MAX);
-        }
-        *(option == EBM_ESTIMATOR_SEARCH_SWEEPS ? &e->search_sweeps : &e->mf_iters) = value;
-        return EBM_OK;
-    case EBM_ESTIMATOR_MARGINALIZE:
-        if (value < EBM_MARGINALIZE_NONE || value > EBM_MARGINALIZE_BOTH) {
-            return out_of_range(e, option, value, EBM_MARGINALIZE_NONE, EBM_MARGINALIZE_BOTH);
-        }
-        e->marginalize = (int)value;
-        return EBM_OK;
-    case EBM_ESTIMATOR_POSITIVE:
-        if (value < EBM_POSITIVE_AUTO || value > EBM_POSITIVE_SAMPLED) {
-            return out_of_range(e, option, value, EBM_POSITIVE_AUTO, EBM_POSITIVE_SAMPLED);
-        }
-        if (value == EBM_POSITIVE_MEAN_FIELD && ebm__is_drelu(m, 1)) {
-            return ebm__set_message(e->errmsg,
-                        ebm__fail(&msg, EBM_EUNSUPPORTED,
-                                  "EBM_POSITIVE_MEAN_FIELD is not supported for dReLU hidden "
-                                  "units (their shape gradients need more than the means): use "
-                                  "EXACT or SAMPLED"),
-                        &msg);
-        }
-        if (value == EBM_POSITIVE_EXACT && m->n_layers != 2) {
-            return ebm__set_message(e->errmsg,
-                        ebm__fail(&msg, EBM_EUNSUPPORTED,
-                                  "EBM_POSITIVE_EXACT needs a 2-layer model; this one has %lld "
-                                  "layers (use COUPLED or MEAN_FIELD)",
-                                  (long long)m->n_layers),
-                        &msg);
-        }
-        if (value == EBM_POSITIVE_SAMPLED && m->n_layers != 2) {
-            return ebm__set_message(e->errmsg,
-                        ebm__fail(&msg, EBM_EUNSUPPORTED,
-                                  "EBM_POSITIVE_SAMPLED draws h ~ p(h | v) exactly only in a "
-                                  "2-layer model; this one has %lld layers",
-                                  (long long)m->n_layers),
-                        &msg);
-        }
-        if (value == EBM_POSITIVE_COUPLED && e->kind != EBM_ESTIMATOR_UCD &&
-            e->kind != EBM_ESTIMATOR_UCD_LMI) {
-            return ebm__set_message(e->errmsg,
-                        ebm__fail(&msg, EBM_EUNSUPPORTED,
-                                  "EBM_POSITIVE_COUPLED belongs to EBM_ESTIMATOR_UCD and _UCD_LMI, "
-                                  "not %s",
-                                  kind_name(e->kind)),
-                        &msg);
-        }
-        e->positive = (int)value;
-        return EBM_OK;
-    case EBM_ESTIMATOR_SAMPLER:
-        if (value != EBM_SAMPLER_GIBBS && value != EBM_SAMPLER_LANGEVIN &&
-            value != EBM_SAMPLER_GIBBS_LANGEVIN) {
-            return ebm__set_message(e->errmsg,
-                        ebm__fail(&msg, EBM_EVALUE,
-                                  "EBM_ESTIMATOR_SAMPLER is %lld; it takes EBM_SAMPLER_GIBBS (0), "
-                                  "_LANGEVIN (2) or _GIBBS_LANGEVIN (3)",
-                                  (long long)value),
-                        &msg);
-        }
-        if (value != EBM_SAMPLER_GIBBS && !is_grbm(m)) {
-            return ebm__set_message(e->errmsg,
-                        ebm__fail(&msg, EBM_EUNSUPPORTED,
-                                  "Langevin samplers need a GRBM (2 layers, Gaussian visible)"),
-                        &msg);
-        }
-        e->sampler_kind = (int)value;
-        return EBM_OK;
-    case EBM_ESTIMATOR_MEAN_FIELD_TOL:
-        return ebm__set_message(e->errmsg,
-                    ebm__fail(&msg, EBM_EVALUE,
-                              "EBM_ESTIMATOR_MEAN_FIELD_TOL takes a double: use "
-                              "ebm_estimator_set_double"),
-                    &msg);
-    default:
-        return ebm__set_message(e->errmsg, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
-    }
+    return ebm__option_set_int(&ebm__estimator_options, e, e->errmsg, option, value);
 }
 
 int ebm_estimator_set_double(ebm_estimator_t *e, int option, double value)
@@ -393,23 +364,10 @@ int ebm_estimator_set_double(ebm_estimator_t *e, int option, double value)
     if (e == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     if (option >= EBM_ESTIMATOR_SAMPLER_OPTION) {
         return set_sampler_option(e, option - EBM_ESTIMATOR_SAMPLER_OPTION, 1, 0, value);
     }
-    if (option != EBM_ESTIMATOR_MEAN_FIELD_TOL) {
-        return ebm__set_message(e->errmsg, ebm__fail(&msg, EBM_EVALUE, "option %d is not a double option", option),
-                    &msg);
-    }
-    if (!(value >= 0) || !isfinite(value)) {
-        return ebm__set_message(e->errmsg,
-                    ebm__fail(&msg, EBM_EVALUE,
-                              "EBM_ESTIMATOR_MEAN_FIELD_TOL is %g; it must be finite and >= 0",
-                              value),
-                    &msg);
-    }
-    e->mf_tol = value;
-    return EBM_OK;
+    return ebm__option_set_double(&ebm__estimator_options, e, e->errmsg, option, value);
 }
 
 /* ---- persistent chains ------------------------------------------------ */
@@ -585,7 +543,7 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (e == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg = {""}; /* empty until a message is set (see ENOMEM below) */
+    ebm__msg msg;
     const ebm_model_t *m = e->m;
     const int64_t w = m->width;
     int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
@@ -634,19 +592,15 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     if (n > (int64_t)UINT32_MAX + 1 - e->row_offset ||
         n_chains > (int64_t)UINT32_MAX + 1 - e->chain_offset) {
         const int rows = n > (int64_t)UINT32_MAX + 1 - e->row_offset;
-        return ebm__set_message(
-            e->errmsg,
-            ebm__fail(&msg, EBM_ESHAPE,
-                      "%lld %s from %s %lld would reach past stream row 2^32 - 1",
-                      (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
-                      rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
-                      (long long)(rows ? e->row_offset : e->chain_offset)),
-            &msg);
+        return ebm__error(e->errmsg, EBM_ESHAPE,
+                          "%lld %s from %s %lld would reach past stream row 2^32 - 1",
+                          (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
+                          rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
+                          (long long)(rows ? e->row_offset : e->chain_offset));
     }
     if (ebm__arena_layout(&e->scratch, gradient_layout, &wk) != 0) {
-        return ebm__set_message(
-            e->errmsg,
-            ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)wk.rows), &msg);
+        return ebm__error(e->errmsg, EBM_ENOMEM, "out of memory for %lld rows",
+                          (long long)wk.rows);
     }
     float *x = wk.x, *y = wk.y, *next = wk.next, *draw = wk.draw;
     e->row_ids = number_rows(wk.row_ids, e->row_offset, n);
@@ -685,15 +639,12 @@ int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const 
     }
     /* The telescoping sums: one energy_grad per f term over all their rows. */
     if (rc == EBM_OK) {
-        rc = ebm__add_weighted_rows(e, 1u, &e->pos);
+        rc = ebm__add_weighted_rows(e, &msg, 1u, &e->pos);
     }
     if (rc == EBM_OK) {
-        rc = ebm__add_weighted_rows(e, 0, &e->neg);
+        rc = ebm__add_weighted_rows(e, &msg, 0, &e->neg);
     }
     e->row_ids = e->chain_ids = NULL;
-    if (rc == EBM_ENOMEM && msg.text[0] == '\0') {
-        ebm__fail(&msg, rc, "out of memory");
-    }
     const int g_finite =
         rc != EBM_OK || ebm__kern()->values_ok(m->n_params, e->g, EBM_UNITS_GAUSSIAN);
     for (int64_t i = 0; rc == EBM_OK && !g_finite && i < m->n_params; i++) {

@@ -74,8 +74,10 @@ int ebm__positive_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
 int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64_t n,
                         const float *data, int64_t ldd, float *x, float *y, float *draw,
                         float *next_chains, int64_t n_chains);
-/* g += the f terms of the weighted rows, f keeping the layers `clamped`. */
-int ebm__add_weighted_rows(ebm_estimator_t *e, uint32_t clamped, const ebm__weighted_rows *rows);
+/* g += the f terms of the weighted rows, f keeping the layers `clamped`;
+ * EBM_ENOMEM with msg set if its scratch cannot grow. */
+int ebm__add_weighted_rows(ebm_estimator_t *e, ebm__msg *msg, uint32_t clamped,
+                           const ebm__weighted_rows *rows);
 
 /* Tests only: 1 makes the estimator and its samplers take their plain
  * paths (no reuse of a sampler's layer inputs, double MH energies). */

@@ -244,7 +244,13 @@ void ebm__stream_normal(const ebm__stream *s, uint32_t row, uint64_t word, int64
 
 int ebm_rng_state_words(void) { return EBM_RNG_STATE_WORDS; }
 
-static int rng_error_const(const ebm_rng_t *r, int code, const ebm__msg *msg);
+/* r's message slot, where a failed call leaves its message. A generator is
+ * used by one thread at a time, so the slot of a const generator is
+ * logically mutable too. */
+static char *message_slot(const ebm_rng_t *r)
+{
+    return ((ebm_rng_t *)(uintptr_t)r)->errmsg;
+}
 
 static ebm_rng_t *rng_new(uint64_t key)
 {
@@ -303,10 +309,8 @@ void ebm__rng_child(const ebm_rng_t *parent, uint64_t index, ebm_rng_t *child)
 int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
 {
     if (out == NULL) {
-        ebm__msg msg;
         return parent == NULL ? EBM_ENULL
-                              : rng_error_const(parent, ebm__fail(&msg, EBM_ENULL, "out is NULL"),
-                                                &msg);
+                              : ebm__error(message_slot(parent), EBM_ENULL, "out is NULL");
     }
     *out = NULL;
     if (parent == NULL) {
@@ -314,27 +318,11 @@ int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)
     }
     ebm_rng_t *r = malloc(sizeof *r);
     if (r == NULL) {
-        ebm__msg msg;
-        return rng_error_const(parent, ebm__fail(&msg, EBM_ENOMEM, "out of memory for a generator"),
-                               &msg);
+        return ebm__error(message_slot(parent), EBM_ENOMEM, "out of memory for a generator");
     }
     ebm__rng_child(parent, index, r);
     *out = r;
     return EBM_OK;
-}
-
-/* Keep msg as r's last message and return code. */
-/* The same for calls on a const generator: a generator is used by one thread
- * at a time, so its message slot is logically mutable. */
-static int rng_error(ebm_rng_t *r, int code, const ebm__msg *msg);
-static int rng_error_const(const ebm_rng_t *r, int code, const ebm__msg *msg)
-{
-    return rng_error((ebm_rng_t *)(uintptr_t)r, code, msg);
-}
-
-static int rng_error(ebm_rng_t *r, int code, const ebm__msg *msg)
-{
-    return ebm__set_message(r->errmsg, code, msg);
 }
 
 int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state)
@@ -343,8 +331,7 @@ int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state)
         return EBM_ENULL;
     }
     if (state == NULL) {
-        ebm__msg msg;
-        return rng_error_const(r, ebm__fail(&msg, EBM_ENULL, "state is NULL"), &msg);
+        return ebm__error(message_slot(r), EBM_ENULL, "state is NULL");
     }
     uint64_t spare_bits;
     memcpy(&spare_bits, &r->spare, sizeof spare_bits);
@@ -359,46 +346,34 @@ int ebm_rng_get_state(const ebm_rng_t *r, uint64_t *state)
 
 int ebm_rng_set_state(ebm_rng_t *r, const uint64_t *state)
 {
-    ebm__msg msg;
     if (r == NULL) {
         return EBM_ENULL;
     }
     if (state == NULL) {
-        return rng_error(r, ebm__fail(&msg, EBM_ENULL, "state is NULL"), &msg);
+        return ebm__error(message_slot(r), EBM_ENULL, "state is NULL");
     }
     if (state[5] != RNG_STATE_TAG) {
-        return rng_error(r,
-                         ebm__fail(&msg, EBM_EVALUE,
-                                   "state[5] (format tag) is 0x%016" PRIx64
-                                   "; it must be 0x%016" PRIx64
-                                   ", the tag of a state written by ebm_rng_get_state",
-                                   state[5], (uint64_t)RNG_STATE_TAG),
-                         &msg);
+        return ebm__error(message_slot(r), EBM_EVALUE,
+                          "state[5] (format tag) is 0x%016" PRIx64 "; it must be 0x%016" PRIx64
+                          ", the tag of a state written by ebm_rng_get_state",
+                          state[5], (uint64_t)RNG_STATE_TAG);
     }
     if (state[3] > 1) {
-        return rng_error(r,
-                         ebm__fail(&msg, EBM_EVALUE,
-                                   "state[3] (has_spare) is %" PRIu64 "; it must be 0 or 1",
-                                   state[3]),
-                         &msg);
+        return ebm__error(message_slot(r), EBM_EVALUE,
+                          "state[3] (has_spare) is %" PRIu64 "; it must be 0 or 1", state[3]);
     }
     double spare;
     memcpy(&spare, &state[4], sizeof spare);
     if (state[3] == 1 && !isfinite(spare)) {
-        return rng_error(r,
-                         ebm__fail(&msg, EBM_EVALUE,
-                                   "state[4] (spare) is 0x%016" PRIx64
-                                   " (%g); it must be a finite double",
-                                   state[4], spare),
-                         &msg);
+        return ebm__error(message_slot(r), EBM_EVALUE,
+                          "state[4] (spare) is 0x%016" PRIx64 " (%g); it must be a finite double",
+                          state[4], spare);
     }
     if (state[3] == 0 && state[4] != 0) {
-        return rng_error(r,
-                         ebm__fail(&msg, EBM_EVALUE,
-                                   "state[4] (spare) is 0x%016" PRIx64
-                                   "; it must be 0 when state[3] (has_spare) is 0",
-                                   state[4]),
-                         &msg);
+        return ebm__error(message_slot(r), EBM_EVALUE,
+                          "state[4] (spare) is 0x%016" PRIx64
+                          "; it must be 0 when state[3] (has_spare) is 0",
+                          state[4]);
     }
     r->key = state[0];
     r->seq = state[1];
@@ -411,17 +386,14 @@ int ebm_rng_set_state(ebm_rng_t *r, const uint64_t *state)
 /* The checks shared by the fills; EBM_OK or the code, message in r. */
 static int check_fill(ebm_rng_t *r, int64_t n, const float *out)
 {
-    ebm__msg msg;
     if (r == NULL) {
         return EBM_ENULL;
     }
     if (n < 0) {
-        return rng_error(r, ebm__fail(&msg, EBM_ESHAPE, "n is %" PRId64 "; it must be >= 0", n),
-                         &msg);
+        return ebm__error(message_slot(r), EBM_ESHAPE, "n is %" PRId64 "; it must be >= 0", n);
     }
     if (n > 0 && out == NULL) {
-        return rng_error(r, ebm__fail(&msg, EBM_ENULL, "out is NULL (n is %" PRId64 ")", n),
-                         &msg);
+        return ebm__error(message_slot(r), EBM_ENULL, "out is NULL (n is %" PRId64 ")", n);
     }
     return EBM_OK;
 }

@@ -7,6 +7,7 @@
 #include "langevin.h"
 #include "mh.h"
 #include "model.h"
+#include "options.h"
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
@@ -101,14 +102,14 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
     }
     s->m = m;
     s->kind = kind;
+    ebm__options_init(&ebm__sampler_options, s);
     s->coupling = default_coupling(m);
-    s->langevin_steps = kind == EBM_SAMPLER_GIBBS_LANGEVIN ? 10 : 1;
-    s->step_size = 0.01;
     /* LANGEVIN's default is one step per call, which a cosine schedule over
      * the call's steps would make a step of size 0. */
-    s->cosine = kind == EBM_SAMPLER_GIBBS_LANGEVIN;
-    s->adjust_after = -1;
-    s->closed_form = 1;
+    if (kind == EBM_SAMPLER_GIBBS_LANGEVIN) {
+        s->langevin_steps = 10;
+        s->cosine = 1;
+    }
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->stat[EBM_STAT_SWAP_RATE] = NAN;
     *out = s;
@@ -144,105 +145,62 @@ double ebm_sampler_stat(const ebm_sampler_t *s, int stat)
 
 /* ---- options ---------------------------------------------------------- */
 
-static const char *option_name(int option)
+/* EBM_SAMPLER_CLAMP_LAYERS: bits of the model's layers only. */
+static int clamp_fits_model(void *handle, ebm__msg *msg, int64_t value)
 {
-    static const char *const names[] = {
-        "EBM_SAMPLER_CLAMP_LAYERS", "EBM_SAMPLER_COUPLING",          "EBM_SAMPLER_LANGEVIN_STEPS",
-        "EBM_SAMPLER_STEP_SIZE",    "EBM_SAMPLER_COSINE",            "EBM_SAMPLER_ADJUST_AFTER",
-        "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION",
-        "EBM_SAMPLER_PRECONDITION", "EBM_SAMPLER_ROW_OFFSET"};
-    return (option >= 0 && option <= EBM_SAMPLER_ROW_OFFSET) ? names[option] : "unknown";
+    const ebm_sampler_t *s = handle;
+    return (uint64_t)value <= ebm__all_layers(s->m)
+               ? EBM_OK
+               : ebm__option_out_of_range(&ebm__sampler_options, EBM_SAMPLER_CLAMP_LAYERS, msg,
+                                          value);
 }
+
+/* The options (enum ebm_sampler_option; include/ebm.h says what each does).
+ * python/tools/gen_options.py reads this table: keep one designated row per
+ * option, fields as `.name = value`. */
+#define FIELD(member, t) .type = EBM__FIELD_##t, .offset = offsetof(ebm_sampler_t, member)
+static const ebm__option sampler_option_rows[] = {
+    [EBM_SAMPLER_CLAMP_LAYERS] = {.name = "EBM_SAMPLER_CLAMP_LAYERS", .kind = EBM__OPTION_MASK,
+        FIELD(clamp_layers, UINT32), .lo = 0, .hi = UINT32_MAX,
+        .range = "a mask of the model's layers, bits 0 to L of a model of L + 1 layers",
+        .initial = 0, .hook = clamp_fits_model},
+    [EBM_SAMPLER_COUPLING] = {.name = "EBM_SAMPLER_COUPLING", .kind = EBM__OPTION_ENUM,
+        FIELD(coupling, INT), .lo = EBM_COUPLING_MAXIMAL, .hi = EBM_COUPLING_BLOCKWISE,
+        .range = "EBM_COUPLING_MAXIMAL (0), EBM_COUPLING_CRN (1) or EBM_COUPLING_BLOCKWISE (2)",
+        .values = "ebm_coupling", .initial = EBM_COUPLING_CRN,
+        .initial_text = "EBM_COUPLING_BLOCKWISE for DBMs and spin units, else EBM_COUPLING_CRN"},
+    [EBM_SAMPLER_LANGEVIN_STEPS] = {.name = "EBM_SAMPLER_LANGEVIN_STEPS",
+        .kind = EBM__OPTION_INT, FIELD(langevin_steps, INT64), .lo = 1, .hi = 1000000,
+        .initial = 1, .initial_text = "10 for EBM_SAMPLER_GIBBS_LANGEVIN, else 1"},
+    [EBM_SAMPLER_STEP_SIZE] = {.name = "EBM_SAMPLER_STEP_SIZE", .kind = EBM__OPTION_DOUBLE,
+        FIELD(step_size, DOUBLE), .lo = 0, .open = 1, .initial = 0.01},
+    [EBM_SAMPLER_COSINE] = {.name = "EBM_SAMPLER_COSINE", .kind = EBM__OPTION_FLAG,
+        FIELD(cosine, INT), .lo = 0, .hi = 1, .initial = 0,
+        .initial_text = "1 for EBM_SAMPLER_GIBBS_LANGEVIN, else 0"},
+    [EBM_SAMPLER_ADJUST_AFTER] = {.name = "EBM_SAMPLER_ADJUST_AFTER", .kind = EBM__OPTION_INT,
+        FIELD(adjust_after, INT64), .lo = -1, .hi = INT64_MAX, .initial = -1},
+    [EBM_SAMPLER_SCALE_BY_VARIANCE] = {.name = "EBM_SAMPLER_SCALE_BY_VARIANCE",
+        .kind = EBM__OPTION_FLAG, FIELD(scale_by_variance, INT), .lo = 0, .hi = 1, .initial = 0},
+    [EBM_SAMPLER_CLOSED_FORM] = {.name = "EBM_SAMPLER_CLOSED_FORM", .kind = EBM__OPTION_FLAG,
+        FIELD(closed_form, INT), .lo = 0, .hi = 1, .initial = 1},
+    [EBM_SAMPLER_ITERATION] = {.name = "EBM_SAMPLER_ITERATION", .kind = EBM__OPTION_INT,
+        FIELD(iteration, INT64), .lo = 0, .hi = INT64_MAX, .initial = 0},
+    [EBM_SAMPLER_PRECONDITION] = {.name = "EBM_SAMPLER_PRECONDITION", .kind = EBM__OPTION_FLAG,
+        FIELD(precondition, INT), .lo = 0, .hi = 1, .initial = 0},
+    [EBM_SAMPLER_ROW_OFFSET] = {.name = "EBM_SAMPLER_ROW_OFFSET", .kind = EBM__OPTION_INT,
+        FIELD(row_offset, INT64), .lo = 0, .hi = UINT32_MAX, .initial = 0},
+};
+#undef FIELD
+const ebm__options ebm__sampler_options = {
+    "sampler", sampler_option_rows,
+    (int)(sizeof sampler_option_rows / sizeof sampler_option_rows[0]), 1};
 
 int ebm_sampler_set_int(ebm_sampler_t *s, int option, int64_t value)
 {
     if (s == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
-    int flag = value == 0 || value == 1;
-    switch (option) {
-    case EBM_SAMPLER_CLAMP_LAYERS:
-        if (value < 0 || (uint64_t)value > ebm__all_layers(s->m)) {
-            break;
-        }
-        s->clamp_layers = (uint32_t)value;
-        return EBM_OK;
-    case EBM_SAMPLER_COUPLING:
-        if (value < EBM_COUPLING_MAXIMAL || value > EBM_COUPLING_BLOCKWISE) {
-            break;
-        }
-        s->coupling = (int)value;
-        return EBM_OK;
-    case EBM_SAMPLER_LANGEVIN_STEPS:
-        if (value < 1 || value > 1000000) {
-            break;
-        }
-        s->langevin_steps = value;
-        return EBM_OK;
-    case EBM_SAMPLER_COSINE:
-        if (!flag) {
-            break;
-        }
-        s->cosine = (int)value;
-        return EBM_OK;
-    case EBM_SAMPLER_ADJUST_AFTER:
-        if (value < -1) {
-            break;
-        }
-        s->adjust_after = value;
-        return EBM_OK;
-    case EBM_SAMPLER_SCALE_BY_VARIANCE:
-        if (!flag) {
-            break;
-        }
-        s->scale_by_variance = (int)value;
-        return EBM_OK;
-    case EBM_SAMPLER_CLOSED_FORM:
-        if (!flag) {
-            break;
-        }
-        s->closed_form = (int)value;
-        return EBM_OK;
-    case EBM_SAMPLER_ITERATION:
-        if (value < 0) {
-            break;
-        }
-        s->iteration = value;
-        return EBM_OK;
-    case EBM_SAMPLER_PRECONDITION:
-        if (!flag) {
-            break;
-        }
-        s->precondition = (int)value;
-        return EBM_OK;
-    case EBM_SAMPLER_ROW_OFFSET:
-        if (value < 0 || value > (int64_t)UINT32_MAX) {
-            break;
-        }
-        s->row_offset = value;
-        return EBM_OK;
-    case EBM_SAMPLER_STEP_SIZE:
-        return ebm__set_message(s->errmsg,
-                             ebm__fail(&msg, EBM_EVALUE,
-                                       "option %d (%s) takes a double: use ebm_sampler_set_double",
-                                       option, option_name(option)),
-                             &msg);
-    default:
-        return ebm__set_message(s->errmsg, ebm__fail(&msg, EBM_EVALUE, "option %d is unknown", option), &msg);
-    }
-    static const char *const range[] = {
-        "a mask of the model's layers", "EBM_COUPLING_MAXIMAL (0), EBM_COUPLING_CRN (1) or EBM_COUPLING_BLOCKWISE (2)",
-        "1 to 1000000", "", "0 or 1", "-1 or more", "0 or 1", "0 or 1", "0 or more", "0 or 1",
-        "0 to 4294967295"};
-    return ebm__set_message(s->errmsg,
-                         ebm__fail(&msg, EBM_EVALUE,
-                                   "option %d (%s): value %lld is out of range; it takes %s%s",
-                                   option, option_name(option), (long long)value, range[option],
-                                   option == EBM_SAMPLER_CLAMP_LAYERS
-                                       ? ", bits 0 to L of a model of L + 1 layers"
-                                       : ""),
-                         &msg);
+    return ebm__option_set_int(&ebm__sampler_options, s, s->errmsg, option, value);
 }
 
 int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
@@ -250,22 +208,7 @@ int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value)
     if (s == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
-    if (option != EBM_SAMPLER_STEP_SIZE) {
-        return ebm__set_message(
-            s->errmsg,
-            ebm__fail(&msg, EBM_EVALUE, "option %d (%s) is not a double option", option,
-                      option_name(option)),
-            &msg);
-    }
-    if (!(value > 0) || !isfinite(value)) {
-        return ebm__set_message(
-            s->errmsg, ebm__fail(&msg, EBM_EVALUE, "EBM_SAMPLER_STEP_SIZE is %g; it must be finite and > 0",
-                         value),
-            &msg);
-    }
-    s->step_size = value;
-    return EBM_OK;
+    return ebm__option_set_double(&ebm__sampler_options, s, s->errmsg, option, value);
 }
 
 /* ---- public steps ----------------------------------------------------- */

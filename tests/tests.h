@@ -63,6 +63,7 @@ Suite *ebm_centring_suite(void);    /* check_centring.c */
 Suite *ebm_potts_suite(void);       /* check_potts.c */
 Suite *ebm_drelu_suite(void);       /* check_drelu.c */
 Suite *ebm_estimator_suite(void);   /* check_estimator.c */
+Suite *ebm_options_suite(void);     /* check_options.c */
 Suite *ebm_threads_suite(void);     /* check_threads.c */
 Suite *ebm_faults_suite(void);      /* check_faults.c */
 Suite *ebm_alloc_suite(void);       /* check_alloc.c */
