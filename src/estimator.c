@@ -1,8 +1,9 @@
-/* The estimator handle: creation, options, persistent chains, and the
- * gradient call, which validates, runs the phases of the estimate
- * (estimate.c) and commits the result only if every part succeeded. The
- * kinds: CD-k, PCD-k, UCD (Qiu et al. 2020), UCD-LMI (Taniguchi et al.
- * 2023) and the GRBM modified CD (Liao et al. 2022). */
+/* The estimator handle: creation, options, persistent chains, the PT
+ * ladder (which its tempering sampler owns), and the gradient call, which
+ * validates, runs the phases of the estimate (estimate.c) and commits the
+ * result only if every part succeeded. The kinds: CD-k, PCD-k, UCD (Qiu et
+ * al. 2020), UCD-LMI (Taniguchi et al. 2023), the GRBM modified CD (Liao
+ * et al. 2022) and PT (parallel tempering). */
 #include "conditional.h"
 #include "error.h"
 #include "estimator.h"
@@ -12,6 +13,7 @@
 #include "sampler.h"
 #include "scratch.h"
 #include "tempering.h"
+#include "testing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -157,9 +159,6 @@ void ebm_estimator_destroy(ebm_estimator_t *e)
     ebm_sampler_destroy(e->langevin);
     ebm_sampler_destroy(e->gibbs_langevin);
     ebm_sampler_destroy(e->tempering);
-    free(e->swap_accepted);
-    free(e->swap_proposed);
-    free(e->swap_work);
     free(e->chains);
     free(e->g);
     free(e->pos.x);
@@ -184,7 +183,7 @@ double ebm_estimator_stat(const ebm_estimator_t *e, int stat)
 }
 
 /* The samplers an option reaches (at most N_SAMPLERS), into list. */
-#define N_SAMPLERS 7
+#define N_SAMPLERS EBM__ESTIMATOR_SAMPLERS
 static int each_sampler(ebm_estimator_t *e, ebm_sampler_t **list)
 {
     ebm_sampler_t *all[] = {e->gibbs,    e->gibbs_post,     e->mh,       e->mh_post,
@@ -442,7 +441,7 @@ int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains,
     const ebm_model_t *m = e->m;
     int rc = ebm__check_matrix(&msg, "chains", n, chains, ldc, m->width);
     if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PT && n > 0) {
-        const int64_t R = e->tempering->n_betas;
+        const int64_t R = ebm__sampler_ladder_size(e->tempering);
         rc = R == 0 ? ebm__fail(&msg, EBM_EVALUE,
                                 "EBM_ESTIMATOR_PT has no ladder yet, so no chains: call "
                                 "ebm_estimator_set_ladder first")
@@ -484,20 +483,9 @@ int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *
                  ? ebm__check_ladder(&msg, n_betas, betas)
                  : ebm__fail(&msg, EBM_EUNSUPPORTED, "%s has no ladder; only EBM_ESTIMATOR_PT has one",
                              kind_name(e->kind));
-    const int64_t old_length = rc == EBM_OK ? e->tempering->n_betas : 0;
-    int64_t *acc = NULL, *prop = NULL, *work = NULL;
-    if (rc == EBM_OK) {
-        acc = calloc((size_t)n_betas, sizeof *acc);
-        prop = calloc((size_t)n_betas, sizeof *prop);
-        work = calloc((size_t)(2 * n_betas), sizeof *work);
-        if (acc == NULL || prop == NULL || work == NULL ||
-            ebm_sampler_set_ladder(e->tempering, n_betas, betas) != EBM_OK) {
-            free(acc);
-            free(prop);
-            free(work);
-            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for a ladder of %lld",
-                           (long long)n_betas);
-        }
+    const int64_t old_length = ebm__sampler_ladder_size(e->tempering);
+    if (rc == EBM_OK && ebm_sampler_set_ladder(e->tempering, n_betas, betas) != EBM_OK) {
+        rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for a ladder of %lld", (long long)n_betas);
     }
     if (rc != EBM_OK) {
         return ebm__set_message(e->errmsg, rc, &msg);
@@ -507,12 +495,6 @@ int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *
         e->chains = NULL;
         e->n_chains = 0;
     }
-    free(e->swap_accepted);
-    free(e->swap_proposed);
-    free(e->swap_work);
-    e->swap_accepted = acc;
-    e->swap_proposed = prop;
-    e->swap_work = work;
     e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN; /* no call under this ladder yet */
     return EBM_OK;
 }
@@ -525,10 +507,19 @@ int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs, int64_t
     }
     ebm__msg msg;
     ebm_estimator_t *me = (ebm_estimator_t *)(uintptr_t)e; /* message slot only */
-    const int rc =
-        ebm__swap_counts(&msg, kind_name(e->kind), e->tempering != NULL ? e->tempering->n_betas : 0,
-                         e->swap_accepted, e->swap_proposed, n_pairs, accepted, proposed);
+    const int rc = ebm__sampler_swap_counts(e->tempering, &msg, kind_name(e->kind), n_pairs,
+                                            accepted, proposed);
     return rc == EBM_OK ? rc : ebm__set_message(me->errmsg, rc, &msg);
+}
+
+int ebm__estimator_samplers(ebm_estimator_t *e, ebm_sampler_t **list)
+{
+    return each_sampler(e, list);
+}
+
+ebm_sampler_t *ebm__estimator_tempering(const ebm_estimator_t *e)
+{
+    return e->tempering;
 }
 
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
@@ -579,169 +570,240 @@ static const int64_t *number_rows(int64_t *ids, int64_t offset, int64_t n)
     return ids;
 }
 
-int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const float *data,
-                           int64_t ldd, float *grad)
+/* The arguments of a gradient call and the estimator's state for it,
+ * checked before anything moves. */
+static int check_gradient_call(const ebm_estimator_t *e, ebm__msg *msg, const ebm_rng_t *rng,
+                               int64_t n, const float *data, int64_t ldd, const float *grad)
 {
-    if (e == NULL) {
-        return EBM_ENULL;
-    }
-    ebm__msg msg = {""}; /* empty until a message is set (see ENOMEM below) */
     const ebm_model_t *m = e->m;
-    const int64_t w = m->width;
-    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
+    int rc = rng == NULL ? ebm__fail(msg, EBM_ENULL, "rng is NULL") : EBM_OK;
     if (rc == EBM_OK && grad == NULL) {
-        rc = ebm__fail(&msg, EBM_ENULL, "grad is NULL");
+        rc = ebm__fail(msg, EBM_ENULL, "grad is NULL");
     }
     if (rc == EBM_OK && n < 1) {
-        rc = ebm__fail(&msg, EBM_ESHAPE, "n is %lld; a gradient needs at least one data row",
+        rc = ebm__fail(msg, EBM_ESHAPE, "n is %lld; a gradient needs at least one data row",
                        (long long)n);
     }
     if (rc == EBM_OK) {
-        rc = ebm__check_layer_values(m, &msg, "data", 0, n, data, ldd);
+        rc = ebm__check_layer_values(m, msg, "data", 0, n, data, ldd);
     }
     if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_GRBM_CD && e->burn_in >= e->k) {
-        rc = ebm__fail(&msg, EBM_EVALUE,
+        rc = ebm__fail(msg, EBM_EVALUE,
                        "EBM_ESTIMATOR_BURN_IN is %lld but EBM_ESTIMATOR_K is %lld: no step would "
                        "be used; the burn-in must be smaller than K",
                        (long long)e->burn_in, (long long)e->k);
     }
-    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PT && e->tempering->n_betas == 0) {
-        rc = ebm__fail(&msg, EBM_EVALUE,
+    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PT && ebm__sampler_ladder_size(e->tempering) == 0) {
+        rc = ebm__fail(msg, EBM_EVALUE,
                        "EBM_ESTIMATOR_PT has no ladder: call ebm_estimator_set_ladder first");
     }
     if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_GRBM_CD &&
         e->sampler_kind != EBM_SAMPLER_GIBBS) {
         rc = ebm__sampler_check_options(
-            e->sampler_kind == EBM_SAMPLER_LANGEVIN ? e->langevin : e->gibbs_langevin, &msg);
+            e->sampler_kind == EBM_SAMPLER_LANGEVIN ? e->langevin : e->gibbs_langevin, msg);
     }
-    if (rc != EBM_OK) {
-        return ebm__set_message(e->errmsg, rc, &msg);
-    }
-    /* Chains of their own (PCD and PT: persistent, new ones from uniform
-     * noise the first time; GRBM_CD: new from N(0, I) each call); PT's
-     * chains are R rows each. */
-    const int persistent = e->kind == EBM_ESTIMATOR_PCD || e->kind == EBM_ESTIMATOR_PT;
-    const int own_chains = persistent || e->kind == EBM_ESTIMATOR_GRBM_CD;
-    const int64_t replicas = e->kind == EBM_ESTIMATOR_PT ? e->tempering->n_betas : 1;
+    return rc;
+}
+
+/* PCD and PT keep their chains between calls. */
+static int is_persistent(const ebm_estimator_t *e)
+{
+    return e->kind == EBM_ESTIMATOR_PCD || e->kind == EBM_ESTIMATOR_PT;
+}
+
+/* The rows of the chains of the estimator's own (PCD and PT: persistent,
+ * new ones from uniform noise the first time; GRBM_CD: new from N(0, I)
+ * each call; 0 for the other kinds): EBM_ESTIMATOR_CHAINS, else n, of R
+ * rows each for PT, or as many as the persistent chains have. */
+static int64_t chain_rows(const ebm_estimator_t *e, int64_t n)
+{
+    const int own_chains = is_persistent(e) || e->kind == EBM_ESTIMATOR_GRBM_CD;
+    const int64_t replicas =
+        e->kind == EBM_ESTIMATOR_PT ? ebm__sampler_ladder_size(e->tempering) : 1;
     int64_t n_chains = own_chains ? (e->chains_opt > 0 ? e->chains_opt : n) : 0;
     n_chains *= replicas;
-    if (persistent && e->n_chains > 0) {
+    if (is_persistent(e) && e->n_chains > 0) {
         n_chains = e->n_chains;
     }
-    gradient_work wk = {.rows = n > n_chains ? n : n_chains, .width = w, .n = n,
-                        .chains = n_chains, .row_offset = e->row_offset,
-                        .chain_offset = e->chain_offset};
-    if (n > (int64_t)UINT32_MAX + 1 - e->row_offset ||
-        n_chains > (int64_t)UINT32_MAX + 1 - e->chain_offset) {
-        const int rows = n > (int64_t)UINT32_MAX + 1 - e->row_offset;
-        return ebm__set_message(
-            e->errmsg,
-            ebm__fail(&msg, EBM_ESHAPE,
-                      "%lld %s from %s %lld would reach past stream row 2^32 - 1",
-                      (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
-                      rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
-                      (long long)(rows ? e->row_offset : e->chain_offset)),
-            &msg);
+    return n_chains;
+}
+
+/* EBM_ESHAPE if the data rows or the chains would reach past stream row
+ * 2^32 - 1 from their offsets. */
+static int check_stream_rows(const ebm_estimator_t *e, ebm__msg *msg, int64_t n, int64_t n_chains)
+{
+    if (n <= (int64_t)UINT32_MAX + 1 - e->row_offset &&
+        n_chains <= (int64_t)UINT32_MAX + 1 - e->chain_offset) {
+        return EBM_OK;
     }
-    if (ebm__arena_layout(&e->scratch, gradient_layout, &wk) != 0) {
-        return ebm__set_message(
-            e->errmsg,
-            ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)wk.rows), &msg);
+    const int rows = n > (int64_t)UINT32_MAX + 1 - e->row_offset;
+    return ebm__fail(msg, EBM_ESHAPE, "%lld %s from %s %lld would reach past stream row 2^32 - 1",
+                     (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
+                     rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
+                     (long long)(rows ? e->row_offset : e->chain_offset));
+}
+
+/* What a failed call puts back: the statistics and the samplers' step
+ * counters. */
+typedef struct saved_state {
+    double stat[N_STATS];
+    ebm_sampler_t *samplers[N_SAMPLERS];
+    int64_t iteration[N_SAMPLERS];
+    int n_samplers;
+} saved_state;
+
+static void save_state(ebm_estimator_t *e, saved_state *sv)
+{
+    memcpy(sv->stat, e->stat, sizeof sv->stat);
+    sv->n_samplers = ebm__estimator_samplers(e, sv->samplers);
+    for (int i = 0; i < sv->n_samplers; i++) {
+        sv->iteration[i] = (int64_t)ebm_sampler_stat(sv->samplers[i], EBM_STAT_ITERATION);
     }
-    float *x = wk.x, *y = wk.y, *next = wk.next, *draw = wk.draw;
-    e->row_ids = number_rows(wk.row_ids, e->row_offset, n);
-    e->chain_ids = number_rows(wk.chain_ids, e->chain_offset, n_chains);
-    /* Each phase draws from a child generator of its own, so that row r's
-     * draws depend only on rng and r, never on how long other rows' chains
-     * ran in an earlier phase; the caller's generator moves by one sequence. */
+}
+
+static void restore_state(ebm_estimator_t *e, const saved_state *sv)
+{
+    memcpy(e->stat, sv->stat, sizeof sv->stat);
+    for (int i = 0; i < sv->n_samplers; i++) {
+        ebm_sampler_set_int(sv->samplers[i], EBM_SAMPLER_ITERATION, sv->iteration[i]);
+    }
+}
+
+/* The estimate into e->g and e->stat (estimate.c): the phases, each from
+ * a child generator of its own (so that row r's draws depend only on rng
+ * and r, never on how long other rows' chains ran in an earlier phase),
+ * then the telescoping sums, one energy_grad per f term over all their
+ * rows. next: the persistent chains, started here the first time (from
+ * the negative phase's generator); PT's swaps are one tally of the
+ * tempering sampler. */
+static int estimate(ebm_estimator_t *e, ebm__msg *msg, const ebm_rng_t *rng, int64_t n,
+                    const float *data, int64_t ldd, const gradient_work *wk)
+{
+    const ebm_model_t *m = e->m;
     ebm_rng_t pos_rng, neg_rng;
     ebm__rng_child(rng, 0, &pos_rng);
     ebm__rng_child(rng, 1, &neg_rng);
-    double stat_saved[N_STATS];
-    memcpy(stat_saved, e->stat, sizeof stat_saved);
-    ebm_sampler_t *samplers[N_SAMPLERS];
-    int64_t iteration_saved[N_SAMPLERS];
-    const int n_samplers = each_sampler(e, samplers);
-    for (int i = 0; i < n_samplers; i++) {
-        iteration_saved[i] = (int64_t)ebm_sampler_stat(samplers[i], EBM_STAT_ITERATION);
-    }
-    if (persistent) {
-        if (e->n_chains == n_chains) {
-            memcpy(next, e->chains, (size_t)(n_chains * w) * sizeof *next);
-        } else {
-            ebm__stream st = ebm__rng_take_stream(&neg_rng);
-            ebm__random_units(m, &st, e->chain_ids, n_chains, next, w, ebm__all_layers(m), NULL,
-                              0, draw);
-        }
+    if (is_persistent(e) && e->n_chains == wk->chains) {
+        memcpy(wk->next, e->chains, (size_t)(wk->chains * m->width) * sizeof *wk->next);
+    } else if (is_persistent(e)) {
+        ebm__stream st = ebm__rng_take_stream(&neg_rng);
+        ebm__random_units(m, &st, e->chain_ids, wk->chains, wk->next, m->width,
+                          ebm__all_layers(m), NULL, 0, wk->draw);
     }
     memset(e->g, 0, (size_t)m->n_params * sizeof *e->g);
     memset(e->stat, 0, sizeof e->stat);
     e->accept_sum = e->accept_rows = e->searches = 0.0;
     e->pos.rows = e->neg.rows = 0;
-
-    rc = ebm__positive_phase(e, &msg, &pos_rng, n, data, ldd, x, y, draw);
-    if (rc == EBM_OK) {
-        rc = ebm__negative_phase(e, &msg, &neg_rng, n, data, ldd, x, y, draw, next, n_chains);
+    if (e->kind == EBM_ESTIMATOR_PT) {
+        ebm__sampler_tally_begin(e->tempering);
     }
-    /* The telescoping sums: one energy_grad per f term over all their rows. */
+    int rc = ebm__positive_phase(e, msg, &pos_rng, n, data, ldd, wk->x, wk->y, wk->draw);
+    if (rc == EBM_OK) {
+        rc = ebm__negative_phase(e, msg, &neg_rng, n, data, ldd, wk->x, wk->y, wk->draw,
+                                 wk->next, wk->chains);
+    }
     if (rc == EBM_OK) {
         rc = ebm__add_weighted_rows(e, 1u, &e->pos);
     }
     if (rc == EBM_OK) {
         rc = ebm__add_weighted_rows(e, 0, &e->neg);
     }
-    e->row_ids = e->chain_ids = NULL;
-    if (rc == EBM_ENOMEM && msg.text[0] == '\0') {
-        ebm__fail(&msg, rc, "out of memory");
+    if (rc == EBM_ENOMEM && msg->text[0] == '\0') {
+        ebm__fail(msg, rc, "out of memory");
     }
-    const int g_finite =
-        rc != EBM_OK || ebm__kern()->values_ok(m->n_params, e->g, EBM_UNITS_GAUSSIAN);
-    for (int64_t i = 0; rc == EBM_OK && !g_finite && i < m->n_params; i++) {
+    return rc;
+}
+
+/* EBM_EVALUE at the first parameter whose estimate is not finite. */
+static int check_finite(const ebm_estimator_t *e, ebm__msg *msg)
+{
+    const int64_t np = e->m->n_params;
+    if (ebm__kern()->values_ok(np, e->g, EBM_UNITS_GAUSSIAN)) {
+        return EBM_OK;
+    }
+    for (int64_t i = 0; i < np; i++) {
         if (!isfinite(e->g[i])) {
-            rc = ebm__fail(&msg, EBM_EVALUE,
-                           "the gradient estimate is not finite at parameter %lld (%g); grad, "
-                           "chains and rng are unchanged",
-                           (long long)i, (double)e->g[i]);
+            return ebm__fail(msg, EBM_EVALUE,
+                             "the gradient estimate is not finite at parameter %lld (%g); grad, "
+                             "chains and rng are unchanged",
+                             (long long)i, (double)e->g[i]);
         }
     }
-    if (rc == EBM_OK && persistent && e->n_chains != n_chains) {
-        float *c = realloc(e->chains, (size_t)(n_chains * w) * sizeof *c);
-        if (c == NULL) {
-            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for the chains");
-        } else {
-            e->chains = c; /* nothing fails after this */
-            e->n_chains = n_chains;
-        }
+    return EBM_OK;
+}
+
+/* Room for n_chains persistent chains (the last step that can fail). */
+static int fit_chains(ebm_estimator_t *e, ebm__msg *msg, int64_t n_chains)
+{
+    if (e->n_chains == n_chains) {
+        return EBM_OK;
     }
-    if (rc != EBM_OK) {
-        memcpy(e->stat, stat_saved, sizeof stat_saved);
-        for (int i = 0; i < n_samplers; i++) {
-            ebm_sampler_set_int(samplers[i], EBM_SAMPLER_ITERATION, iteration_saved[i]);
-        }
-        return ebm__set_message(e->errmsg, rc, &msg);
+    float *c = realloc(e->chains, (size_t)(n_chains * e->m->width) * sizeof *c);
+    if (c == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the chains");
     }
-    if (persistent) {
-        memcpy(e->chains, next, (size_t)(n_chains * w) * sizeof *next);
+    e->chains = c;
+    e->n_chains = n_chains;
+    return EBM_OK;
+}
+
+/* A call that succeeded: its chains, statistics and gradient. */
+static void commit(ebm_estimator_t *e, const gradient_work *wk, float *grad)
+{
+    if (is_persistent(e)) {
+        memcpy(e->chains, wk->next, (size_t)(wk->chains * wk->width) * sizeof *wk->next);
     }
     e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN;
     if (e->kind == EBM_ESTIMATOR_PT) {
-        const int64_t pairs = replicas - 1;
-        double accepted = 0.0, proposed = 0.0;
-        for (int64_t k = 0; k < pairs; k++) {
-            e->swap_accepted[k] = e->swap_work[k];
-            e->swap_proposed[k] = e->swap_work[pairs + k];
-            accepted += (double)e->swap_accepted[k];
-            proposed += (double)e->swap_proposed[k];
-        }
-        e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = proposed > 0 ? accepted / proposed : 1.0;
+        ebm__sampler_tally_commit(e->tempering);
+        e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = ebm_sampler_stat(e->tempering, EBM_STAT_SWAP_RATE);
     }
     if (e->searches > 0) {
         e->stat[EBM_ESTIMATOR_STAT_SWEEPS_MEAN] /= e->searches;
     }
     e->stat[EBM_ESTIMATOR_STAT_ACCEPT_RATE] =
         e->accept_rows > 0 ? e->accept_sum / e->accept_rows : 1.0;
-    memcpy(grad, e->g, (size_t)m->n_params * sizeof *grad);
+    memcpy(grad, e->g, (size_t)e->m->n_params * sizeof *grad);
+}
+
+int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const float *data,
+                           int64_t ldd, float *grad)
+{
+    if (e == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg = {""}; /* empty until a message is set (see estimate) */
+    int rc = check_gradient_call(e, &msg, rng, n, data, ldd, grad);
+    const int64_t n_chains = rc == EBM_OK ? chain_rows(e, n) : 0;
+    if (rc == EBM_OK) {
+        rc = check_stream_rows(e, &msg, n, n_chains);
+    }
+    gradient_work wk = {.rows = n > n_chains ? n : n_chains, .width = e->m->width, .n = n,
+                        .chains = n_chains, .row_offset = e->row_offset,
+                        .chain_offset = e->chain_offset};
+    if (rc == EBM_OK && ebm__arena_layout(&e->scratch, gradient_layout, &wk) != 0) {
+        rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld rows", (long long)wk.rows);
+    }
+    if (rc != EBM_OK) {
+        return ebm__set_message(e->errmsg, rc, &msg);
+    }
+    e->row_ids = number_rows(wk.row_ids, e->row_offset, n);
+    e->chain_ids = number_rows(wk.chain_ids, e->chain_offset, n_chains);
+    saved_state saved;
+    save_state(e, &saved);
+    rc = estimate(e, &msg, rng, n, data, ldd, &wk);
+    e->row_ids = e->chain_ids = NULL;
+    if (rc == EBM_OK) {
+        rc = check_finite(e, &msg);
+    }
+    if (rc == EBM_OK && is_persistent(e)) {
+        rc = fit_chains(e, &msg, n_chains); /* nothing fails after this */
+    }
+    if (rc != EBM_OK) {
+        restore_state(e, &saved);
+        return ebm__set_message(e->errmsg, rc, &msg);
+    }
+    commit(e, &wk, grad);
     (void)ebm__rng_take_stream(rng); /* the next call derives other children */
     return EBM_OK;
 }
-
