@@ -1,7 +1,7 @@
 /*
  * The estimator's inside: its struct, shared by the handle (estimator.c:
- * create, options, chains, ladder, the gradient call) and the estimate
- * (estimate.c: the phases, the telescoping sums, f).
+ * create, options, chains, ladder), the gradient call (gradient.c) and
+ * the estimate (estimate.c: the phases, the telescoping sums, f).
  *
  * SPDX-License-Identifier: MIT
  */
