@@ -22,15 +22,12 @@
 #include "model.h"
 #include "numerics.h"
 #include "rng.h"
-#include "sampler.h"
 #include "scratch.h"
 #include "threads.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int64_t ebm__residual_try_limit = INT64_C(1) << 22;
 
 /* Streams a coupled step takes up front, always the same number, so that row
  * r's draws depend on the generator and r only. */
@@ -57,7 +54,7 @@ enum { FAIL_NONE = 0, FAIL_INPUT, FAIL_DRAW, FAIL_TRIES };
  * block's conditionals (`blk`: B1, then B2 under BLOCKWISE) works on the
  * fields from x_input to met. */
 typedef struct couple {
-    const ebm_sampler_t *s;
+    const ebm__kernel_in *k;
     const ebm_model_t *m;
     int64_t w;
     uint32_t b1, b2;   /* layers of the two blocks */
@@ -196,7 +193,7 @@ static void copy_layers(const ebm_model_t *m, uint32_t mask, const float *src, f
 /*
  * Off the meeting event, draw from the residuals (p1 - min(p1,p2)) and
  * (p2 - min(p1,p2)) by rejection, trying until both accept: never truncated,
- * but a row that has not accepted after ebm__residual_try_limit tries
+ * but a row that has not accepted after the kernel's residual_try_limit tries
  * fails the step (returns 0; the caller undoes it). A try of chain y
  * accepts with probability TV(p1, p2), so in exact arithmetic a row is
  * stopped with probability TV (1 - TV)^limit <= 1 / (e limit) per step;
@@ -215,12 +212,12 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
     const int64_t w = c->w;
     int64_t *trying = c->trying;
     for (int64_t i = 0; i < count; i++) {
-        trying[i] = c->s->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
+        trying[i] = c->k->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
     }
     int64_t tries_sum = 0, tries_max = 0;
     c->loops += count;
     for (uint64_t k = 1; count > 0; k++) {
-        if (k > (uint64_t)ebm__residual_try_limit) {
+        if (k > (uint64_t)c->k->residual_try_limit) {
             c->stuck = c->id[list[0]];
             c->fail = FAIL_TRIES;
             return 0;
@@ -392,7 +389,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
 {
     const ebm_model_t *m = c->m;
     const int64_t na = c->na, w = c->w;
-    const int coupling = c->s->coupling;
+    const int coupling = c->k->coupling;
     /* B2 = the block B1 is drawn from: both chains move B1 first. */
     if (coupling != EBM_COUPLING_MAXIMAL && c->b1 == 1u && ebm__is_gaussian(m, 0)) {
         EBM__FOR_ROWS(r, na, na * w * 4, {
@@ -495,22 +492,24 @@ static void coupled_layout(ebm__arena *arena, void *ctx)
     c->log_u = ebm__arena_take(arena, 2 * n, sizeof(double));
 }
 
-int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                            int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met,
-                            int keep)
+int ebm__coupled_gibbs_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg,
+                            ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x, int64_t ldx,
+                            float *y, int64_t ldy, uint8_t *met, int keep)
 {
-    const ebm_model_t *m = s->m;
+    const ebm_model_t *m = k->m;
     const int64_t w = m->width;
+    const uint32_t even = ebm__unclamped_layers(m, k->clamp_layers, 0),
+                   odd = ebm__unclamped_layers(m, k->clamp_layers, 1);
     couple c = {0};
-    c.s = s;
+    c.k = k;
     c.m = m;
     c.w = w;
-    c.b1 = ebm__unclamped_layers(s, 0) != 0 ? ebm__unclamped_layers(s, 0) : ebm__unclamped_layers(s, 1);
-    c.b2 = ebm__unclamped_layers(s, 0) != 0 ? ebm__unclamped_layers(s, 1) : 0;
+    c.b1 = even != 0 ? even : odd;
+    c.b2 = even != 0 ? odd : 0;
 
     const int64_t threads = ebm__max_threads();
     coupled_work wk = {.c = &c, .n = n, .max_size = m->max_size, .threads = threads};
-    if (ebm__arena_layout(&s->scratch, coupled_layout, &wk) != 0) {
+    if (ebm__arena_layout(k->scratch, coupled_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }
     int64_t *idx = wk.rows, *sid = wk.sid; /* sid: stream rows of idx */
@@ -570,14 +569,14 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
                          "row %lld's residual draw did not accept in %lld tries (the two chains' "
                          "conditionals differ by less than the uniforms resolve); x, y and rng "
                          "are unchanged",
-                         (long long)c.stuck, (long long)ebm__residual_try_limit);
+                         (long long)c.stuck, (long long)k->residual_try_limit);
     }
     /* Rows met on entry: one ordinary sweep, then y = x. */
     float *together = gathered + na * w;
     for (int64_t i = 0; i < nt; i++) {
         memcpy(together + i * w, x + idx[n + i] * ldx, (size_t)w * sizeof *x);
     }
-    if (!ebm__gibbs_sweep(s, st + ST_TOGETHER, sid + n, nt, together, w, a)) {
+    if (!ebm__gibbs_sweep(k, st + ST_TOGETHER, sid + n, nt, together, w, a)) {
         return ebm__fail_overflow(msg, "coupled Gibbs step");
     }
 
@@ -600,9 +599,9 @@ int ebm__coupled_gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, con
             met[idx[n + i]] = 1;
         }
     }
-    s->stat[EBM_STAT_MET_FRACTION] = (double)n_met / (double)n;
-    s->stat[EBM_STAT_TRIES_MEAN] = c.loops > 0 ? (double)c.tries_sum / (double)c.loops : 0.0;
-    s->stat[EBM_STAT_TRIES_MAX] = (double)c.tries_max;
-    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    out->met_fraction = (double)n_met / (double)n;
+    out->tries_mean = c.loops > 0 ? (double)c.tries_sum / (double)c.loops : 0.0;
+    out->tries_max = (double)c.tries_max;
+    out->accept_rate = 1.0;
     return EBM_OK;
 }

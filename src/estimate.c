@@ -173,12 +173,12 @@ int ebm__add_weighted_rows(ebm_estimator_t *e, ebm__msg *msg, uint32_t clamped,
 /* Mean of a sampler's acceptance over the call, weighted by rows; and the
  * MH moves it accepted, counted exactly (a coupled step on rows that have
  * not met makes two decisions per row). */
-static void note_accept(ebm_estimator_t *e, const ebm_sampler_t *s, int64_t rows)
+static void note_accept(ebm_estimator_t *e, const ebm__step_out *step, int64_t rows)
 {
-    e->accept_sum += ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE) * (double)rows;
+    e->accept_sum += step->accept_rate * (double)rows;
     e->accept_rows += (double)rows;
-    if (s->kind == EBM_SAMPLER_MH_UNIFORM) {
-        e->stat[EBM_ESTIMATOR_STAT_MH_ACCEPTED] += (double)s->accepted;
+    if (step->kind == EBM_SAMPLER_MH_UNIFORM) {
+        e->stat[EBM_ESTIMATOR_STAT_MH_ACCEPTED] += (double)step->accepted;
     }
 }
 
@@ -188,9 +188,10 @@ static int run(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *r
                ebm__step_in *in)
 {
     in->keep = 0;
-    int rc = ebm__sampler_run(s, msg, rng, in);
-    if (rc == EBM_OK && s->kind != EBM_SAMPLER_GIBBS) {
-        note_accept(e, s, in->n);
+    ebm__step_out step;
+    int rc = ebm__sampler_run(s, msg, rng, in, &step);
+    if (rc == EBM_OK && step.kind != EBM_SAMPLER_GIBBS) {
+        note_accept(e, &step, in->n);
     }
     return rc;
 }
@@ -262,7 +263,7 @@ static int telescope(ebm_estimator_t *e, ebm__msg *msg, const telescope_spec *sp
     memcpy(y, x, (size_t)(n * w) * sizeof *x);
     if (rc == EBM_OK) {
         ebm__step_in in = {.ids = ids, .n = n, .x = x, .ldx = w};
-        if (s->kind == EBM_SAMPLER_MH_UNIFORM) { /* E(x_0) from start's sweep */
+        if (e->kind == EBM_ESTIMATOR_UCD_LMI) { /* MH chains: E(x_0) from start's sweep */
             in.entry_input = ebm__sampler_hidden_input(start);
         }
         rc = run(e, msg, s, rng, &in);
@@ -507,18 +508,13 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
         }
         return rc;
     case EBM_ESTIMATOR_PT: {
-        /* K tempering steps of the R-replica chains; f over the beta = 1
-         * rows (the last of each chain). */
-        const ebm_sampler_t *t = e->tempering;
-        const int64_t R = t->n_betas, pairs = R - 1, chains = n_chains / R;
-        int64_t *accepted = e->swap_work, *proposed = e->swap_work + pairs;
-        memset(e->swap_work, 0, (size_t)(2 * pairs) * sizeof *e->swap_work);
+        /* K tempering steps of the R-replica chains (their swaps go to
+         * the sampler's tally); f over the beta = 1 rows (the last of
+         * each chain). */
+        const int64_t R = ebm__sampler_ladder_size(e->tempering), pairs = R - 1,
+                      chains = n_chains / R;
         for (int64_t i = 0; i < e->k && rc == EBM_OK; i++) {
             rc = step(e, msg, e->tempering, rng, e->chain_ids, n_chains, next_chains, w);
-            for (int64_t k = 0; k < pairs && rc == EBM_OK; k++) {
-                accepted[k] += t->swap_accepted[k];
-                proposed[k] += t->swap_proposed[k];
-            }
         }
         if (rc == EBM_OK) {
             rc = add_f_rows(e, msg, 0, chains, next_chains + pairs * w, R * w, NULL,

@@ -1,18 +1,17 @@
-/* The estimator handle: creation, options, persistent chains, and the
- * gradient call, which validates, runs the phases of the estimate
- * (estimate.c) and commits the result only if every part succeeded. The
- * kinds: CD-k, PCD-k, UCD (Qiu et al. 2020), UCD-LMI (Taniguchi et al.
- * 2023) and the GRBM modified CD (Liao et al. 2022). */
-#include "conditional.h"
+/* The estimator handle: creation, options, persistent chains and the PT
+ * ladder (which its tempering sampler owns). The gradient call is
+ * gradient.c, the estimate itself estimate.c. The kinds: CD-k, PCD-k, UCD
+ * (Qiu et al. 2020), UCD-LMI (Taniguchi et al. 2023), the GRBM modified
+ * CD (Liao et al. 2022) and PT (parallel tempering). */
 #include "error.h"
 #include "estimator.h"
-#include "kernels.h"
 #include "model.h"
 #include "options.h"
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
 #include "tempering.h"
+#include "testing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -156,9 +155,6 @@ void ebm_estimator_destroy(ebm_estimator_t *e)
     ebm_sampler_destroy(e->langevin);
     ebm_sampler_destroy(e->gibbs_langevin);
     ebm_sampler_destroy(e->tempering);
-    free(e->swap_accepted);
-    free(e->swap_proposed);
-    free(e->swap_work);
     free(e->chains);
     free(e->g);
     free(e->pos.x);
@@ -183,7 +179,7 @@ double ebm_estimator_stat(const ebm_estimator_t *e, int stat)
 }
 
 /* The samplers an option reaches (at most N_SAMPLERS), into list. */
-#define N_SAMPLERS 7
+#define N_SAMPLERS EBM__ESTIMATOR_SAMPLERS
 static int each_sampler(ebm_estimator_t *e, ebm_sampler_t **list)
 {
     ebm_sampler_t *all[] = {e->gibbs,    e->gibbs_post,     e->mh,       e->mh_post,
@@ -400,7 +396,7 @@ int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains,
     const ebm_model_t *m = e->m;
     int rc = ebm__check_matrix(&msg, "chains", n, chains, ldc, m->width);
     if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PT && n > 0) {
-        const int64_t R = e->tempering->n_betas;
+        const int64_t R = ebm__sampler_ladder_size(e->tempering);
         rc = R == 0 ? ebm__fail(&msg, EBM_EVALUE,
                                 "EBM_ESTIMATOR_PT has no ladder yet, so no chains: call "
                                 "ebm_estimator_set_ladder first")
@@ -442,20 +438,9 @@ int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *
                  ? ebm__check_ladder(&msg, n_betas, betas)
                  : ebm__fail(&msg, EBM_EUNSUPPORTED, "%s has no ladder; only EBM_ESTIMATOR_PT has one",
                              kind_name(e->kind));
-    const int64_t old_length = rc == EBM_OK ? e->tempering->n_betas : 0;
-    int64_t *acc = NULL, *prop = NULL, *work = NULL;
-    if (rc == EBM_OK) {
-        acc = calloc((size_t)n_betas, sizeof *acc);
-        prop = calloc((size_t)n_betas, sizeof *prop);
-        work = calloc((size_t)(2 * n_betas), sizeof *work);
-        if (acc == NULL || prop == NULL || work == NULL ||
-            ebm_sampler_set_ladder(e->tempering, n_betas, betas) != EBM_OK) {
-            free(acc);
-            free(prop);
-            free(work);
-            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for a ladder of %lld",
-                           (long long)n_betas);
-        }
+    const int64_t old_length = ebm__sampler_ladder_size(e->tempering);
+    if (rc == EBM_OK && ebm_sampler_set_ladder(e->tempering, n_betas, betas) != EBM_OK) {
+        rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for a ladder of %lld", (long long)n_betas);
     }
     if (rc != EBM_OK) {
         return ebm__set_message(e->errmsg, rc, &msg);
@@ -465,12 +450,6 @@ int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *
         e->chains = NULL;
         e->n_chains = 0;
     }
-    free(e->swap_accepted);
-    free(e->swap_proposed);
-    free(e->swap_work);
-    e->swap_accepted = acc;
-    e->swap_proposed = prop;
-    e->swap_work = work;
     e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN; /* no call under this ladder yet */
     return EBM_OK;
 }
@@ -483,10 +462,19 @@ int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs, int64_t
     }
     ebm__msg msg;
     ebm_estimator_t *me = (ebm_estimator_t *)(uintptr_t)e; /* message slot only */
-    const int rc =
-        ebm__swap_counts(&msg, kind_name(e->kind), e->tempering != NULL ? e->tempering->n_betas : 0,
-                         e->swap_accepted, e->swap_proposed, n_pairs, accepted, proposed);
+    const int rc = ebm__sampler_swap_counts(e->tempering, &msg, kind_name(e->kind), n_pairs,
+                                            accepted, proposed);
     return rc == EBM_OK ? rc : ebm__set_message(me->errmsg, rc, &msg);
+}
+
+int ebm__estimator_samplers(ebm_estimator_t *e, ebm_sampler_t **list)
+{
+    return each_sampler(e, list);
+}
+
+ebm_sampler_t *ebm__estimator_tempering(const ebm_estimator_t *e)
+{
+    return e->tempering;
 }
 
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
@@ -498,201 +486,3 @@ void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)
         ebm__sampler_set_plain(list[i], plain);
     }
 }
-
-/* ---- the gradient ----------------------------------------------------- */
-
-/* A gradient call's scratch: the chains x and y of the phases, the next
- * persistent chains (rows = max(n, chains) each, of the state width), one
- * row of draws, and with offsets the stream rows of the n data rows and
- * of the chains. */
-typedef struct gradient_work {
-    int64_t rows, width, n, chains, row_offset, chain_offset;
-    float *x, *y, *next, *draw;
-    int64_t *row_ids, *chain_ids;
-} gradient_work;
-
-static void gradient_layout(ebm__arena *arena, void *ctx)
-{
-    gradient_work *wk = ctx;
-    const size_t block = (size_t)(wk->rows * wk->width);
-    wk->x = ebm__arena_take(arena, block, sizeof(float));
-    wk->y = ebm__arena_take(arena, block, sizeof(float));
-    wk->next = ebm__arena_take(arena, block, sizeof(float));
-    wk->draw = ebm__arena_take(arena, (size_t)wk->width, sizeof(float));
-    /* Without an offset, no numbers: NULL (ebm__arena_take gives a piece
-     * even for 0 elements). */
-    wk->row_ids = wk->row_offset != 0 ? ebm__arena_take(arena, (size_t)wk->n, sizeof(int64_t))
-                                      : NULL;
-    wk->chain_ids = wk->chain_offset != 0
-                        ? ebm__arena_take(arena, (size_t)wk->chains, sizeof(int64_t))
-                        : NULL;
-}
-
-/* ids[r] = offset + r for r < n, if ids is not NULL. */
-static const int64_t *number_rows(int64_t *ids, int64_t offset, int64_t n)
-{
-    for (int64_t r = 0; ids != NULL && r < n; r++) {
-        ids[r] = offset + r;
-    }
-    return ids;
-}
-
-int ebm_estimator_gradient(ebm_estimator_t *e, ebm_rng_t *rng, int64_t n, const float *data,
-                           int64_t ldd, float *grad)
-{
-    if (e == NULL) {
-        return EBM_ENULL;
-    }
-    ebm__msg msg;
-    const ebm_model_t *m = e->m;
-    const int64_t w = m->width;
-    int rc = rng == NULL ? ebm__fail(&msg, EBM_ENULL, "rng is NULL") : EBM_OK;
-    if (rc == EBM_OK && grad == NULL) {
-        rc = ebm__fail(&msg, EBM_ENULL, "grad is NULL");
-    }
-    if (rc == EBM_OK && n < 1) {
-        rc = ebm__fail(&msg, EBM_ESHAPE, "n is %lld; a gradient needs at least one data row",
-                       (long long)n);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm__check_layer_values(m, &msg, "data", 0, n, data, ldd);
-    }
-    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_GRBM_CD && e->burn_in >= e->k) {
-        rc = ebm__fail(&msg, EBM_EVALUE,
-                       "EBM_ESTIMATOR_BURN_IN is %lld but EBM_ESTIMATOR_K is %lld: no step would "
-                       "be used; the burn-in must be smaller than K",
-                       (long long)e->burn_in, (long long)e->k);
-    }
-    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_PT && e->tempering->n_betas == 0) {
-        rc = ebm__fail(&msg, EBM_EVALUE,
-                       "EBM_ESTIMATOR_PT has no ladder: call ebm_estimator_set_ladder first");
-    }
-    if (rc == EBM_OK && e->kind == EBM_ESTIMATOR_GRBM_CD &&
-        e->sampler_kind != EBM_SAMPLER_GIBBS) {
-        rc = ebm__sampler_check_options(
-            e->sampler_kind == EBM_SAMPLER_LANGEVIN ? e->langevin : e->gibbs_langevin, &msg);
-    }
-    if (rc != EBM_OK) {
-        return ebm__set_message(e->errmsg, rc, &msg);
-    }
-    /* Chains of their own (PCD and PT: persistent, new ones from uniform
-     * noise the first time; GRBM_CD: new from N(0, I) each call); PT's
-     * chains are R rows each. */
-    const int persistent = e->kind == EBM_ESTIMATOR_PCD || e->kind == EBM_ESTIMATOR_PT;
-    const int own_chains = persistent || e->kind == EBM_ESTIMATOR_GRBM_CD;
-    const int64_t replicas = e->kind == EBM_ESTIMATOR_PT ? e->tempering->n_betas : 1;
-    int64_t n_chains = own_chains ? (e->chains_opt > 0 ? e->chains_opt : n) : 0;
-    n_chains *= replicas;
-    if (persistent && e->n_chains > 0) {
-        n_chains = e->n_chains;
-    }
-    gradient_work wk = {.rows = n > n_chains ? n : n_chains, .width = w, .n = n,
-                        .chains = n_chains, .row_offset = e->row_offset,
-                        .chain_offset = e->chain_offset};
-    if (n > (int64_t)UINT32_MAX + 1 - e->row_offset ||
-        n_chains > (int64_t)UINT32_MAX + 1 - e->chain_offset) {
-        const int rows = n > (int64_t)UINT32_MAX + 1 - e->row_offset;
-        return ebm__error(e->errmsg, EBM_ESHAPE,
-                          "%lld %s from %s %lld would reach past stream row 2^32 - 1",
-                          (long long)(rows ? n : n_chains), rows ? "data rows" : "chains",
-                          rows ? "EBM_ESTIMATOR_ROW_OFFSET" : "EBM_ESTIMATOR_CHAIN_OFFSET",
-                          (long long)(rows ? e->row_offset : e->chain_offset));
-    }
-    if (ebm__arena_layout(&e->scratch, gradient_layout, &wk) != 0) {
-        return ebm__error(e->errmsg, EBM_ENOMEM, "out of memory for %lld rows",
-                          (long long)wk.rows);
-    }
-    float *x = wk.x, *y = wk.y, *next = wk.next, *draw = wk.draw;
-    e->row_ids = number_rows(wk.row_ids, e->row_offset, n);
-    e->chain_ids = number_rows(wk.chain_ids, e->chain_offset, n_chains);
-    /* Each phase draws from a child generator of its own, so that row r's
-     * draws depend only on rng and r, never on how long other rows' chains
-     * ran in an earlier phase; the caller's generator moves by one sequence. */
-    ebm_rng_t pos_rng, neg_rng;
-    ebm__rng_child(rng, 0, &pos_rng);
-    ebm__rng_child(rng, 1, &neg_rng);
-    double stat_saved[N_STATS];
-    memcpy(stat_saved, e->stat, sizeof stat_saved);
-    ebm_sampler_t *samplers[N_SAMPLERS];
-    int64_t iteration_saved[N_SAMPLERS];
-    const int n_samplers = each_sampler(e, samplers);
-    for (int i = 0; i < n_samplers; i++) {
-        iteration_saved[i] = (int64_t)ebm_sampler_stat(samplers[i], EBM_STAT_ITERATION);
-    }
-    if (persistent) {
-        if (e->n_chains == n_chains) {
-            memcpy(next, e->chains, (size_t)(n_chains * w) * sizeof *next);
-        } else {
-            ebm__stream st = ebm__rng_take_stream(&neg_rng);
-            ebm__random_units(m, &st, e->chain_ids, n_chains, next, w, ebm__all_layers(m), NULL,
-                              0, draw);
-        }
-    }
-    memset(e->g, 0, (size_t)m->n_params * sizeof *e->g);
-    memset(e->stat, 0, sizeof e->stat);
-    e->accept_sum = e->accept_rows = e->searches = 0.0;
-    e->pos.rows = e->neg.rows = 0;
-
-    rc = ebm__positive_phase(e, &msg, &pos_rng, n, data, ldd, x, y, draw);
-    if (rc == EBM_OK) {
-        rc = ebm__negative_phase(e, &msg, &neg_rng, n, data, ldd, x, y, draw, next, n_chains);
-    }
-    /* The telescoping sums: one energy_grad per f term over all their rows. */
-    if (rc == EBM_OK) {
-        rc = ebm__add_weighted_rows(e, &msg, 1u, &e->pos);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm__add_weighted_rows(e, &msg, 0, &e->neg);
-    }
-    e->row_ids = e->chain_ids = NULL;
-    const int g_finite =
-        rc != EBM_OK || ebm__kern()->values_ok(m->n_params, e->g, EBM_UNITS_GAUSSIAN);
-    for (int64_t i = 0; rc == EBM_OK && !g_finite && i < m->n_params; i++) {
-        if (!isfinite(e->g[i])) {
-            rc = ebm__fail(&msg, EBM_EVALUE,
-                           "the gradient estimate is not finite at parameter %lld (%g); grad, "
-                           "chains and rng are unchanged",
-                           (long long)i, (double)e->g[i]);
-        }
-    }
-    if (rc == EBM_OK && persistent && e->n_chains != n_chains) {
-        float *c = realloc(e->chains, (size_t)(n_chains * w) * sizeof *c);
-        if (c == NULL) {
-            rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for the chains");
-        } else {
-            e->chains = c; /* nothing fails after this */
-            e->n_chains = n_chains;
-        }
-    }
-    if (rc != EBM_OK) {
-        memcpy(e->stat, stat_saved, sizeof stat_saved);
-        for (int i = 0; i < n_samplers; i++) {
-            ebm_sampler_set_int(samplers[i], EBM_SAMPLER_ITERATION, iteration_saved[i]);
-        }
-        return ebm__set_message(e->errmsg, rc, &msg);
-    }
-    if (persistent) {
-        memcpy(e->chains, next, (size_t)(n_chains * w) * sizeof *next);
-    }
-    e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN;
-    if (e->kind == EBM_ESTIMATOR_PT) {
-        const int64_t pairs = replicas - 1;
-        double accepted = 0.0, proposed = 0.0;
-        for (int64_t k = 0; k < pairs; k++) {
-            e->swap_accepted[k] = e->swap_work[k];
-            e->swap_proposed[k] = e->swap_work[pairs + k];
-            accepted += (double)e->swap_accepted[k];
-            proposed += (double)e->swap_proposed[k];
-        }
-        e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = proposed > 0 ? accepted / proposed : 1.0;
-    }
-    if (e->searches > 0) {
-        e->stat[EBM_ESTIMATOR_STAT_SWEEPS_MEAN] /= e->searches;
-    }
-    e->stat[EBM_ESTIMATOR_STAT_ACCEPT_RATE] =
-        e->accept_rows > 0 ? e->accept_sum / e->accept_rows : 1.0;
-    memcpy(grad, e->g, (size_t)m->n_params * sizeof *grad);
-    (void)ebm__rng_take_stream(rng); /* the next call derives other children */
-    return EBM_OK;
-}
-

@@ -1,7 +1,7 @@
 /*
  * The estimator's inside: its struct, shared by the handle (estimator.c:
- * create, options, chains, the gradient call) and the estimate
- * (estimate.c: the phases, the telescoping sums, f).
+ * create, options, chains, ladder), the gradient call (gradient.c) and
+ * the estimate (estimate.c: the phases, the telescoping sums, f).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -36,10 +36,9 @@ struct ebm_estimator {
     double mf_tol;
     /* samplers: joint and with the visible layer clamped */
     ebm_sampler_t *gibbs, *gibbs_post, *mh, *mh_post, *langevin, *gibbs_langevin;
-    ebm_sampler_t *tempering; /* PT only; it holds the ladder */
-    /* PT: per adjacent pair, the swaps of the last call (accepted,
-     * proposed), and the sums of the call being made (2 (R - 1)) */
-    int64_t *swap_accepted, *swap_proposed, *swap_work;
+    /* PT only: it owns the ladder and the swap counts (a call's steps are
+     * one tally, committed when the call succeeds) */
+    ebm_sampler_t *tempering;
     /* PCD / GRBM_CD / PT persistent chains */
     float *chains;
     int64_t n_chains;
@@ -60,7 +59,7 @@ struct ebm_estimator {
     /* statistics of the last call */
     double stat[EBM_ESTIMATOR_STAT_COUNT];
     double accept_sum, accept_rows, searches;
-    int plain; /* tests only: ebm__estimator_set_plain */
+    int plain; /* tests only: ebm__estimator_set_plain (testing.h) */
     char errmsg[EBM__MSG_SIZE];
 };
 
@@ -79,8 +78,9 @@ int ebm__negative_phase(ebm_estimator_t *e, ebm__msg *msg, ebm_rng_t *rng, int64
 int ebm__add_weighted_rows(ebm_estimator_t *e, ebm__msg *msg, uint32_t clamped,
                            const ebm__weighted_rows *rows);
 
-/* Tests only: 1 makes the estimator and its samplers take their plain
- * paths (no reuse of a sampler's layer inputs, double MH energies). */
-void ebm__estimator_set_plain(ebm_estimator_t *e, int plain);
+/* The most samplers an estimator has. */
+#define EBM__ESTIMATOR_SAMPLERS 7
+/* e's samplers (those it created), into list; returns their count. */
+int ebm__estimator_samplers(ebm_estimator_t *e, ebm_sampler_t **list);
 
 #endif /* EBM_ESTIMATOR_H */

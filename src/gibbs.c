@@ -7,18 +7,17 @@
 #include "kernels.h"
 #include "model.h"
 #include "rng.h"
-#include "sampler.h"
 #include "scratch.h"
 
 #include <string.h>
 
-int ebm__gibbs_sweep(const ebm_sampler_t *s, const ebm__stream *layer_streams,
+int ebm__gibbs_sweep(const ebm__kernel_in *k, const ebm__stream *layer_streams,
                      const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a)
 {
-    const ebm_model_t *m = s->m;
+    const ebm_model_t *m = k->m;
     /* Even layers given the odd ones, then odd given even. */
     for (int parity = 0; parity < 2; parity++) {
-        uint32_t layers = ebm__unclamped_layers(s, parity);
+        uint32_t layers = ebm__unclamped_layers(m, k->clamp_layers, parity);
         for (int64_t l = parity; l < m->n_layers; l += 2) {
             if (layers >> l & 1u) {
                 ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
@@ -54,12 +53,13 @@ static void gibbs_layout(ebm__arena *arena, void *ctx)
     wk->saved = wk->keep ? ebm__arena_take(arena, (size_t)(wk->n * wk->width), sizeof(float)) : NULL;
 }
 
-int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                    int64_t n, float *x, int64_t ldx, int keep)
+int ebm__gibbs_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg, ebm_rng_t *rng,
+                    const int64_t *ids, int64_t n, float *x, int64_t ldx, int keep)
 {
-    const int64_t w = s->m->width;
-    gibbs_work wk = {.n = n, .input_size = s->m->max_size, .width = w, .keep = keep};
-    if (ebm__arena_layout(&s->scratch, gibbs_layout, &wk) != 0) {
+    const ebm_model_t *m = k->m;
+    const int64_t w = m->width;
+    gibbs_work wk = {.n = n, .input_size = m->max_size, .width = w, .keep = keep};
+    if (ebm__arena_layout(k->scratch, gibbs_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of inputs", (long long)n);
     }
     float *a = wk.a, *saved = wk.saved;
@@ -67,16 +67,17 @@ int ebm__gibbs_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64
         memcpy(saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
     }
     ebm__stream streams[EBM_MAX_LAYERS];
-    ebm__rng_take_streams(rng, (int)s->m->n_layers, streams);
-    if (!ebm__gibbs_sweep(s, streams, ids, n, x, ldx, a)) {
+    ebm__rng_take_streams(rng, (int)m->n_layers, streams);
+    if (!ebm__gibbs_sweep(k, streams, ids, n, x, ldx, a)) {
         for (int64_t r = 0; r < n && keep; r++) {
             memcpy(x + r * ldx, saved + r * w, (size_t)w * sizeof *x);
         }
         return ebm__fail_overflow(msg, "Gibbs sweep");
     }
-    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
+    out->accept_rate = 1.0;
     /* With one odd layer (two or three layers) the sweep ends with layer 1
      * drawn from its input at the new state, left in a. */
-    s->hidden_input = s->m->n_layers <= 3 && (ebm__unclamped_layers(s, 1) & 2u) ? a : NULL;
+    out->hidden_input =
+        m->n_layers <= 3 && (ebm__unclamped_layers(m, k->clamp_layers, 1) & 2u) ? a : NULL;
     return EBM_OK;
 }

@@ -17,7 +17,6 @@
 #include "langevin.h"
 #include "model.h"
 #include "rng.h"
-#include "sampler.h"
 #include "scratch.h"
 #include "threads.h"
 
@@ -30,12 +29,12 @@ static const double PI_ = 3.14159265358979323846;
  * EBM_SAMPLER_SCALE_BY_VARIANCE, Liao section 3.2), annealed by the cosine
  * schedule of Liao eq. 22 when asked. With the schedule alpha_K = 0: that
  * step is skipped by the callers (no move, no noise, no decision). */
-static void step_sizes(const ebm_sampler_t *s, double *alpha)
+static void step_sizes(const ebm__kernel_in *in, double *alpha)
 {
-    const ebm_model_t *m = s->m;
-    const int64_t K = s->langevin_steps, n0 = m->size[0];
-    double alpha0 = s->step_size;
-    if (s->scale_by_variance) {
+    const ebm_model_t *m = in->m;
+    const int64_t K = in->langevin_steps, n0 = m->size[0];
+    double alpha0 = in->step_size;
+    if (in->scale_by_variance) {
         double sum = 0.0;
         for (int64_t i = 0; i < n0; i++) {
             sum += exp(m->params_d[m->logvar_off + i]);
@@ -43,7 +42,7 @@ static void step_sizes(const ebm_sampler_t *s, double *alpha)
         alpha0 *= sum / (double)n0;
     }
     for (int64_t k = 1; k <= K; k++) {
-        if (!s->cosine) {
+        if (!in->cosine) {
             alpha[k - 1] = alpha0;
         } else {
             /* cos(pi) is -1 in every libm, but say alpha_K = 0 outright. */
@@ -56,17 +55,17 @@ static void step_sizes(const ebm_sampler_t *s, double *alpha)
  * EBM_SAMPLER_PRECONDITION (the preconditioner diag(sigma^2)), else 1: unit
  * i moves by alpha_k d_i times its gradient, with noise of variance
  * 2 alpha_k d_i. */
-static void unit_factors(const ebm_sampler_t *s, double *d)
+static void unit_factors(const ebm__kernel_in *in, double *d)
 {
-    for (int64_t i = 0; i < s->m->size[0]; i++) {
-        d[i] = s->precondition ? 1.0 / s->m->inv_var_d[i] : 1.0;
+    for (int64_t i = 0; i < in->m->size[0]; i++) {
+        d[i] = in->precondition ? 1.0 / in->m->inv_var_d[i] : 1.0;
     }
 }
 
 /* Metropolis-adjusted iff the step counter t passed EBM_SAMPLER_ADJUST_AFTER. */
-static int is_adjusted(const ebm_sampler_t *s)
+static int is_adjusted(const ebm__kernel_in *in)
 {
-    return s->adjust_after >= 0 && s->iteration > s->adjust_after;
+    return in->adjust_after >= 0 && in->iteration > in->adjust_after;
 }
 
 /* Accept iff log u < log_ratio; a non-finite ratio is never accepted
@@ -160,28 +159,27 @@ static void langevin_layout(ebm__arena *arena, void *ctx)
                                sizeof(double));
 }
 
-int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                       int64_t n, float *x, int64_t ldx)
+int ebm__langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm__msg *msg,
+                       ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x, int64_t ldx)
 {
-    const ebm_model_t *m = s->m;
-    const int64_t K = s->langevin_steps, n0 = m->size[0], w = m->width;
+    const ebm_model_t *m = in->m;
+    const int64_t K = in->langevin_steps, n0 = m->size[0], w = m->width;
     const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    const int adjust = is_adjusted(s);
-    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
-    if (s->clamp_layers & 1u) {
+    const int adjust = is_adjusted(in);
+    if (in->clamp_layers & 1u) {
         return EBM_OK; /* the visible layer is held: nothing moves */
     }
     langevin_work wk = {.m = m, .n = n, .chunk = chunk, .steps = K};
-    if (ebm__arena_layout(&s->scratch, langevin_layout, &wk) != 0) {
+    if (ebm__arena_layout(in->scratch, langevin_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for Langevin scratch (%lld rows)",
                          (long long)n);
     }
     float *xp = wk.xp, *g = wk.g, *gp = wk.gp;
     double *alpha = wk.alpha, *d = wk.d, *ad = wk.ad, *sd = wk.sd;
     double *f = wk.f, *fp = wk.fp, *work = wk.work;
-    step_sizes(s, alpha);
-    unit_factors(s, d);
-    const double *q_d = s->twin_density ? NULL : d; /* the adjustment's D */
+    step_sizes(in, alpha);
+    unit_factors(in, d);
+    const double *q_d = in->twin_density ? NULL : d; /* the adjustment's D */
 
     int started = 0;
     int64_t rejected = 0, decisions = 0;
@@ -252,8 +250,7 @@ int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const in
             }
         }
     }
-    s->stat[EBM_STAT_ACCEPT_RATE] =
-        decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
+    out->accept_rate = decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
     return EBM_OK;
 }
 
@@ -358,23 +355,22 @@ static void gibbs_langevin_layout(ebm__arena *arena, void *ctx)
     wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(m, wk->chunk), d);
 }
 
-int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
-                             const int64_t *ids, int64_t n, float *x, int64_t ldx)
+int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm__msg *msg,
+                             ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x,
+                             int64_t ldx)
 {
-    const ebm_model_t *m = s->m;
-    const int64_t K = s->langevin_steps, n0 = m->size[0], n1 = m->size[1], w = m->width;
+    const ebm_model_t *m = in->m;
+    const int64_t K = in->langevin_steps, n0 = m->size[0], n1 = m->size[1], w = m->width;
     const int64_t off1 = m->offset[1], chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    const int move_v = !(s->clamp_layers & 1u), move_h = !(s->clamp_layers >> 1 & 1u);
+    const int move_v = !(in->clamp_layers & 1u), move_h = !(in->clamp_layers >> 1 & 1u);
     /* With v held the step is a Gibbs draw of h, which eq. 12 always accepts. */
-    const int adjust = is_adjusted(s) && move_v;
-    s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
-    s->hidden_input = NULL;
+    const int adjust = is_adjusted(in) && move_v;
     if (!move_v && !move_h) {
         return EBM_OK;
     }
     gibbs_langevin_work wk = {.m = m, .n = n, .chunk = chunk, .steps = K,
                               .threads = ebm__max_threads()};
-    if (ebm__arena_layout(&s->scratch, gibbs_langevin_layout, &wk) != 0) {
+    if (ebm__arena_layout(in->scratch, gibbs_langevin_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for Gibbs-Langevin scratch (%lld rows)",
                          (long long)n);
     }
@@ -382,8 +378,8 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     double *alpha = wk.alpha, *d = wk.d, *beta0 = wk.beta0, *shift = wk.shift, *var = wk.var;
     double *move = wk.move, *log_ratio = wk.log_ratio, *lp_new = wk.lp_new;
     double *e = wk.e, *ep = wk.ep, *work = wk.work;
-    step_sizes(s, alpha);
-    unit_factors(s, d);
+    step_sizes(in, alpha);
+    unit_factors(in, d);
     proposal_coefficients(m, K, alpha, d, beta0, shift, var);
 
     /* xp starts as x: v always (the moves start from it), h only if it is
@@ -393,7 +389,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
     }
     if (move_v) {
         ebm__layer_input(m, 0, n, x, ldx, c, n0); /* c = mu + W h, once */
-        if (s->closed_form) {
+        if (in->closed_form) {
             /* v' = beta_0 v + shift c + sqrt(var) xi: eq. 11 in one draw. */
             for (int64_t i = 0; i < n0; i++) {
                 move[i] = beta0[i];
@@ -440,7 +436,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
             }
         }
         ebm__layer_input(m, 0, n, xp, w, cp, n0); /* c' = mu + W h' */
-        if (s->twin_density) { /* the unpreconditioned proposal's law */
+        if (in->twin_density) { /* the unpreconditioned proposal's law */
             for (int64_t i = 0; i < n0; i++) {
                 d[i] = 1.0;
             }
@@ -481,8 +477,7 @@ int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
             memcpy(x + r * ldx, vp, (size_t)w * sizeof *vp);
         }
     }
-    s->stat[EBM_STAT_ACCEPT_RATE] =
-        decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
-    s->hidden_input = move_h && rejected == 0 ? ap : NULL;
+    out->accept_rate = decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
+    out->hidden_input = move_h && rejected == 0 ? ap : NULL;
     return EBM_OK;
 }

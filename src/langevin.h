@@ -8,11 +8,14 @@
 
 #include "error.h"
 #include "rng.h"
-#include "sampler.h"
+#include "step.h"
 
-int ebm__langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                       int64_t n, float *x, int64_t ldx);
-int ebm__gibbs_langevin_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng,
-                             const int64_t *ids, int64_t n, float *x, int64_t ldx);
+/* One call's Langevin steps of n rows (step.h); writes accept_rate (and
+ * the Gibbs-Langevin step hidden_input). */
+int ebm__langevin_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg,
+                       ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x, int64_t ldx);
+int ebm__gibbs_langevin_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg,
+                             ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x,
+                             int64_t ldx);
 
 #endif /* EBM_LANGEVIN_H */

@@ -5,7 +5,6 @@
 #include "mh.h"
 #include "model.h"
 #include "rng.h"
-#include "sampler.h"
 #include "scratch.h"
 
 #include <math.h>
@@ -28,15 +27,14 @@ static void mh_energies(const ebm_model_t *m, int64_t rows, const float *x, int6
  * exact and the double-precision decisions agree with it), else recomputed
  * in double for this row, as the plain path does. A bound < 0: the
  * energies are the double path's. */
-static int mh_accepts(ebm_sampler_t *s, double log_u, const float *a, const float *b,
+static int mh_accepts(const ebm_model_t *m, int64_t *rechecks, double log_u, const float *a, const float *b,
                       double e_a, double e_b, double bound_a, double bound_b, double *work)
 {
-    const ebm_model_t *m = s->m;
     double margin = e_a - e_b - log_u;
     if (bound_a < 0.0 || fabs(margin) > bound_a + bound_b) {
         return log_u < e_a - e_b;
     }
-    s->energy_rechecks++;
+    (*rechecks)++;
     double ed[2];
     ebm__free_energy_chunk(m, 0, 1, a, 0, &ed[0], work);
     ebm__free_energy_chunk(m, 0, 1, b, 0, &ed[1], work);
@@ -78,17 +76,17 @@ static void mh_layout(ebm__arena *arena, void *ctx)
  * either way. Rows in chunks; stream rows are the caller's row numbers, so
  * chunking changes nothing.
  */
-static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
-                  float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+static int mh_run(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg, ebm_rng_t *rng,
+                  const int64_t *ids, int64_t n, float *x, int64_t ldx, float *y, int64_t ldy,
+                  uint8_t *met)
 {
-    const ebm_model_t *m = s->m;
+    const ebm_model_t *m = k->m;
     const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    const int fast = !s->plain_energies && ebm__energy_fast_ok(m);
+    const int fast = !k->plain_energies && ebm__energy_fast_ok(m);
     /* E(x) from the input of layer 1 that the caller's Gibbs step left */
-    const float *entry = fast && m->n_layers <= 3 ? s->entry_input : NULL;
-    s->entry_input = NULL;
+    const float *entry = fast && m->n_layers <= 3 ? k->entry_input : NULL;
     mh_work wk = {.m = m, .chunk = chunk, .fast = fast};
-    if (ebm__arena_layout(&s->scratch, mh_layout, &wk) != 0) {
+    if (ebm__arena_layout(k->scratch, mh_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for MH scratch");
     }
     double *e_x = wk.e_x, *e_y = wk.e_y, *e_p = wk.e_p, *e_yp = wk.e_yp, *work = wk.work;
@@ -100,8 +98,9 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
     const double bound_x = entry != NULL ? bound_input : bound;
     ebm__stream streams[2];
     ebm__rng_take_streams(rng, 2, streams); /* proposal, acceptance */
-    uint32_t layers = ebm__unclamped_layers(s, 0) | ebm__unclamped_layers(s, 1);
-    int64_t accepted = 0, decisions = 0, n_met = 0;
+    uint32_t layers = ebm__unclamped_layers(m, k->clamp_layers, 0) |
+                      ebm__unclamped_layers(m, k->clamp_layers, 1);
+    int64_t accepted = 0, decisions = 0, n_met = 0, rechecks = 0;
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
         int64_t rows = n - r0 < chunk ? n - r0 : chunk;
         float *xc = x + r0 * ldx, *yc = y == NULL ? NULL : y + r0 * ldy;
@@ -144,7 +143,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
             double log_u = log((double)u); /* -inf for u = 0: always accepts */
             float *xr = xc + r * ldx, *yr = yc == NULL ? NULL : yc + r * ldy;
             int together = yr != NULL && ebm__rows_equal(xr, yr, w);
-            if (mh_accepts(s, log_u, xr, xp + r * w, e_x[r], e_p[r], bound_x, bound, work)) {
+            if (mh_accepts(m, &rechecks, log_u, xr, xp + r * w, e_x[r], e_p[r], bound_x, bound, work)) {
                 memcpy(xr, xp + r * w, (size_t)w * sizeof *xr);
                 accepted++;
             }
@@ -156,7 +155,7 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
                 /* Met rows move together and stay equal. */
                 memcpy(yr, xr, (size_t)w * sizeof *yr);
             } else {
-                if (mh_accepts(s, log_u, yr, yp + r * w, e_y[r], e_yp[r], bound, bound, work)) {
+                if (mh_accepts(m, &rechecks, log_u, yr, yp + r * w, e_y[r], e_yp[r], bound, bound, work)) {
                     memcpy(yr, yp + r * w, (size_t)w * sizeof *yr);
                     accepted++;
                 }
@@ -169,22 +168,24 @@ static int mh_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t
             }
         }
     }
-    s->stat[EBM_STAT_ACCEPT_RATE] = decisions > 0 ? (double)accepted / (double)decisions : 1.0;
-    s->accepted = accepted;
+    out->accept_rate = decisions > 0 ? (double)accepted / (double)decisions : 1.0;
+    out->accepted = accepted;
+    out->energy_rechecks = rechecks;
     if (y != NULL) {
-        s->stat[EBM_STAT_MET_FRACTION] = n > 0 ? (double)n_met / (double)n : 1.0;
+        out->met_fraction = n > 0 ? (double)n_met / (double)n : 1.0;
     }
     return EBM_OK;
 }
 
-int ebm__mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids, int64_t n,
-                 float *x, int64_t ldx)
+int ebm__mh_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg, ebm_rng_t *rng,
+                 const int64_t *ids, int64_t n, float *x, int64_t ldx)
 {
-    return mh_run(s, msg, rng, ids, n, x, ldx, NULL, 0, NULL);
+    return mh_run(k, out, msg, rng, ids, n, x, ldx, NULL, 0, NULL);
 }
 
-int ebm__coupled_mh_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                         int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+int ebm__coupled_mh_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg,
+                         ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x, int64_t ldx,
+                         float *y, int64_t ldy, uint8_t *met)
 {
-    return mh_run(s, msg, rng, ids, n, x, ldx, y, ldy, met);
+    return mh_run(k, out, msg, rng, ids, n, x, ldx, y, ldy, met);
 }

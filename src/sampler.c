@@ -1,6 +1,8 @@
-/* The sampler handle: options, statistics, argument checks, and the one
- * dispatch to the kernels (gibbs.c, mh.c, coupling.c, langevin.c), with
- * the undo of a failed call. */
+/* The sampler handle: creation, options, statistics, argument checks, the
+ * one dispatch to the kernels (gibbs.c, mh.c, coupling.c, langevin.c,
+ * tempering.c) through their contract (step.h), with the undo of a failed
+ * call, and the tempering ladder with its swap counts, which the sampler
+ * owns for the estimator too. */
 #include "coupling.h"
 #include "error.h"
 #include "gibbs.h"
@@ -11,7 +13,9 @@
 #include "rng.h"
 #include "sampler.h"
 #include "scratch.h"
+#include "step.h"
 #include "tempering.h"
+#include "testing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -124,8 +128,7 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
     ebm__arena_free(&s->scratch);
     free(s->row_ids);
     free(s->betas);
-    free(s->swap_accepted);
-    free(s->swap_proposed);
+    free(s->swaps);
     free(s);
 }
 
@@ -226,6 +229,9 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
     s->stat[EBM_STAT_SWAP_RATE] = NAN;
     s->accepted = 0;
+    if (s->n_betas > 0) {
+        ebm__sampler_tally_begin(s);
+    }
 }
 
 static int undo_call(ebm_sampler_t *s, const double *saved, ebm_rng_t *rng,
@@ -247,47 +253,110 @@ int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg)
     return EBM_OK;
 }
 
-int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
+/* The residual try limit of coupled Gibbs steps (testing.h). */
+static int64_t residual_try_limit = EBM__RESIDUAL_TRY_LIMIT;
+
+int64_t ebm__set_residual_try_limit(int64_t limit)
+{
+    const int64_t previous = residual_try_limit;
+    residual_try_limit = limit;
+    return previous;
+}
+
+/* What the kernel of s reads for the step of rows in. */
+static ebm__kernel_in kernel_in(ebm_sampler_t *s, const ebm__step_in *in)
+{
+    return (ebm__kernel_in){
+        .m = s->m,
+        .scratch = &s->scratch,
+        .clamp_layers = s->clamp_layers,
+        .coupling = s->coupling,
+        .langevin_steps = s->langevin_steps,
+        .step_size = s->step_size,
+        .cosine = s->cosine,
+        .adjust_after = s->adjust_after,
+        .scale_by_variance = s->scale_by_variance,
+        .precondition = s->precondition,
+        .closed_form = s->closed_form,
+        .iteration = s->iteration,
+        .n_betas = s->n_betas,
+        .betas = s->betas,
+        .entry_input = in->entry_input,
+        .residual_try_limit = residual_try_limit,
+        .plain_energies = s->plain_energies,
+        .twin_density = s->twin_density,
+        .twin_swap = s->twin_swap,
+    };
+}
+
+/* The kernel of s's kind (coupled if in->y is set) on the rows of in. */
+static int dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                    ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
+{
+    if (in->y != NULL) {
+        return s->kind == EBM_SAMPLER_GIBBS
+                   ? ebm__coupled_gibbs_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx,
+                                             in->y, in->ldy, in->met, in->keep)
+                   : ebm__coupled_mh_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx,
+                                          in->y, in->ldy, in->met);
+    }
+    switch (s->kind) {
+    case EBM_SAMPLER_GIBBS:
+        return ebm__gibbs_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx, in->keep);
+    case EBM_SAMPLER_MH_UNIFORM:
+        return ebm__mh_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx);
+    case EBM_SAMPLER_LANGEVIN:
+        return ebm__langevin_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx);
+    case EBM_SAMPLER_TEMPERING:
+        return ebm__tempering_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx, in->keep);
+    default:
+        return ebm__gibbs_langevin_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx);
+    }
+}
+
+/* What s keeps of a kernel's report on a step (in) that succeeded. */
+static void keep_report(ebm_sampler_t *s, const ebm__step_in *in, const ebm__kernel_out *out)
+{
+    s->stat[EBM_STAT_ACCEPT_RATE] = out->accept_rate;
+    if (in->y != NULL) {
+        s->stat[EBM_STAT_MET_FRACTION] = out->met_fraction;
+        s->stat[EBM_STAT_TRIES_MEAN] = out->tries_mean;
+        s->stat[EBM_STAT_TRIES_MAX] = out->tries_max;
+    }
+    s->accepted = out->accepted;
+    s->energy_rechecks += out->energy_rechecks;
+    s->hidden_input = out->hidden_input;
+    for (int64_t k = 0; s->kind == EBM_SAMPLER_TEMPERING && k < s->n_betas - 1; k++) {
+        s->tally_accepted[k] += s->step_accepted[k];
+        s->tally_proposed[k] += s->step_proposed[k];
+    }
+}
+
+int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in,
+                     ebm__step_out *report)
 {
     EBM__PROPAGATE(ebm__sampler_check_options(s, msg));
     s->iteration++;
     s->hidden_input = NULL; /* set again by the kernels that leave it */
-    if (in->n == 0 && s->kind != EBM_SAMPLER_TEMPERING) {
-        return EBM_OK; /* (tempering sets its swap counts of the call) */
-    }
-    s->entry_input = in->entry_input;
-    int rc;
-    if (in->y != NULL) {
-        rc = s->kind == EBM_SAMPLER_GIBBS
-                 ? ebm__coupled_gibbs_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->y,
-                                           in->ldy, in->met, in->keep)
-                 : ebm__coupled_mh_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->y,
-                                        in->ldy, in->met);
-    } else {
-        switch (s->kind) {
-        case EBM_SAMPLER_GIBBS:
-            rc = ebm__gibbs_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->keep);
-            break;
-        case EBM_SAMPLER_MH_UNIFORM:
-            rc = ebm__mh_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
-            break;
-        case EBM_SAMPLER_LANGEVIN:
-            rc = ebm__langevin_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
-            break;
-        case EBM_SAMPLER_TEMPERING:
-            rc = ebm__tempering_step(s, msg, rng, in->ids, in->n, in->x, in->ldx, in->keep);
-            break;
-        default:
-            rc = ebm__gibbs_langevin_step(s, msg, rng, in->ids, in->n, in->x, in->ldx);
-            break;
+    /* No rows, no kernel; but tempering reports the (no) swaps of the step. */
+    if (in->n > 0 || s->kind == EBM_SAMPLER_TEMPERING) {
+        const ebm__kernel_in k = kernel_in(s, in);
+        ebm__kernel_out out = {.accept_rate = 1.0, .met_fraction = 1.0,
+                               .swap_accepted = s->step_accepted,
+                               .swap_proposed = s->step_proposed};
+        const int rc = dispatch(s, &k, &out, msg, rng, in);
+        if (rc != EBM_OK) {
+            s->iteration--;
+            return rc;
         }
+        keep_report(s, in, &out);
     }
-    s->entry_input = NULL;
-    if (rc != EBM_OK) {
-        s->iteration--;
-        s->hidden_input = NULL;
+    if (report != NULL) {
+        *report = (ebm__step_out){.kind = s->kind,
+                                  .accept_rate = s->stat[EBM_STAT_ACCEPT_RATE],
+                                  .accepted = s->accepted};
     }
-    return rc;
+    return EBM_OK;
 }
 
 const float *ebm__sampler_hidden_input(const ebm_sampler_t *s)
@@ -300,9 +369,19 @@ void ebm__sampler_set_plain(ebm_sampler_t *s, int plain)
     s->plain_energies = plain;
 }
 
+int64_t ebm__sampler_energy_rechecks(const ebm_sampler_t *s)
+{
+    return s->energy_rechecks;
+}
+
 void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin)
 {
     s->twin_density = twin;
+}
+
+void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin)
+{
+    s->twin_swap = twin;
 }
 
 /* Checks shared by the single and coupled steps for one state matrix. */
@@ -315,7 +394,8 @@ static int check_chain(const ebm_sampler_t *s, ebm__msg *msg, const char *name, 
         rc = ebm__check_states(m, msg, name, ebm__all_layers(m), n, x, ldx);
     }
     if (rc == EBM_OK && s->kind == EBM_SAMPLER_MH_UNIFORM) {
-        uint32_t moving = ebm__unclamped_layers(s, 0) | ebm__unclamped_layers(s, 1);
+        uint32_t moving = ebm__unclamped_layers(m, s->clamp_layers, 0) |
+                          ebm__unclamped_layers(m, s->clamp_layers, 1);
         if (ebm__is_gaussian(m, 0) && (moving & 1u)) {
             rc = ebm__fail(msg, EBM_EUNSUPPORTED,
                            "EBM_SAMPLER_MH_UNIFORM has no uniform proposal for the Gaussian "
@@ -363,7 +443,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
         rc = check_chain(s, &msg, "x", n, x, ldx);
     }
     if (rc == EBM_OK && s->kind == EBM_SAMPLER_TEMPERING) {
-        rc = ebm__tempering_check(s, &msg, n);
+        rc = ebm__tempering_check(&msg, s->n_betas, s->clamp_layers, n);
     }
     const int64_t *ids = NULL;
     if (rc == EBM_OK) {
@@ -376,8 +456,14 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     begin_call(s, n, NAN, saved);
     const ebm__step_in in = {.ids = ids, .n = n, .x = x, .ldx = ldx, .keep = 1};
-    rc = ebm__sampler_run(s, &msg, rng, &in);
-    return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
+    rc = ebm__sampler_run(s, &msg, rng, &in, NULL);
+    if (rc != EBM_OK) {
+        return undo_call(s, saved, rng, &rng_saved, rc, &msg);
+    }
+    if (s->n_betas > 0) {
+        ebm__sampler_tally_commit(s);
+    }
+    return EBM_OK;
 }
 
 int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx,
@@ -416,7 +502,7 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
     begin_call(s, n, 1.0, saved);
     const ebm__step_in in = {.ids = ids, .n = n, .x = x, .ldx = ldx, .y = y, .ldy = ldy,
                              .met = met, .keep = 1};
-    rc = ebm__sampler_run(s, &msg, rng, &in);
+    rc = ebm__sampler_run(s, &msg, rng, &in, NULL);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
 }
 
@@ -433,15 +519,14 @@ int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *beta
                  : ebm__fail(&msg, EBM_EUNSUPPORTED, "%s has no ladder; only "
                              "EBM_SAMPLER_TEMPERING has one", kind_name(s->kind));
     double *copy = NULL;
-    int64_t *acc = NULL, *prop = NULL;
+    int64_t *swaps = NULL;
+    const int64_t pairs = n_betas - 1;
     if (rc == EBM_OK) {
         copy = malloc((size_t)n_betas * sizeof *copy);
-        acc = calloc((size_t)n_betas, sizeof *acc);
-        prop = calloc((size_t)n_betas, sizeof *prop);
-        if (copy == NULL || acc == NULL || prop == NULL) {
+        swaps = calloc((size_t)(6 * pairs), sizeof *swaps);
+        if (copy == NULL || swaps == NULL) {
             free(copy);
-            free(acc);
-            free(prop);
+            free(swaps);
             rc = ebm__fail(&msg, EBM_ENOMEM, "out of memory for a ladder of %lld", (long long)n_betas);
         }
     }
@@ -450,13 +535,64 @@ int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *beta
     }
     memcpy(copy, betas, (size_t)n_betas * sizeof *copy);
     free(s->betas);
-    free(s->swap_accepted);
-    free(s->swap_proposed);
+    free(s->swaps);
     s->betas = copy;
-    s->swap_accepted = acc;
-    s->swap_proposed = prop;
+    s->swaps = swaps;
+    s->swap_accepted = swaps;
+    s->swap_proposed = swaps + pairs;
+    s->tally_accepted = swaps + 2 * pairs;
+    s->tally_proposed = swaps + 3 * pairs;
+    s->step_accepted = swaps + 4 * pairs;
+    s->step_proposed = swaps + 5 * pairs;
     s->n_betas = n_betas;
     s->stat[EBM_STAT_SWAP_RATE] = NAN; /* no call under this ladder yet */
+    return EBM_OK;
+}
+
+int64_t ebm__sampler_ladder_size(const ebm_sampler_t *s)
+{
+    return s == NULL ? 0 : s->n_betas;
+}
+
+void ebm__sampler_tally_begin(ebm_sampler_t *s)
+{
+    const int64_t pairs = s->n_betas - 1;
+    memset(s->tally_accepted, 0, (size_t)pairs * sizeof *s->tally_accepted);
+    memset(s->tally_proposed, 0, (size_t)pairs * sizeof *s->tally_proposed);
+}
+
+void ebm__sampler_tally_commit(ebm_sampler_t *s)
+{
+    const int64_t pairs = s->n_betas - 1;
+    int64_t accepted = 0, proposed = 0;
+    for (int64_t k = 0; k < pairs; k++) {
+        s->swap_accepted[k] = s->tally_accepted[k];
+        s->swap_proposed[k] = s->tally_proposed[k];
+        accepted += s->tally_accepted[k];
+        proposed += s->tally_proposed[k];
+    }
+    s->stat[EBM_STAT_SWAP_RATE] = proposed > 0 ? (double)accepted / (double)proposed : 1.0;
+}
+
+int ebm__sampler_swap_counts(const ebm_sampler_t *s, ebm__msg *msg, const char *kind,
+                             int64_t n_pairs, int64_t *accepted, int64_t *proposed)
+{
+    const int64_t R = ebm__sampler_ladder_size(s);
+    if (R == 0) {
+        return ebm__fail(msg, EBM_EVALUE, "%s has no ladder, so no swaps", kind);
+    }
+    if (n_pairs != R - 1) {
+        return ebm__fail(msg, EBM_ESHAPE, "n_pairs is %lld; the ladder of %lld has %lld pairs",
+                         (long long)n_pairs, (long long)R, (long long)(R - 1));
+    }
+    for (int64_t k = 0; k < n_pairs; k++) {
+        if (accepted != NULL) {
+            accepted[k] = s->swap_accepted[k];
+        }
+        if (proposed != NULL) {
+            proposed[k] = s->swap_proposed[k];
+        }
+    }
     return EBM_OK;
 }
 
@@ -468,7 +604,7 @@ int ebm_sampler_swap_counts(const ebm_sampler_t *s, int64_t n_pairs, int64_t *ac
     }
     ebm__msg msg;
     ebm_sampler_t *ms = (ebm_sampler_t *)(uintptr_t)s; /* message slot only */
-    const int rc = ebm__swap_counts(&msg, kind_name(s->kind), s->n_betas, s->swap_accepted,
-                                    s->swap_proposed, n_pairs, accepted, proposed);
+    const int rc = ebm__sampler_swap_counts(s, &msg, kind_name(s->kind), n_pairs, accepted,
+                                            proposed);
     return rc == EBM_OK ? rc : ebm__set_message(ms->errmsg, rc, &msg);
 }

@@ -1,5 +1,7 @@
 /*
- * The sampler handle's struct (sampler.c), shared with its kernels.
+ * The sampler handle's struct (sampler.c) and its internal calls, for the
+ * estimator and the tests. The kernels do not see it: their contract is
+ * step.h.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,6 +12,7 @@
 #include "model.h"
 #include "rng.h"
 #include "scratch.h"
+#include "step.h"
 
 #define EBM__N_SAMPLER_STATS EBM_STAT_COUNT
 
@@ -31,11 +34,16 @@ struct ebm_sampler {
     int64_t *row_ids;   /* row_offset + r, for the public calls (grown on demand) */
     size_t row_ids_cap;
     /* EBM_SAMPLER_TEMPERING: the ladder (n_betas 0 until set; ascending,
-     * the last 1), and per adjacent pair k the swaps of the last call:
-     * accepted, and proposed (one per chain) */
+     * the last 1), and per adjacent pair k the swaps, accepted and
+     * proposed: of the last step (step_*), of the tally being summed
+     * (tally_*), and of the last tally committed (swap_*: what
+     * ebm_sampler_swap_counts reports). The six arrays of n_betas - 1 are
+     * pieces of one block, swaps. */
     int64_t n_betas;
     double *betas;
-    int64_t *swap_accepted, *swap_proposed;
+    int64_t *swaps;
+    int64_t *swap_accepted, *swap_proposed, *tally_accepted, *tally_proposed;
+    int64_t *step_accepted, *step_proposed;
     int twin_swap; /* tests only: ebm__sampler_set_twin_swap */
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
@@ -46,73 +54,57 @@ struct ebm_sampler {
     int64_t energy_rechecks;
     /* Langevin adjustments with the unpreconditioned density (tests only) */
     int twin_density;
-    /* After a Gibbs step that drew layer 1 last (models of two or three
-     * layers), or a Gibbs-Langevin step in which every row took its
-     * proposal: the input of layer 1 at each row's new state (n x n_1,
-     * stride n_1, in the scratch: valid until the next call), else NULL. */
+    /* The kernel's hidden_input of the last step that succeeded (step.h):
+     * n x n_1, stride n_1, in the scratch, valid until the next call; or
+     * NULL. */
     const float *hidden_input;
-    /* Set by an internal caller right before an MH call that will run
-     * (mh_run clears it first thing): the hidden_input of the Gibbs step
-     * that made that call's x, so that E(x) needs no GEMM
-     * (ebm__energy_from_input). */
-    const float *entry_input;
     ebm__arena scratch; /* kept between calls, grown on demand */
     char errmsg[EBM__MSG_SIZE];
 };
 
-/* Layers whose units move (not clamped), of one parity (0 even, 1 odd). */
-static inline uint32_t ebm__unclamped_layers(const ebm_sampler_t *s, int parity)
-{
-    uint32_t mask = 0;
-    for (int64_t l = parity; l < s->m->n_layers; l += 2) {
-        mask |= 1u << l;
-    }
-    return mask & ~s->clamp_layers;
-}
+/* What a step reports to an internal caller (the estimator): the
+ * sampler's state after it. */
+typedef struct ebm__step_out {
+    int kind;           /* the sampler's kind (enum ebm_sampler_kind) */
+    double accept_rate; /* EBM_STAT_ACCEPT_RATE */
+    int64_t accepted;   /* MH moves accepted (both chains; MH_UNIFORM only) */
+} ebm__step_out;
 
-/* One step of s on validated rows, for the public calls and the estimator
- * alike: the only dispatch to the kernels. */
-typedef struct ebm__step_in {
-    const int64_t *ids; /* the stream row of each row (NULL: row r) */
-    int64_t n;
-    float *x;
-    int64_t ldx;
-    float *y;     /* NULL: a single-chain step; else the coupled step of x and y */
-    int64_t ldy;
-    uint8_t *met; /* coupled: NULL or [n], 1 where the chains met */
-    /* MH: the input of layer 1 at x left by the Gibbs step that made x
-     * (ebm__sampler_hidden_input of that sampler), so that E(x) needs no
-     * GEMM; NULL: none. */
-    const float *entry_input;
-    int keep; /* 1: x and y are left as they were on failure; 0: they may be
-               * partly drawn (the estimator's scratch chains) */
-} ebm__step_in;
-
-/* The step counter moves (the kernels see t = counter + 1) and moves back
- * if the step fails; rng is the caller's to restore. */
-int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in);
+/* One step of s on validated rows (step.h's ebm__step_in), for the public
+ * calls and the estimator alike: the only dispatch to the kernels. The
+ * sampler hands a kernel its settings (ebm__kernel_in, filled once per
+ * call) and keeps what it reports (ebm__kernel_out) only if the step
+ * succeeds: statistics, counts, the layer input it left, a tempering
+ * step's swaps (added to the tally). The step counter moves (the kernels
+ * see t = counter + 1) and moves back if the step fails; rng is the
+ * caller's to restore. report (NULL: not wanted) gets the report of a step
+ * that succeeded. */
+int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in,
+                     ebm__step_out *report);
 /* After a successful step: the input of layer 1 at each new row (n x n_1,
  * stride n_1, in s's scratch: valid until s's next call) if the step left
  * it (a Gibbs sweep that drew layer 1 last, a Gibbs-Langevin step in which
  * every row took its proposal), else NULL. */
 const float *ebm__sampler_hidden_input(const ebm_sampler_t *s);
-/* Tests only: 1 makes MH compute every energy in double (plain path). */
-void ebm__sampler_set_plain(ebm_sampler_t *s, int plain);
-/* Tests only (the broken twin of the preconditioned adjustment): 1 makes
- * the Metropolis adjustment of the Langevin kernels use the
- * unpreconditioned proposal's density while the proposals stay
- * preconditioned. */
-void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin);
 /* The options' consistency for s's kind, checked before a step moves
  * anything: EBM_EVALUE if a Langevin kind has both
  * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set. */
 int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg);
 
-/* The kernels (gibbs.c, mh.c, coupling.c, langevin.c, tempering.c) work on validated
- * rows, in place. Row r draws from stream row ids[r] (ids NULL: row r), so
- * a caller that compacts its batch keeps every row's randomness. Each takes
- * what it needs from rng, sets the stats of the call, and returns EBM_OK
- * or an error with its message in msg. They never call back into
- * sampler.c, which validates, dispatches and undoes failed calls. */
+/* EBM_SAMPLER_TEMPERING, for the handles that run one (s NULL: none).
+ * The ladder's length (0: none yet). */
+int64_t ebm__sampler_ladder_size(const ebm_sampler_t *s);
+/* A tally sums the swaps of the steps that succeed between its begin and
+ * its commit; the commit makes them the counts ebm_sampler_swap_counts
+ * reports and sets EBM_STAT_SWAP_RATE (accepted over proposed, all pairs;
+ * 1 if none was proposed). A tally not committed changes nothing; a
+ * public step is a tally of one step. Both need a ladder. */
+void ebm__sampler_tally_begin(ebm_sampler_t *s);
+void ebm__sampler_tally_commit(ebm_sampler_t *s);
+/* The swap_counts calls: the committed counts of s's ladder into accepted
+ * and proposed (either may be NULL), n_pairs checked against the ladder
+ * (kind names the handle asked, for the message). */
+int ebm__sampler_swap_counts(const ebm_sampler_t *s, ebm__msg *msg, const char *kind,
+                             int64_t n_pairs, int64_t *accepted, int64_t *proposed);
 
 #endif /* EBM_SAMPLER_H */

@@ -16,7 +16,6 @@
 #include "kernels.h"
 #include "model.h"
 #include "rng.h"
-#include "sampler.h"
 #include "scratch.h"
 #include "tempering.h"
 #include "threads.h"
@@ -53,23 +52,23 @@ int ebm__check_ladder(ebm__msg *msg, int64_t n_betas, const double *betas)
     return EBM_OK;
 }
 
-int ebm__tempering_check(const ebm_sampler_t *s, ebm__msg *msg, int64_t n)
+int ebm__tempering_check(ebm__msg *msg, int64_t n_betas, uint32_t clamp_layers, int64_t n)
 {
-    if (s->n_betas == 0) {
+    if (n_betas == 0) {
         return ebm__fail(msg, EBM_EVALUE,
                          "EBM_SAMPLER_TEMPERING has no ladder: call ebm_sampler_set_ladder first");
     }
-    if (s->clamp_layers != 0) {
+    if (clamp_layers != 0) {
         return ebm__fail(msg, EBM_EUNSUPPORTED,
                          "EBM_SAMPLER_TEMPERING exchanges whole states, so it clamps no layer "
                          "(EBM_SAMPLER_CLAMP_LAYERS is %lld)",
-                         (long long)s->clamp_layers);
+                         (long long)clamp_layers);
     }
-    if (n % s->n_betas != 0) {
+    if (n % n_betas != 0) {
         return ebm__fail(msg, EBM_ESHAPE,
                          "n is %lld; EBM_SAMPLER_TEMPERING takes whole chains of %lld replicas "
                          "(one row per inverse temperature)",
-                         (long long)n, (long long)s->n_betas);
+                         (long long)n, (long long)n_betas);
     }
     return EBM_OK;
 }
@@ -128,22 +127,22 @@ static void swap_rows(float *a, float *b, int64_t w)
     }
 }
 
-int ebm__tempering_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const int64_t *ids,
-                        int64_t n, float *x, int64_t ldx, int keep)
+int ebm__tempering_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg,
+                        ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x, int64_t ldx,
+                        int keep)
 {
-    const ebm_model_t *m = s->m;
-    const int64_t w = m->width, R = s->n_betas, chains = n / R, pairs = R - 1;
-    const double *betas = s->betas;
+    const ebm_model_t *m = k->m;
+    const int64_t w = m->width, R = k->n_betas, chains = n / R, pairs = R - 1;
+    const double *betas = k->betas;
     if (n == 0) {
-        memset(s->swap_accepted, 0, (size_t)pairs * sizeof *s->swap_accepted);
-        memset(s->swap_proposed, 0, (size_t)pairs * sizeof *s->swap_proposed);
-        s->stat[EBM_STAT_SWAP_RATE] = 1.0;
+        memset(out->swap_accepted, 0, (size_t)pairs * sizeof *out->swap_accepted);
+        memset(out->swap_proposed, 0, (size_t)pairs * sizeof *out->swap_proposed);
         return EBM_OK;
     }
     tempering_work wk = {.n = n, .chains = chains, .pairs = pairs, .input_size = m->max_size,
                          .width = w, .keep = keep,
                          .fwork_size = ebm__free_energy_scratch(m, n < EBM__CHUNK ? n : EBM__CHUNK)};
-    if (ebm__arena_layout(&s->scratch, tempering_layout, &wk) != 0) {
+    if (ebm__arena_layout(k->scratch, tempering_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of replicas", (long long)n);
     }
     for (int64_t r = 0; r < n && keep; r++) {
@@ -184,19 +183,19 @@ int ebm__tempering_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const i
         }
         return ebm__fail_overflow(msg, "tempering step");
     }
-    /* Chain c's swap uniforms come from its first row's stream row, word k
-     * for pair (k, k + 1): they depend on neither n nor the other chains. */
-    const double sign = s->twin_swap ? -1.0 : 1.0;
+    /* Chain c's swap uniforms come from its first row's stream row, word j
+     * for pair (j, j + 1): they depend on neither n nor the other chains. */
+    const double sign = k->twin_swap ? -1.0 : 1.0;
     EBM__FOR_ROWS(c, chains, n * w, {
         float *u = wk.u + c * pairs;
         uint8_t *took = wk.took + c * pairs;
         ebm__stream_uniform(swap_stream, ebm__row_id(ids, c * R), 0, pairs, u);
         for (int pass = 0; pass < 2; pass++) {
-            for (int64_t k = pass; k < pairs; k += 2) {
-                const int64_t i = c * R + k;
-                const double log_ratio = sign * (betas[k] - betas[k + 1]) * (wk.e[i] - wk.e[i + 1]);
-                took[k] = log((double)u[k]) < log_ratio;
-                if (took[k]) {
+            for (int64_t j = pass; j < pairs; j += 2) {
+                const int64_t i = c * R + j;
+                const double log_ratio = sign * (betas[j] - betas[j + 1]) * (wk.e[i] - wk.e[i + 1]);
+                took[j] = log((double)u[j]) < log_ratio;
+                if (took[j]) {
                     swap_rows(x + i * ldx, x + (i + 1) * ldx, w);
                     const double t = wk.e[i];
                     wk.e[i] = wk.e[i + 1];
@@ -205,42 +204,13 @@ int ebm__tempering_step(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const i
             }
         }
     });
-    int64_t accepted = 0;
-    for (int64_t k = 0; k < pairs; k++) {
+    for (int64_t j = 0; j < pairs; j++) {
         int64_t count = 0;
         for (int64_t c = 0; c < chains; c++) {
-            count += wk.took[c * pairs + k];
+            count += wk.took[c * pairs + j];
         }
-        s->swap_accepted[k] = count;
-        s->swap_proposed[k] = chains;
-        accepted += count;
-    }
-    s->stat[EBM_STAT_SWAP_RATE] = (double)accepted / (double)(chains * pairs);
-    return EBM_OK;
-}
-
-int ebm__swap_counts(ebm__msg *msg, const char *kind, int64_t R, const int64_t *acc,
-                     const int64_t *prop, int64_t n_pairs, int64_t *accepted, int64_t *proposed)
-{
-    if (R == 0) {
-        return ebm__fail(msg, EBM_EVALUE, "%s has no ladder, so no swaps", kind);
-    }
-    if (n_pairs != R - 1) {
-        return ebm__fail(msg, EBM_ESHAPE, "n_pairs is %lld; the ladder of %lld has %lld pairs",
-                         (long long)n_pairs, (long long)R, (long long)(R - 1));
-    }
-    for (int64_t k = 0; k < n_pairs; k++) {
-        if (accepted != NULL) {
-            accepted[k] = acc[k];
-        }
-        if (proposed != NULL) {
-            proposed[k] = prop[k];
-        }
+        out->swap_accepted[j] = count;
+        out->swap_proposed[j] = chains;
     }
     return EBM_OK;
-}
-
-void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin)
-{
-    s->twin_swap = twin;
 }

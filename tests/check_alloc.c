@@ -19,8 +19,8 @@
  * number of injection points covered. EBM_ALLOC_VERBOSE=1 prints each row's
  * count, EBM_ALLOC_VERBOSE=2 also every message. */
 #include "tests.h"
-#include "estimator.h" /* a PT estimator's swap counts */
-#include "sampler.h"   /* a tempering sampler's ladder */
+#include "sampler.h" /* a tempering sampler's ladder */
+#include "testing.h" /* a PT estimator's tempering sampler */
 
 #include <ctype.h>
 #include <dirent.h>
@@ -357,20 +357,26 @@ static void seg_rng(snap *s, const char *name, const ebm_rng_t *r)
     seg(s, name, st, sizeof st);
 }
 
-/* A tempering sampler's ladder and (counts) swap counts (sampler.h): none
- * of them may change on failure either. An estimator's own sampler is
- * seen through the estimator's counts only. */
-static void seg_ladder(snap *s, const char *name, const ebm_sampler_t *sm, int counts)
+/* A tempering sampler's ladder (sampler.h) and the swap counts reported
+ * by sm (if not NULL) or else e: none of them may change on failure
+ * either. */
+static void seg_ladder(snap *s, const char *name, const ebm_sampler_t *sm,
+                       const ebm_estimator_t *e)
 {
-    const int64_t R = sm->n_betas;
-    seg(s, name, &sm->n_betas, sizeof sm->n_betas);
-    if (R > 0) {
-        seg(s, name, sm->betas, (size_t)R * sizeof *sm->betas);
+    const ebm_sampler_t *t = sm != NULL ? sm : ebm__estimator_tempering(e);
+    const int64_t R = ebm__sampler_ladder_size(t), pairs = R - 1;
+    seg(s, name, &R, sizeof R);
+    if (R == 0) {
+        return;
     }
-    if (R > 0 && counts) {
-        seg(s, name, sm->swap_accepted, (size_t)(R - 1) * sizeof *sm->swap_accepted);
-        seg(s, name, sm->swap_proposed, (size_t)(R - 1) * sizeof *sm->swap_proposed);
-    }
+    seg(s, name, t->betas, (size_t)R * sizeof *t->betas);
+    int64_t *counts = malloc((size_t)(2 * pairs) * sizeof *counts);
+    ck_assert_ptr_nonnull(counts);
+    ck_assert_int_eq(sm != NULL ? ebm_sampler_swap_counts(sm, pairs, counts, counts + pairs)
+                                : ebm_estimator_swap_counts(e, pairs, counts, counts + pairs),
+                     EBM_OK);
+    seg(s, name, counts, (size_t)(2 * pairs) * sizeof *counts);
+    free(counts);
 }
 
 static void seg_sampler(snap *s, const char *name, const ebm_sampler_t *sm)
@@ -384,7 +390,7 @@ static void seg_sampler(snap *s, const char *name, const ebm_sampler_t *sm)
         st[i] = ebm_sampler_stat(sm, i);
     }
     seg(s, name, st, sizeof st);
-    seg_ladder(s, name, sm, 1);
+    seg_ladder(s, name, sm, NULL);
 }
 
 static void seg_estimator(snap *s, const char *stats, const char *chains,
@@ -401,13 +407,8 @@ static void seg_estimator(snap *s, const char *stats, const char *chains,
     int64_t nc = ebm_estimator_num_chains(e);
     st[EBM_ESTIMATOR_STAT_COUNT] = (double)nc;
     seg(s, stats, st, sizeof st);
-    if (e->tempering != NULL) { /* PT: the ladder and the last call's swaps */
-        seg_ladder(s, stats, e->tempering, 0);
-        const int64_t pairs = e->tempering->n_betas - 1;
-        if (pairs > 0) {
-            seg(s, stats, e->swap_accepted, (size_t)pairs * sizeof *e->swap_accepted);
-            seg(s, stats, e->swap_proposed, (size_t)pairs * sizeof *e->swap_proposed);
-        }
+    if (ebm__estimator_tempering(e) != NULL) { /* PT: the ladder and the last call's swaps */
+        seg_ladder(s, stats, NULL, e);
     }
     if (chains != NULL) {
         ck_assert_int_ge(nc, 0);

@@ -47,8 +47,7 @@
  */
 #include "tests.h"
 #include "ref.h"
-#include "estimator.h" /* ebm__estimator_set_plain */
-#include "tempering.h" /* ebm__sampler_set_twin_swap */
+#include "testing.h" /* ebm__estimator_set_plain, the tempering twin */
 
 #include <math.h>
 #include <stdio.h>
@@ -567,7 +566,7 @@ static double pt_exact_z(ebm_model_t *m, const float *row, const double *exact, 
     const int64_t chains = 40, R = 3, w = 7, S = 128, calls = n_calls();
     ebm_estimator_t *e = make_est(m, EBM_ESTIMATOR_PT, -1, 1, -1, -1);
     ck_assert_int_eq(ebm_estimator_set_ladder(e, R, betas), EBM_OK);
-    ebm__sampler_set_twin_swap(e->tempering, twin);
+    ebm__sampler_set_twin_swap(ebm__estimator_tempering(e), twin);
     float *all = t_floats(S * w), *x = t_floats(chains * R * w);
     double e_all[128], cdf[3][128];
     for (int64_t k = 0; k < S; k++) {

@@ -24,6 +24,7 @@
  * one. */
 #define _XOPEN_SOURCE 700 /* mknod: a copy of /dev/full in a temporary directory */
 #include "tests.h"
+#include "testing.h" /* ebm__set_residual_try_limit */
 
 #include <dirent.h>
 #include <errno.h>
@@ -1523,7 +1524,7 @@ END_TEST
  * works on x and y in place (dense rows, none met) and when it gathers
  * rows (a stride past the width); and a UCD gradient through such a step
  * fails the same way with grad and rng unchanged. The limit is lowered to
- * 0 tries (library internal, tests only), so any row off the meeting event
+ * 0 tries (ebm__set_residual_try_limit, testing.h), so any row off the meeting event
  * stops the step; a 1x1 RBM with W = 2 and chains apart leaves the meeting
  * event with probability about 0.38 per row. Its twin, with the limit at
  * its default, must succeed on the same inputs. Under BLOCKWISE the step
@@ -1532,7 +1533,6 @@ END_TEST
  * residual tries accept at once), and h given v = 0 and v = 1 differ by TV
  * 1/2, so with a limit of 1 try only BLOCKWISE's second loop stops (the
  * other couplings succeed on the same inputs: the stop is in B2). */
-extern int64_t ebm__residual_try_limit;
 
 static const float W2_PARAMS[3] = {2.0f, 0.0f, 0.0f}, W40_PARAMS[3] = {40.0f, -20.0f, 0.0f};
 
@@ -1556,17 +1556,16 @@ static int try_limit_case(int64_t ld, int coupling, int64_t limit, const float *
     }
     memset(met, 9, sizeof met);
     uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
-    const int64_t saved_limit = ebm__residual_try_limit;
-    if (limit >= 0) {
-        ebm__residual_try_limit = limit;
-    }
+    const int64_t saved_limit = limit >= 0 ? ebm__set_residual_try_limit(limit) : -1;
     memcpy(x0, x, sizeof x);
     memcpy(y0, y, sizeof y);
     memcpy(met0, met, sizeof met);
     ck_assert_int_eq(ebm_rng_get_state(r, st0), EBM_OK);
     const double iter0 = ebm_sampler_stat(s, EBM_STAT_ITERATION);
     int rc = ebm_sampler_coupled_step(s, r, N, x, ld, y, ld, met);
-    ebm__residual_try_limit = saved_limit;
+    if (saved_limit >= 0) {
+        ebm__set_residual_try_limit(saved_limit);
+    }
     ck_assert_int_eq(ebm_rng_get_state(r, st1), EBM_OK);
     if (rc == EBM_ELIMIT) {
         ck_assert_msg(memcmp(x, x0, sizeof x) == 0 && memcmp(y, y0, sizeof y) == 0,
@@ -1610,10 +1609,9 @@ START_TEST(residual_try_limit_undoes_the_step)
     }
     uint64_t st0[EBM_RNG_STATE_WORDS], st1[EBM_RNG_STATE_WORDS];
     ck_assert_int_eq(ebm_rng_get_state(r, st0), EBM_OK);
-    const int64_t saved_limit = ebm__residual_try_limit;
-    ebm__residual_try_limit = 0;
+    const int64_t saved_limit = ebm__set_residual_try_limit(0);
     int rc = ebm_estimator_gradient(e, r, 8, data, 3, grad);
-    ebm__residual_try_limit = saved_limit;
+    ebm__set_residual_try_limit(saved_limit);
     ck_assert_int_eq(rc, EBM_ELIMIT);
     ck_assert_int_eq(ebm_rng_get_state(r, st1), EBM_OK);
     ck_assert(memcmp(st0, st1, sizeof st0) == 0);

@@ -20,7 +20,7 @@
  */
 #include "tests.h"
 #include "ref.h"
-#include "sampler.h" /* ebm__sampler_set_twin_density */
+#include "testing.h" /* ebm__sampler_set_twin_density */
 
 #include <math.h>
 #include <stdio.h>

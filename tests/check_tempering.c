@@ -26,7 +26,7 @@
  */
 #include "tests.h"
 #include "ref.h"
-#include "tempering.h" /* ebm__sampler_set_twin_swap */
+#include "testing.h" /* ebm__sampler_set_twin_swap */
 
 #include <math.h>
 #include <stdio.h>

@@ -86,6 +86,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "ebm.h"
+#include "../../src/testing.h" /* ebm__set_residual_try_limit (built with -Iinclude only) */
 
 #include <float.h>
 #include <math.h>
@@ -96,12 +97,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The coupled step's residual try limit (src/coupling.c), lowered from 2^22
- * to 2^16: a row whose float probabilities leave it a residual no uniform
- * can accept (huge parameters) then fails in milliseconds instead of
- * seconds of sanitised code; what the limit does is the same (EBM_ELIMIT,
- * nothing changed), and check_faults.c tests it at its real value. */
-extern int64_t ebm__residual_try_limit;
+/* The coupled step's residual try limit (ebm__set_residual_try_limit,
+ * src/testing.h), lowered from 2^22 to 2^16 by every input: a row whose
+ * float probabilities leave it a residual no uniform can accept (huge
+ * parameters) then fails in milliseconds instead of seconds of sanitised
+ * code; what the limit does is the same (EBM_ELIMIT, nothing changed), and
+ * check_faults.c tests it at its real value. */
 
 enum { MAX_LAYERS = 3, MAX_UNITS = 9, MAX_ROWS = 4, MAX_PAD = 2 };
 
@@ -1789,7 +1790,7 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ebm__residual_try_limit = INT64_C(1) << 16;
+    ebm__set_residual_try_limit(INT64_C(1) << 16);
     reader rd = {data, size, 0};
     g_input = data;
     g_input_size = size;

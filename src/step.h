@@ -1,0 +1,101 @@
+/*
+ * The kernels' contract (gibbs.c, mh.c, coupling.c, langevin.c,
+ * tempering.c): what one step reads and what it produces. The sampler
+ * (sampler.c) fills an ebm__kernel_in from its handle once per call and
+ * keeps what it wants of the ebm__kernel_out; a kernel never sees the
+ * handle, and data flows down only.
+ *
+ * A kernel works on validated rows, in place. Row r draws from stream row
+ * ids[r] (ids NULL: row r), so a caller that compacts its batch keeps
+ * every row's randomness. Each takes what it needs from rng, writes the
+ * outputs of its kind, and returns EBM_OK or an error with its message in
+ * msg.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EBM_STEP_H
+#define EBM_STEP_H
+
+#include "model.h"
+#include "scratch.h"
+
+#include <stdint.h>
+
+/* The rows of one step of a sampler (ebm__sampler_run), for the public
+ * calls and the estimator alike. */
+typedef struct ebm__step_in {
+    const int64_t *ids; /* the stream row of each row (NULL: row r) */
+    int64_t n;
+    float *x;
+    int64_t ldx;
+    float *y;     /* NULL: a single-chain step; else the coupled step of x and y */
+    int64_t ldy;
+    uint8_t *met; /* coupled: NULL or [n], 1 where the chains met */
+    /* MH: the input of layer 1 at x left by the Gibbs step that made x
+     * (ebm__sampler_hidden_input of that sampler), so that E(x) needs no
+     * GEMM; NULL: none. */
+    const float *entry_input;
+    int keep; /* 1: x and y are left as they were on failure; 0: they may be
+               * partly drawn (the estimator's scratch chains) */
+} ebm__step_in;
+
+/* What a kernel reads besides its rows: the model, the sampler's settings
+ * (enum ebm_sampler_option) and its scratch. */
+typedef struct ebm__kernel_in {
+    const ebm_model_t *m;
+    ebm__arena *scratch; /* the kernel's work, laid out per call */
+    uint32_t clamp_layers;
+    int coupling;
+    int64_t langevin_steps;
+    double step_size;
+    int cosine;
+    int64_t adjust_after;
+    int scale_by_variance;
+    int precondition; /* Langevin steps scaled by sigma_i^2 per visible unit */
+    int closed_form;
+    int64_t iteration; /* this step's number t (the counter has moved) */
+    /* EBM_SAMPLER_TEMPERING: the ladder (ascending, the last 1) */
+    int64_t n_betas;
+    const double *betas;
+    /* MH: the input of layer 1 at x (ebm__step_in's entry_input), or NULL */
+    const float *entry_input;
+    /* coupled Gibbs: the residual tries a row may make before the step
+     * fails with EBM_ELIMIT */
+    int64_t residual_try_limit;
+    /* tests only (testing.h): double MH energies; the Langevin adjustment
+     * with the unpreconditioned density; the swap rule's sign flipped */
+    int plain_energies, twin_density, twin_swap;
+} ebm__kernel_in;
+
+/* What a kernel produces besides its rows. The sampler sets every field
+ * to the value below before the call; a kernel writes those of its kind,
+ * and only when it succeeds. */
+typedef struct ebm__kernel_out {
+    double accept_rate;  /* EBM_STAT_ACCEPT_RATE: of the MH or Langevin decisions (1) */
+    double met_fraction; /* coupled steps: the fraction of rows met after the step (1) */
+    double tries_mean, tries_max; /* coupled Gibbs: residual tries per loop, longest (0) */
+    int64_t accepted;         /* MH moves accepted, both chains (0) */
+    int64_t energy_rechecks;  /* MH decisions the float energies left to double (0) */
+    /* The input of layer 1 at each row's new state (n x n_1, stride n_1, in
+     * the scratch: valid until its next layout) after a Gibbs sweep that
+     * drew layer 1 last, or a Gibbs-Langevin step in which every row took
+     * its proposal (NULL). */
+    const float *hidden_input;
+    /* EBM_SAMPLER_TEMPERING: per adjacent pair k, the step's swaps,
+     * accepted and proposed (arrays of n_betas - 1, the sampler's) */
+    int64_t *swap_accepted, *swap_proposed;
+} ebm__kernel_out;
+
+/* Layers of m whose units move (not in clamp_layers), of one parity (0
+ * even, 1 odd). */
+static inline uint32_t ebm__unclamped_layers(const ebm_model_t *m, uint32_t clamp_layers,
+                                             int parity)
+{
+    uint32_t mask = 0;
+    for (int64_t l = parity; l < m->n_layers; l += 2) {
+        mask |= 1u << l;
+    }
+    return mask & ~clamp_layers;
+}
+
+#endif /* EBM_STEP_H */

@@ -1,0 +1,40 @@
+/*
+ * Test hooks: switches and limits that only the tests set, to reach a
+ * plain path, a broken twin (a deliberately wrong variant that a
+ * statistical test must reject) or a failure that takes too long to reach
+ * otherwise. The library never calls these; the tests include this header
+ * and no other declaration of them.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef EBM_TESTING_H
+#define EBM_TESTING_H
+
+#include "ebm.h"
+
+#include <stdint.h>
+
+/* 1 makes s's MH steps compute every energy in double (the plain path). */
+void ebm__sampler_set_plain(ebm_sampler_t *s, int plain);
+/* The MH decisions of s that its float energies left to double, summed
+ * over its calls (0 on the plain path). */
+int64_t ebm__sampler_energy_rechecks(const ebm_sampler_t *s);
+/* The broken twin of the preconditioned adjustment: 1 makes the Metropolis
+ * adjustment of s's Langevin kernels use the unpreconditioned proposal's
+ * density while the proposals stay preconditioned. */
+void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin);
+/* The broken twin of the exchange rule: 1 flips the sign of the log
+ * acceptance ratio of s's tempering swaps. */
+void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin);
+/* The residual tries a row of a coupled Gibbs step may make before the
+ * step fails with EBM_ELIMIT, for every sampler and estimator of the
+ * process from the next step on (default EBM__RESIDUAL_TRY_LIMIT, 2^22;
+ * not safe while other threads step). Returns the previous limit. */
+int64_t ebm__set_residual_try_limit(int64_t limit);
+/* 1 makes e and its samplers take their plain paths (no reuse of a
+ * sampler's layer inputs, double MH energies). */
+void ebm__estimator_set_plain(ebm_estimator_t *e, int plain);
+/* e's tempering sampler (EBM_ESTIMATOR_PT), or NULL. */
+ebm_sampler_t *ebm__estimator_tempering(const ebm_estimator_t *e);
+
+#endif /* EBM_TESTING_H */
