@@ -214,7 +214,7 @@ int trainer_heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double 
     }
     if (rc != EBM_OK) {
         trainer_complain(c, "--eval-every at step %lld: %s", (long long)step,
-                 rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(m));
+                         rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(m));
     }
     ebm_rng_destroy(rng);
     free(ll);
@@ -298,8 +298,10 @@ int trainer_evaluate(const run *r, const ebm_model_t *m, result *res)
             res->check_s = cli_now() - t;
             if (crc != EBM_OK) {
                 res->check_log_z = res->check_log_z_se = NAN;
-                trainer_complain(c, "warning: the AIS check failed (%s); the report goes on without it",
-                         no_rng ? "out of memory" : ebm_model_errmsg(m));
+                trainer_complain(c,
+                                 "warning: the AIS check failed (%s); the report goes on "
+                                 "without it",
+                                 no_rng ? "out of memory" : ebm_model_errmsg(m));
             }
         }
         t = cli_now();
@@ -327,8 +329,10 @@ int trainer_evaluate(const run *r, const ebm_model_t *m, result *res)
             if (irc == EBM_OK) {
                 res->is_ll_mean = mean_of(ll, n);
             } else {
-                trainer_complain(c, "warning: the IS estimate failed (%s); the report goes on without it",
-                         no_rng ? "out of memory" : ebm_model_errmsg(m));
+                trainer_complain(c,
+                                 "warning: the IS estimate failed (%s); the report goes on "
+                                 "without it",
+                                 no_rng ? "out of memory" : ebm_model_errmsg(m));
             }
         }
     }

@@ -26,7 +26,7 @@ const ebm_model_t *trainer_shown_model(run *r)
     const int rc = optim_average_apply(&r->avg, r->m_avg);
     if (rc != EBM_OK) {
         trainer_complain(r->c, "--average-from: the average: %s (%s)", ebm_error_name(rc),
-                 ebm_model_errmsg(r->m_avg));
+                         ebm_model_errmsg(r->m_avg));
         return NULL;
     }
     return r->m_avg;
@@ -147,7 +147,8 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
     } else if (c->method == EBM_ESTIMATOR_PCD) {
         snprintf(stats, sizeof stats, "mean-field rows missed %.1f", w->mf_missed / n);
     } else {
-        snprintf(stats, sizeof stats, "tau %.2f (max %.0f, positive %.2f)  sweeps %.1f  accept %.3f%s",
+        snprintf(stats, sizeof stats,
+                 "tau %.2f (max %.0f, positive %.2f)  sweeps %.1f  accept %.3f%s",
                  w->tau / n, w->tau_max, w->ptau / n, w->sweeps / n, w->accept / n,
                  w->capped > 0 ? "  CAPPED" : "");
     }
@@ -162,7 +163,6 @@ static void progress(const run *r, const window *w, double seconds, int64_t step
             r->opt.last_norm, optim_rate(&r->opt));
 }
 
-
 /* After a failure in training (the message is out): alone, 1: stop;
  * distributed, 0: carry on to the next step's agreement, which stops every
  * rank with this one's message. */
@@ -175,180 +175,249 @@ static int rank_failed(run *r)
     return 0;
 }
 
+/* Whether training ends before the next step, at seconds of training:
+ * --steps or --minutes reached (*stop 1), or SIGINT or SIGTERM
+ * (cli_catch_stop_signals; r->stopped_by, *stop 1), the caller writing the
+ * checkpoint and the model. Distributed, a rank that failed in the last
+ * step stops all, then rank 0's clock decides and any rank's signal stops
+ * all. @return 0, or 1 after a message */
+static int stop_before_step(run *r, double seconds, int *stop)
+{
+    const trainer_config *c = r->c;
+    int done = (c->steps > 0 && r->step >= c->steps) ||
+               (c->minutes > 0 && seconds >= c->minutes * 60.0);
+    int sig = cli_stop_signal();
+    if (c->comm != NULL) {
+        if (trainer_any_failed(c, r->failed)) {
+            return 1;
+        }
+        double v[2] = {r->root ? done : 0, sig};
+        if (c->comm->max_f64(c->comm->ctx, v, 2) != 0) {
+            return trainer_complain(c, "step %lld: the transport failed", (long long)r->step + 1);
+        }
+        done = v[0] != 0.0;
+        sig = (int)v[1];
+    }
+    *stop = done || (r->stopped_by = sig) != 0;
+    return 0;
+}
+
+/* The step's gradient into r->grad: a batch of rows drawn with replacement,
+ * the centring offsets moved (--centre data), and the estimator's estimate
+ * (distributed: the shards', every rank failing together with the failing
+ * rank's message). */
+static int step_gradient(run *r)
+{
+    const trainer_config *c = r->c;
+    char err[ERR_SIZE] = "";
+    int rc = data_draw_rows(r->rows, c->batch, r->train.n, r->rng);
+    if (rc == DATA_OK) {
+        rc = data_batch(&r->train, &r->enc, r->rng, r->rows, c->batch, r->batch, r->dim, err,
+                        sizeof err);
+    }
+    if (rc != DATA_OK) {
+        trainer_complain(c, "batch: %s %s", data_strerror(rc), err);
+        if (c->comm == NULL) {
+            return 1;
+        }
+    }
+    if (rc == DATA_OK && c->centre && trainer_centre_step(r) != 0) {
+        return 1;
+    }
+    if (c->comm != NULL) {
+        if (dist_gradient(&r->dist, r->rng, r->batch, r->dim, r->grad, rc != DATA_OK, err,
+                          sizeof err) != 0) {
+            return r->root && rc == DATA_OK
+                       ? trainer_complain(c, "step %lld: %s", (long long)r->step + 1, err)
+                       : 1;
+        }
+    } else if ((rc = ebm_estimator_gradient(r->e, r->rng, c->batch, r->batch, r->dim,
+                                            r->grad)) != EBM_OK) {
+        return trainer_complain(c, "step %lld: ebm_estimator_gradient: %s",
+                                (long long)r->step + 1, ebm_estimator_errmsg(r->e));
+    }
+    return 0;
+}
+
+/* The update by r->grad and the average of the iterates. @return 0; 1 after
+ * a message, with rank_failed's verdict in *stop (1: stop; 0: go on to the
+ * next step's agreement). */
+static int step_update(run *r, int *stop)
+{
+    const trainer_config *c = r->c;
+    int rc = optim_step(&r->opt, r->m, r->grad);
+    if (rc != EBM_OK) {
+        trainer_complain(c, "step %lld: update: %s", (long long)r->step + 1,
+                         ebm_model_errmsg(r->m));
+        *stop = rank_failed(r);
+        return 1;
+    }
+    if ((rc = optim_average_update(&r->avg, r->m, r->opt.step)) != EBM_OK) {
+        trainer_complain(c, "step %lld: --average-from: %s", (long long)r->step + 1,
+                         ebm_error_name(rc));
+        *stop = rank_failed(r);
+        return 1;
+    }
+    return 0;
+}
+
+/* The estimator's statistics of the step, into the progress window w and
+ * the run's totals (the report's). */
+static void record_stats(run *r, window *w)
+{
+    w->steps++;
+    w->tau += stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN);
+    w->tau_max = fmax(w->tau_max, stat(r, EBM_ESTIMATOR_STAT_TAU_MAX));
+    w->ptau += stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
+    w->sweeps += stat(r, EBM_ESTIMATOR_STAT_SWEEPS_MEAN);
+    w->accept += stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
+    w->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
+    w->mf_missed += stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED);
+    if (r->c->method == EBM_ESTIMATOR_PT) {
+        w->swap += stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE);
+        r->swap_sum += stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE);
+        record_swaps(r);
+    }
+    r->stat_steps++;
+    r->tau_sum += stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN);
+    r->tau_max = fmax(r->tau_max, stat(r, EBM_ESTIMATOR_STAT_TAU_MAX));
+    r->ptau_sum += stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
+    r->ptau_max = fmax(r->ptau_max, stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX));
+    r->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
+    r->mh_accepted += stat(r, EBM_ESTIMATOR_STAT_MH_ACCEPTED);
+}
+
+/* One model's held-out figures at a step (NaN where not measured). */
+typedef struct heldout_figures {
+    double ll, log_z, seconds, is, se;
+} heldout_figures;
+
+/* --eval-every at this step: the last iterate's figures into *last and,
+ * once the average holds an iterate, the average's into *avg; their time
+ * goes to r->heldout_seconds (not training time), and the shown model's
+ * log Z is kept for the report's bias check. @return 1 to stop training
+ * (rank_failed), else 0. */
+static int heldout_at_step(run *r, heldout_figures *last, heldout_figures *avg)
+{
+    const double te = cli_now();
+    if (trainer_heldout_evaluate(r, r->m, r->step, &last->ll, &last->log_z, &last->se,
+                                 &last->is) &&
+        rank_failed(r)) {
+        return 1;
+    }
+    last->seconds = cli_now() - te;
+    if (r->avg.count > 0) {
+        const ebm_model_t *m_avg = trainer_shown_model(r);
+        if ((m_avg == NULL || trainer_heldout_evaluate(r, m_avg, r->step, &avg->ll, &avg->log_z,
+                                                       &avg->se, &avg->is)) &&
+            rank_failed(r)) {
+            return 1;
+        }
+        avg->seconds = cli_now() - te - last->seconds;
+    }
+    r->heldout_seconds += cli_now() - te;
+    /* the model the final evaluation sees, for heldout_check */
+    r->heldout_last_step = r->step;
+    r->heldout_last_log_z = r->avg.count > 0 ? avg->log_z : last->log_z;
+    r->heldout_last_se = r->avg.count > 0 ? avg->se : last->se;
+    return 0;
+}
+
+/* A line of train.csv (open_csv has the columns). */
+static void write_csv_line(const run *r, double seconds, double lr, const heldout_figures *last,
+                           const heldout_figures *avg)
+{
+    fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f",
+            (long long)r->step, seconds, lr, r->opt.last_norm,
+            stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN), stat(r, EBM_ESTIMATOR_STAT_TAU_MAX),
+            stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN),
+            stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX), stat(r, EBM_ESTIMATOR_STAT_CAPPED),
+            stat(r, EBM_ESTIMATOR_STAT_SWEEPS_MEAN), stat(r, EBM_ESTIMATOR_STAT_SEARCH_CAPPED),
+            stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE),
+            stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED));
+    if (r->c->method == EBM_ESTIMATOR_PT) {
+        fprintf(r->csv, ",%.5f", stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE));
+    }
+    if (r->heldout_column != NULL) {
+        fprintf(r->csv, ",%.6f,%.6f,%.3f", last->ll, last->log_z, last->seconds);
+    }
+    if (r->heldout_is) {
+        fprintf(r->csv, ",%.6f", last->is);
+    }
+    if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
+        fprintf(r->csv, ",%.6f,%.6f,%.3f", avg->ll, avg->log_z, avg->seconds);
+        if (r->heldout_is) {
+            fprintf(r->csv, ",%.6f", avg->is);
+        }
+    }
+    fputc('\n', r->csv);
+    fflush(r->csv);
+}
+
+/* The held-out evaluation's line on stderr. */
+static void say_heldout(const run *r, const heldout_figures *last, const heldout_figures *avg)
+{
+    const trainer_config *c = r->c;
+    char is[64] = "", averaged[128] = "", avg_is_text[48] = "";
+    if (r->heldout_is) {
+        snprintf(is, sizeof is, ", IS estimate (K = %lld) %.4f", (long long)c->is_samples,
+                 last->is);
+        snprintf(avg_is_text, sizeof avg_is_text, ", IS %.4f", avg->is);
+    }
+    if (r->avg.count > 0) {
+        snprintf(averaged, sizeof averaged, "; average of %lld iterates %.4f%s",
+                 (long long)r->avg.count, avg->ll, avg_is_text);
+    }
+    fprintf(stderr, "%s step %lld: held-out %s = %.4f%s (%lld rows, %.2f s)%s\n",
+            trainer_method_flag(c->method), (long long)r->step, r->heldout_column, last->ll, is,
+            (long long)r->heldout_n, last->seconds, averaged);
+}
+
 int trainer_train(run *r, double *seconds_out)
 {
     trainer_config *c = r->c;
-    char err[ERR_SIZE] = "", path[4200];
+    char path[4200];
     const double t0 = cli_now();
     const int64_t step0 = r->step;
     double last_print = -INFINITY, seconds = r->seconds_before;
     window w;
     memset(&w, 0, sizeof w);
     for (;;) {
+        int stop = 0;
         seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
-        int done = (c->steps > 0 && r->step >= c->steps) ||
-                   (c->minutes > 0 && seconds >= c->minutes * 60.0);
-        /* SIGINT or SIGTERM (cli_catch_stop_signals): stop between steps; the
-         * caller writes the checkpoint and the model. */
-        int sig = cli_stop_signal();
-        if (c->comm != NULL) {
-            /* A rank that failed in the last step stops all; then rank 0's
-             * clock decides, and any rank's signal stops all. */
-            if (trainer_any_failed(c, r->failed)) {
-                return 1;
-            }
-            double v[2] = {r->root ? done : 0, sig};
-            if (c->comm->max_f64(c->comm->ctx, v, 2) != 0) {
-                return trainer_complain(c, "step %lld: the transport failed", (long long)r->step + 1);
-            }
-            done = v[0] != 0.0;
-            sig = (int)v[1];
-        }
-        if (done) {
-            break;
-        }
-        if ((r->stopped_by = sig) != 0) {
-            break;
-        }
-        int rc = data_draw_rows(r->rows, c->batch, r->train.n, r->rng);
-        if (rc == DATA_OK) {
-            rc = data_batch(&r->train, &r->enc, r->rng, r->rows, c->batch, r->batch, r->dim, err,
-                            sizeof err);
-        }
-        if (rc != DATA_OK) {
-            trainer_complain(c, "batch: %s %s", data_strerror(rc), err);
-            if (c->comm == NULL) {
-                return 1;
-            }
-        }
-        if (rc == DATA_OK && c->centre && trainer_centre_step(r) != 0) {
+        if (stop_before_step(r, seconds, &stop) != 0) {
             return 1;
         }
-        if (c->comm != NULL) {
-            /* Every rank fails together, with the failing rank's message. */
-            if (dist_gradient(&r->dist, r->rng, r->batch, r->dim, r->grad, rc != DATA_OK, err,
-                              sizeof err) != 0) {
-                return r->root && rc == DATA_OK
-                           ? trainer_complain(c, "step %lld: %s", (long long)r->step + 1, err)
-                           : 1;
-            }
-        } else if ((rc = ebm_estimator_gradient(r->e, r->rng, c->batch, r->batch, r->dim,
-                                                r->grad)) != EBM_OK) {
-            return trainer_complain(c, "step %lld: ebm_estimator_gradient: %s", (long long)r->step + 1,
-                            ebm_estimator_errmsg(r->e));
+        if (stop) {
+            break;
+        }
+        if (step_gradient(r) != 0) {
+            return 1;
         }
         const double lr = optim_rate(&r->opt);
-        rc = optim_step(&r->opt, r->m, r->grad);
-        if (rc != EBM_OK) {
-            trainer_complain(c, "step %lld: update: %s", (long long)r->step + 1, ebm_model_errmsg(r->m));
-            if (rank_failed(r)) {
+        if (step_update(r, &stop) != 0) {
+            if (stop) {
                 return 1;
             }
             continue; /* the next step's agreement stops every rank */
         }
-        if ((rc = optim_average_update(&r->avg, r->m, r->opt.step)) != EBM_OK) {
-            trainer_complain(c, "step %lld: --average-from: %s", (long long)r->step + 1,
-                     ebm_error_name(rc));
-            if (rank_failed(r)) {
-                return 1;
-            }
-            continue;
-        }
         r->step++;
-        w.steps++;
-        w.tau += stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN);
-        w.tau_max = fmax(w.tau_max, stat(r, EBM_ESTIMATOR_STAT_TAU_MAX));
-        w.ptau += stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
-        w.sweeps += stat(r, EBM_ESTIMATOR_STAT_SWEEPS_MEAN);
-        w.accept += stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
-        w.capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
-        w.mf_missed += stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED);
-        if (c->method == EBM_ESTIMATOR_PT) {
-            w.swap += stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE);
-            r->swap_sum += stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE);
-            record_swaps(r);
-        }
-        r->stat_steps++;
-        r->tau_sum += stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN);
-        r->tau_max = fmax(r->tau_max, stat(r, EBM_ESTIMATOR_STAT_TAU_MAX));
-        r->ptau_sum += stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN);
-        r->ptau_max = fmax(r->ptau_max, stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX));
-        r->capped += stat(r, EBM_ESTIMATOR_STAT_CAPPED);
-        r->mh_accepted += stat(r, EBM_ESTIMATOR_STAT_MH_ACCEPTED);
+        record_stats(r, &w);
         seconds = r->seconds_before + (cli_now() - t0 - r->heldout_seconds);
         /* The outputs are rank 0's; a failure there stops every rank at
          * the next step (rank_failed). */
         const int eval_now = r->root && c->eval_every > 0 && r->step % c->eval_every == 0;
-        double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN, heldout_is = NAN;
-        double heldout_se = NAN;
-        /* the average's, once it has one */
-        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN, avg_is = NAN, avg_se = NAN;
-        if (eval_now) {
-            const double te = cli_now();
-            if (trainer_heldout_evaluate(r, r->m, r->step, &heldout_ll, &heldout_log_z, &heldout_se,
-                                 &heldout_is) &&
-                rank_failed(r)) {
-                return 1;
-            }
-            heldout_s = cli_now() - te;
-            if (r->avg.count > 0) {
-                const ebm_model_t *m_avg = trainer_shown_model(r);
-                if ((m_avg == NULL || trainer_heldout_evaluate(r, m_avg, r->step, &avg_ll, &avg_log_z,
-                                                       &avg_se, &avg_is)) &&
-                    rank_failed(r)) {
-                    return 1;
-                }
-                avg_s = cli_now() - te - heldout_s;
-            }
-            r->heldout_seconds += cli_now() - te;
-            /* the model the final evaluation sees, for heldout_check */
-            r->heldout_last_step = r->step;
-            r->heldout_last_log_z = r->avg.count > 0 ? avg_log_z : heldout_log_z;
-            r->heldout_last_se = r->avg.count > 0 ? avg_se : heldout_se;
+        heldout_figures last = {NAN, NAN, NAN, NAN, NAN};
+        heldout_figures avg = {NAN, NAN, NAN, NAN, NAN}; /* the average's, once it has one */
+        if (eval_now && heldout_at_step(r, &last, &avg) != 0) {
+            return 1;
         }
         if (r->root && ((c->log_every > 0 && r->step % c->log_every == 0) || eval_now)) {
-            fprintf(r->csv, "%lld,%.3f,%.6g,%.6g,%.4f,%.0f,%.4f,%.0f,%.0f,%.3f,%.0f,%.5f,%.0f",
-                    (long long)r->step, seconds, lr, r->opt.last_norm,
-                    stat(r, EBM_ESTIMATOR_STAT_TAU_MEAN), stat(r, EBM_ESTIMATOR_STAT_TAU_MAX),
-                    stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MEAN),
-                    stat(r, EBM_ESTIMATOR_STAT_POSITIVE_TAU_MAX),
-                    stat(r, EBM_ESTIMATOR_STAT_CAPPED), stat(r, EBM_ESTIMATOR_STAT_SWEEPS_MEAN),
-                    stat(r, EBM_ESTIMATOR_STAT_SEARCH_CAPPED),
-                    stat(r, EBM_ESTIMATOR_STAT_ACCEPT_RATE),
-                    stat(r, EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED));
-            if (c->method == EBM_ESTIMATOR_PT) {
-                fprintf(r->csv, ",%.5f", stat(r, EBM_ESTIMATOR_STAT_SWAP_RATE));
-            }
-            if (r->heldout_column != NULL) {
-                fprintf(r->csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
-            }
-            if (r->heldout_is) {
-                fprintf(r->csv, ",%.6f", heldout_is);
-            }
-            if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
-                fprintf(r->csv, ",%.6f,%.6f,%.3f", avg_ll, avg_log_z, avg_s);
-                if (r->heldout_is) {
-                    fprintf(r->csv, ",%.6f", avg_is);
-                }
-            }
-            fputc('\n', r->csv);
-            fflush(r->csv);
+            write_csv_line(r, seconds, lr, &last, &avg);
         }
         const double now = cli_now();
         if (eval_now) {
-            char is[64] = "", averaged[128] = "", avg_is_text[48] = "";
-            if (r->heldout_is) {
-                snprintf(is, sizeof is, ", IS estimate (K = %lld) %.4f",
-                         (long long)c->is_samples, heldout_is);
-                snprintf(avg_is_text, sizeof avg_is_text, ", IS %.4f", avg_is);
-            }
-            if (r->avg.count > 0) {
-                snprintf(averaged, sizeof averaged, "; average of %lld iterates %.4f%s",
-                         (long long)r->avg.count, avg_ll, avg_is_text);
-            }
-            fprintf(stderr, "%s step %lld: held-out %s = %.4f%s (%lld rows, %.2f s)%s\n",
-                    trainer_method_flag(c->method), (long long)r->step, r->heldout_column, heldout_ll,
-                    is, (long long)r->heldout_n, heldout_s, averaged);
+            say_heldout(r, &last, &avg);
         }
         if (r->root && (now - last_print >= 5.0 || r->step - step0 <= 3)) {
             progress(r, &w, seconds, r->step - step0, now - t0 - r->heldout_seconds);

@@ -145,25 +145,24 @@ static int parse_ladder(const char *val, void *field)
 
 enum { MAX_SPECS = 64 }; /* room for every option of any method (about 50) */
 
-/* The table of options (cli.h) for c's method: what is parsed, what --help
- * prints and what the messages say all come from it. Defaults are c's
- * values, or the texts here where a sentinel stands for "the library's" or
- * "the data's". */
-static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
-{
-    const int lmi = c->method == EBM_ESTIMATOR_UCD_LMI, pcd = trainer_persistent(c->method);
-    int n = 0, t = 0;
+/* ADD(spec) appends a spec to s, counting in n; text[*t] is the next free
+ * buffer for a default or range made up at run time. */
 #define ADD(...) (s[n++] = (cli_spec)__VA_ARGS__)
+
+/* The options of the data and the model into s. @return how many */
+static int data_model_specs(trainer_config *c, cli_spec *s, char (*text)[256], int *t)
+{
+    int n = 0;
     ADD(CLI_HEAD("data:"));
     ADD(CLI_ONE_OF("--data", &c->data, trainer_data_names, 0,
                    "data set: Fashion-MNIST, MNIST digits (make mnist-data), bars-and-stripes, "
                    "or scikit-learn's 8x8 digits (python3-sklearn)"));
     const int digits_dir = (int)(strlen(DATA_DIGITS_CSV) - strlen("/digits.csv.gz"));
-    snprintf(text[t], sizeof text[t], "fashion: %s; mnist: %s; digits: %.*s",
+    snprintf(text[*t], sizeof text[*t], "fashion: %s; mnist: %s; digits: %.*s",
              DATA_FASHION_MNIST_DIR, DATA_MNIST_JSON_DIR, digits_dir, DATA_DIGITS_CSV);
     ADD({.type = CLI_TEXT, .name = "--data-dir", .meta = "DIR", .field = &c->data_dir,
          .help = "the directory of the data set's files (digits: of digits.csv.gz)",
-         .dflt = text[t++]});
+         .dflt = text[(*t)++]});
     ADD(CLI_I32("--bas-side", "N", &c->bas_side, 1, 12,
                 "--data bas: side of the bars-and-stripes images"));
     ADD(CLI_I64("--train-rows", "N", &c->train_rows, 0, INT64_C(1) << 40,
@@ -177,9 +176,9 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
     ADD(CLI_I32("--levels", "Q", &c->levels, 2, DATA_MAX_LEVELS,
                 "--binarize levels: grey levels round((Q - 1) grey), each pixel Q units"));
     ADD(CLI_HEAD("model:"));
-    snprintf(text[t], sizeof text[t], "2 to %d sizes, each >= 1", EBM_MAX_LAYERS);
+    snprintf(text[*t], sizeof text[*t], "2 to %d sizes, each >= 1", EBM_MAX_LAYERS);
     ADD({.type = CLI_CUSTOM, .name = "--layers", .meta = "N0,N1,...", .field = c,
-         .parse = parse_layers, .range = text[t++],
+         .parse = parse_layers, .range = text[(*t)++],
          .help = "layer sizes, the visible layer's (N0) first",
          .dflt = c->method == EBM_ESTIMATOR_UCD
                      ? "N0,1000; bas and digits: N0,N0"
@@ -200,6 +199,15 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
     ADD(CLI_DBL("--offset-rate", "X", &c->offset_rate, 0.0, 1.0,
                 "--centre data: the offsets' moving-average rate per step "
                 "(ebm_model_move_offsets)"));
+    return n;
+}
+
+/* The options of the optimiser and the estimator (those of c's method) into
+ * s. @return how many */
+static int optimiser_estimator_specs(trainer_config *c, cli_spec *s, char (*text)[256], int *t)
+{
+    const int lmi = c->method == EBM_ESTIMATOR_UCD_LMI, pcd = trainer_persistent(c->method);
+    int n = 0;
     ADD(CLI_HEAD("optimiser:"));
     ADD(CLI_ONE_OF("--optimizer", &c->optimizer, optimizer_names, 0, "update rule"));
     ADD(CLI_DBL("--lr", "X", &c->lr, 1e-12, 1e6, "learning rate"));
@@ -224,10 +232,10 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
         ADD({.type = CLI_INT64, .name = "--chains", .meta = "N", .field = &c->chains, .ilo = 1,
              .ihi = INT64_C(1) << 24, .help = "persistent chains (--ladder: of R replicas each)",
              .dflt = "the batch size"});
-        snprintf(text[t], sizeof text[t], "2 to %d values in [0, 1], increasing, the last 1",
+        snprintf(text[*t], sizeof text[*t], "2 to %d values in [0, 1], increasing, the last 1",
                  TRAINER_MAX_BETAS);
         ADD({.type = CLI_CUSTOM, .name = "--ladder", .meta = "B0,B1,...,1", .field = c,
-             .parse = parse_ladder, .range = text[t++], .dflt = "none: plain PCD",
+             .parse = parse_ladder, .range = text[(*t)++], .dflt = "none: plain PCD",
              .help = "parallel tempering (PT): each chain has one replica per inverse "
                      "temperature, Gibbs sweeps at each and replica exchanges; f from the "
                      "beta = 1 replicas (a step costs R sweeps)"});
@@ -243,6 +251,13 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
         ADD(CLI_I64("--search-sweeps", "N", &c->search_sweeps, 1, INT64_C(1) << 40,
                     "local-search sweep cap"));
     }
+    return n;
+}
+
+/* The options of the run and the evaluation into s. @return how many */
+static int run_evaluation_specs(trainer_config *c, cli_spec *s, char (*text)[256], int *t)
+{
+    int n = 0;
     ADD(CLI_HEAD("run:"));
     if (c->comm != NULL) {
         ADD(CLI_I64("--shards", "N", &c->shards, 1, INT64_C(1) << 24,
@@ -255,9 +270,9 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
                 "training time budget, total; 0: none (a run stopped by it does not repeat)"));
     ADD({.type = CLI_SEED, .name = "--seed", .meta = "N", .field = &c->seed,
          .help = "seed of the model, the batches, the chains and the pictures"});
-    snprintf(text[t], sizeof text[t], "examples/out/%s", trainer_method_flag(c->method));
+    snprintf(text[*t], sizeof text[*t], "examples/out/%s", trainer_method_flag(c->method));
     ADD({.type = CLI_TEXT, .name = "--out", .meta = "DIR", .field = &c->out,
-         .help = "output directory, created if missing", .dflt = text[t++]});
+         .help = "output directory, created if missing", .dflt = text[(*t)++]});
     ADD(CLI_I64("--checkpoint-every", "N", &c->checkpoint_every, 0, INT64_C(1) << 50,
                 "write <out>/checkpoint.ckpt every N steps; 0: only at the end"));
     ADD(CLI_STR("--resume", "FILE", &c->resume,
@@ -298,7 +313,21 @@ static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
                 "--eval-every: the first N test images; 0: all"));
     ADD(CLI_I64("--eval-betas", "N", &c->eval_betas, 1, INT64_C(1) << 30,
                 "--eval-every: AIS inverse temperatures, where AIS is needed"));
+    return n;
+}
 #undef ADD
+
+/* The table of options (cli.h) for c's method, at most MAX_SPECS, with up
+ * to 4 texts made up at run time in text: what is parsed, what --help
+ * prints and what the messages say all come from it. Defaults are c's
+ * values, or the texts here where a sentinel stands for "the library's" or
+ * "the data's". @return the number of options */
+static int option_specs(trainer_config *c, cli_spec *s, char (*text)[256])
+{
+    int n = 0, t = 0;
+    n += data_model_specs(c, s + n, text, &t);
+    n += optimiser_estimator_specs(c, s + n, text, &t);
+    n += run_evaluation_specs(c, s + n, text, &t);
     return n;
 }
 
@@ -347,12 +376,13 @@ int trainer_parse_options(trainer_config *c, int argc, char **argv)
     }
     if (c->units == TRAINER_POTTS && c->binarize != DATA_LEVELS) {
         trainer_complain(c, "--units potts needs --binarize levels (a site of --levels one-hot "
-                    "units per pixel), not --binarize %s", trainer_binarize_names[c->binarize]);
+                            "units per pixel), not --binarize %s",
+                         trainer_binarize_names[c->binarize]);
         return 2;
     }
     if (c->centre && c->average_from >= 0) {
-        trainer_complain(c, "--centre data with --average-from: an average of parameters centred on "
-                    "moving offsets is not a model; give one of them");
+        trainer_complain(c, "--centre data with --average-from: an average of parameters "
+                            "centred on moving offsets is not a model; give one of them");
         return 2;
     }
     if (c->centre && c->comm != NULL) {
@@ -365,7 +395,7 @@ int trainer_parse_options(trainer_config *c, int argc, char **argv)
     }
     if (c->ais_check > 0 && c->ais_betas > (INT64_C(1) << 30) / c->ais_check) {
         trainer_complain(c, "--ais-check %lld x --ais-betas %lld is more than 2^30 temperatures",
-                 (long long)c->ais_check, (long long)c->ais_betas);
+                         (long long)c->ais_check, (long long)c->ais_betas);
         return 2;
     }
     return 0;
@@ -389,7 +419,8 @@ int trainer_config_text(const run *r, char *buf, size_t size)
                       (long long)c->train_rows, trainer_binarize_names[c->binarize], levels,
                       trainer_units_names[c->units], hidden);
     for (int l = 0; l < c->n_layers && at > 0 && (size_t)at < size; l++) {
-        at += snprintf(buf + at, size - (size_t)at, "%s%lld", l ? "," : "", (long long)c->layers[l]);
+        at += snprintf(buf + at, size - (size_t)at, "%s%lld", l ? "," : "",
+                       (long long)c->layers[l]);
     }
     /* A distributed run's shards, and a PT run's ladder, fix its results:
      * settings it must keep. At most 25 characters a beta. */

@@ -97,7 +97,7 @@ int trainer_write_samples(const run *r, const ebm_model_t *m, const char *path, 
     }
     if (rc != EBM_OK) {
         trainer_complain(c, "samples: %s (%s)", ebm_error_name(rc),
-                 s != NULL ? ebm_sampler_errmsg(s) : ebm_model_errmsg(m));
+                         s != NULL ? ebm_sampler_errmsg(s) : ebm_model_errmsg(m));
     } else {
         double sw = 0.0;
         for (int64_t i = 0; i < n; i++) {

@@ -87,9 +87,10 @@ int trainer_build_model(run *r)
         }
     }
     if (c->layers[0] != r->dim) {
-        return trainer_complain(c, "--layers starts with %lld, but the %s images have %lld visible "
-                        "units after --binarize %s", (long long)c->layers[0], trainer_data_names[c->data],
-                        (long long)r->dim, trainer_binarize_names[c->binarize]);
+        return trainer_complain(c, "--layers starts with %lld, but the %s images have %lld "
+                                   "visible units after --binarize %s",
+                                (long long)c->layers[0], trainer_data_names[c->data],
+                                (long long)r->dim, trainer_binarize_names[c->binarize]);
     }
     int rc = new_model(c, &r->m, err, sizeof err);
     if (rc != EBM_OK) {
@@ -171,7 +172,7 @@ static int build_shards(run *r)
         }
         if (dist_configure(&r->dist, i, r->dist.e[i]) != EBM_OK) {
             return trainer_complain(c, "shard %lld: %s", (long long)(r->dist.lo + i),
-                            ebm_estimator_errmsg(r->dist.e[i]));
+                                    ebm_estimator_errmsg(r->dist.e[i]));
         }
     }
     return 0;
@@ -220,15 +221,19 @@ int trainer_resume(run *r)
     }
     const char *tunable = checkpoint_config_tunable(&ck, r->config_text);
     if (tunable == NULL) {
-        trainer_complain(c, "--resume: %s was written with other settings:\n  it has:  %s\n  now:     %s",
-                 c->resume, ck.config != NULL ? ck.config : "(none)", r->config_text);
+        trainer_complain(c,
+                         "--resume: %s was written with other settings:\n  it has:  %s\n"
+                         "  now:     %s",
+                         c->resume, ck.config != NULL ? ck.config : "(none)", r->config_text);
         checkpoint_free(&ck);
         return 1;
     }
     /* r->config_text always holds " | " */
     const char *now_tunable = strstr(r->config_text, " | ") + 3;
     if (strcmp(tunable, now_tunable) != 0 && r->root) {
-        fprintf(stderr, "%s: note: resuming with other tunable settings\n  it had:  %s\n  now:     %s\n",
+        fprintf(stderr,
+                "%s: note: resuming with other tunable settings\n  it had:  %s\n"
+                "  now:     %s\n",
                 c->prog, tunable, now_tunable);
     }
     rc = checkpoint_restore(&ck, r->m, r->rng, &r->opt, &r->avg, r->e, err, sizeof err);
@@ -346,7 +351,7 @@ int trainer_centre_step(run *r)
     const int rc = ebm_model_mean_field(r->m, n, r->centre_mu, w, r->centre_clamp, 0, 10, 1e-4);
     if (rc < 0) {
         return trainer_complain(c, "step %lld: --centre data: ebm_model_mean_field: %s",
-                        (long long)r->step + 1, ebm_model_errmsg(r->m));
+                                (long long)r->step + 1, ebm_model_errmsg(r->m));
     }
     for (int64_t j = 0; j < w; j++) {
         double s = 0.0;
@@ -357,7 +362,7 @@ int trainer_centre_step(run *r)
     }
     if (ebm_model_move_offsets(r->m, c->offset_rate, r->centre_target) != EBM_OK) {
         return trainer_complain(c, "step %lld: --centre data: %s", (long long)r->step + 1,
-                        ebm_model_errmsg(r->m));
+                                ebm_model_errmsg(r->m));
     }
     return 0;
 }
