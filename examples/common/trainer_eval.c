@@ -226,6 +226,57 @@ int64_t trainer_check_chains(const trainer_config *c)
     return c->ais_check_chains > 0 ? c->ais_check_chains : c->ais_chains;
 }
 
+/* --ais-check: a second AIS of m with --ais-check times the betas, into
+ * res->check_*. Its own generator: the check never moves AIS's. A failure
+ * leaves NaN and a warning; the rest of the report stands. */
+static void ais_check(const run *r, const ebm_model_t *m, result *res)
+{
+    const trainer_config *c = r->c;
+    ebm_rng_t *check_rng = NULL;
+    const double t = cli_now();
+    int crc = ebm_rng_create(&check_rng, c->seed, AIS_CHECK_STREAM);
+    if (crc == EBM_OK) {
+        crc = ebm_model_log_partition_ais_base(m, check_rng, trainer_check_chains(c),
+                                               c->ais_check * c->ais_betas, r->ais_base,
+                                               &res->check_log_z, &res->check_log_z_se);
+    }
+    const int no_rng = check_rng == NULL;
+    ebm_rng_destroy(check_rng);
+    res->check_s = cli_now() - t;
+    if (crc != EBM_OK) {
+        res->check_log_z = res->check_log_z_se = NAN;
+        trainer_complain(c, "warning: the AIS check failed (%s); the report goes on without it",
+                         no_rng ? "out of memory" : ebm_model_errmsg(m));
+    }
+}
+
+/* A DBM's IS estimate of log p(v) for the n test rows x with AIS's log Z
+ * (ll: scratch of n), into res->is_*. Its own generator: the estimate never
+ * moves AIS's. A failure leaves NaN and a warning; the rest of the report
+ * stands. */
+static void is_estimate(const run *r, const ebm_model_t *m, int64_t n, const float *x,
+                        double *ll, result *res)
+{
+    const trainer_config *c = r->c;
+    ebm_rng_t *is_rng = NULL;
+    const double t = cli_now();
+    int irc = ebm_rng_create(&is_rng, c->seed, FINAL_IS_STREAM);
+    if (irc == EBM_OK) {
+        irc = ebm_model_log_likelihood_is(m, is_rng, res->log_z, c->is_samples, n, x,
+                                          r->dim, ll);
+    }
+    const int no_rng = is_rng == NULL;
+    ebm_rng_destroy(is_rng);
+    res->is_s = cli_now() - t;
+    if (irc == EBM_OK) {
+        res->is_ll_mean = mean_of(ll, n);
+    } else {
+        trainer_complain(c, "warning: the IS estimate failed (%s); the report goes on without it",
+                         no_rng ? "out of memory" : ebm_model_errmsg(m));
+    }
+}
+
+/* The test rows are encoded from stream 2, which AIS then continues. */
 int trainer_evaluate(const run *r, const ebm_model_t *m, result *res)
 {
     const trainer_config *c = r->c;
@@ -283,26 +334,7 @@ int trainer_evaluate(const run *r, const ebm_model_t *m, result *res)
             goto done;
         }
         if (c->ais_check > 0) {
-            /* Its own generator: the check never moves AIS's. A failure
-             * leaves NaN and a warning; the rest of the report stands. */
-            ebm_rng_t *check_rng = NULL;
-            t = cli_now();
-            int crc = ebm_rng_create(&check_rng, c->seed, AIS_CHECK_STREAM);
-            if (crc == EBM_OK) {
-                crc = ebm_model_log_partition_ais_base(m, check_rng, trainer_check_chains(c),
-                                                       c->ais_check * c->ais_betas, r->ais_base,
-                                                       &res->check_log_z, &res->check_log_z_se);
-            }
-            const int no_rng = check_rng == NULL;
-            ebm_rng_destroy(check_rng);
-            res->check_s = cli_now() - t;
-            if (crc != EBM_OK) {
-                res->check_log_z = res->check_log_z_se = NAN;
-                trainer_complain(c,
-                                 "warning: the AIS check failed (%s); the report goes on "
-                                 "without it",
-                                 no_rng ? "out of memory" : ebm_model_errmsg(m));
-            }
+            ais_check(r, m, res);
         }
         t = cli_now();
         rc = res->is_bound ? ebm_model_log_likelihood_bound(m, res->log_z, n, x, r->dim, ll)
@@ -314,26 +346,7 @@ int trainer_evaluate(const run *r, const ebm_model_t *m, result *res)
         }
         res->ll_mean = mean_of(ll, n);
         if (res->is_bound && c->is_samples > 0) {
-            /* Its own generator: the estimate never moves AIS's. A failure
-             * leaves NaN and a warning; the rest of the report stands. */
-            ebm_rng_t *is_rng = NULL;
-            t = cli_now();
-            int irc = ebm_rng_create(&is_rng, c->seed, FINAL_IS_STREAM);
-            if (irc == EBM_OK) {
-                irc = ebm_model_log_likelihood_is(m, is_rng, res->log_z, c->is_samples, n, x,
-                                                  r->dim, ll);
-            }
-            const int no_rng = is_rng == NULL;
-            ebm_rng_destroy(is_rng);
-            res->is_s = cli_now() - t;
-            if (irc == EBM_OK) {
-                res->is_ll_mean = mean_of(ll, n);
-            } else {
-                trainer_complain(c,
-                                 "warning: the IS estimate failed (%s); the report goes on "
-                                 "without it",
-                                 no_rng ? "out of memory" : ebm_model_errmsg(m));
-            }
+            is_estimate(r, m, n, x, ll, res);
         }
     }
 done:
