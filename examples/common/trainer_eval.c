@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "data.h"
+#include "heldout.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -173,50 +174,24 @@ int trainer_prepare_heldout(run *r)
  * (and AIS's standard error, else 0) and, for a DBM with --is-samples, the
  * mean IS estimate (else NaN). */
 int trainer_heldout_evaluate(run *r, const ebm_model_t *m, int64_t step, double *ll_mean,
-                            double *log_z, double *log_z_se, double *is_mean)
+                             double *log_z, double *log_z_se, double *is_mean)
 {
     const trainer_config *c = r->c;
-    const int64_t n = r->heldout_n;
-    double *ll = malloc((size_t)n * sizeof *ll);
-    ebm_rng_t *rng = NULL;
+    const heldout_set h = {.x = r->heldout_x, .n = r->heldout_n, .dim = r->dim,
+                           .exact = r->heldout_exact, .bound = r->heldout_bound,
+                           .is_samples = r->heldout_is ? c->is_samples : 0, .seed = c->seed,
+                           .ais_stream = HELDOUT_STREAM, .is_stream = HELDOUT_IS_STREAM,
+                           .ais_chains = c->ais_chains, .ais_betas = c->eval_betas,
+                           .ais_base = r->ais_base};
+    double *ll = malloc((size_t)h.n * sizeof *ll);
     if (ll == NULL) {
         return trainer_complain(c, "--eval-every: out of memory");
     }
-    int rc;
-    *log_z_se = 0.0;
-    if (r->heldout_exact) {
-        rc = ebm_model_log_partition_exact(m, log_z);
-    } else {
-        rc = ebm_rng_create(&rng, c->seed, HELDOUT_STREAM + (uint64_t)step);
-        if (rc == EBM_OK) {
-            rc = ebm_model_log_partition_ais_base(m, rng, c->ais_chains, c->eval_betas,
-                                                  r->ais_base, log_z, log_z_se);
-        }
-    }
-    if (rc == EBM_OK) {
-        rc = r->heldout_bound
-                 ? ebm_model_log_likelihood_bound(m, *log_z, n, r->heldout_x, r->dim, ll)
-                 : ebm_model_log_likelihood(m, *log_z, n, r->heldout_x, r->dim, ll);
-    }
-    if (rc == EBM_OK) {
-        *ll_mean = mean_of(ll, n);
-    }
-    if (rc == EBM_OK && r->heldout_is) {
-        ebm_rng_destroy(rng);
-        rc = ebm_rng_create(&rng, c->seed, HELDOUT_IS_STREAM + (uint64_t)step);
-        if (rc == EBM_OK) {
-            rc = ebm_model_log_likelihood_is(m, rng, *log_z, c->is_samples, n, r->heldout_x,
-                                             r->dim, ll);
-        }
-        if (rc == EBM_OK) {
-            *is_mean = mean_of(ll, n);
-        }
-    }
+    const int rc = heldout_score(&h, m, step, ll, ll_mean, log_z, log_z_se, is_mean);
     if (rc != EBM_OK) {
         trainer_complain(c, "--eval-every at step %lld: %s", (long long)step,
                          rc == EBM_ENOMEM ? "out of memory" : ebm_model_errmsg(m));
     }
-    ebm_rng_destroy(rng);
     free(ll);
     return rc != EBM_OK;
 }

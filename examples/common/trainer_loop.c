@@ -36,18 +36,14 @@ const ebm_model_t *trainer_shown_model(run *r)
  * iterate. */
 int trainer_save_models(run *r)
 {
-    char path[4200];
+    char err[ERR_SIZE + 4200];
     const ebm_model_t *m = trainer_shown_model(r);
     if (m == NULL) {
         return 1;
     }
-    snprintf(path, sizeof path, "%s/model.ebm", r->c->out);
-    if (ebm_model_save(m, path) != EBM_OK) {
-        return trainer_complain(r->c, "%s: %s", path, ebm_model_errmsg(m));
-    }
-    snprintf(path, sizeof path, "%s/model_raw.ebm", r->c->out);
-    if (optim_average_on(&r->avg) && ebm_model_save(r->m, path) != EBM_OK) {
-        return trainer_complain(r->c, "%s: %s", path, ebm_model_errmsg(r->m));
+    if (checkpoint_save_models(r->c->out, m, optim_average_on(&r->avg) ? r->m : NULL, err,
+                               sizeof err) != CHECKPOINT_OK) {
+        return trainer_complain(r->c, "%s", err);
     }
     return 0;
 }
