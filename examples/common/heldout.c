@@ -3,8 +3,7 @@
 
 #include <stddef.h>
 
-/* The mean of x[0..n). */
-static double mean_of(const double *x, int64_t n)
+double heldout_mean(const double *x, int64_t n)
 {
     double s = 0.0;
     for (int64_t i = 0; i < n; i++) {
@@ -33,7 +32,7 @@ int heldout_score(const heldout_set *h, const ebm_model_t *m, int64_t step, doub
                       : ebm_model_log_likelihood(m, *log_z, h->n, h->x, h->dim, ll);
     }
     if (rc == EBM_OK) {
-        *ll_mean = mean_of(ll, h->n);
+        *ll_mean = heldout_mean(ll, h->n);
     }
     if (rc == EBM_OK && h->is_samples > 0) {
         ebm_rng_destroy(rng);
@@ -43,7 +42,7 @@ int heldout_score(const heldout_set *h, const ebm_model_t *m, int64_t step, doub
                                              ll);
         }
         if (rc == EBM_OK) {
-            *is_mean = mean_of(ll, h->n);
+            *is_mean = heldout_mean(ll, h->n);
         }
     }
     ebm_rng_destroy(rng);

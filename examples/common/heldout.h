@@ -28,6 +28,9 @@ typedef struct heldout_set {
                               * or NULL: the model's default base */
 } heldout_set;
 
+/** The mean of x[0..n), summed in order (the trainers' per-row means). */
+double heldout_mean(const double *x, int64_t n);
+
 /**
  * Score m on h's rows at a step.
  * @param[in]  h         the rows and how they are scored

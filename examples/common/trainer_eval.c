@@ -2,7 +2,8 @@
  * (--ais-base data), the held-out log-likelihood during training
  * (--eval-every), and the final evaluation: exact where enumeration is
  * cheap, else AIS with its bias check, the log-likelihood (a DBM's
- * mean-field bound and IS estimate), and the base's own log-likelihood. */
+ * mean-field bound and IS estimate), and the base's own log-likelihood.
+ * The held-out score itself is heldout.c's, shared with train_grbm. */
 #include "trainer_run.h"
 
 #include "cli.h"
@@ -33,15 +34,6 @@ static int64_t smaller_parity_class(const ebm_model_t *m, int hidden_only)
         return 0; /* an RBM's hidden layer is summed out */
     }
     return even < odd && even > 0 ? even : odd;
-}
-
-static double mean_of(const double *x, int64_t n)
-{
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        s += x[i];
-    }
-    return s / (double)n;
 }
 
 /* The mean log-likelihood of n encoded rows under AIS's base alone
@@ -244,7 +236,7 @@ static void is_estimate(const run *r, const ebm_model_t *m, int64_t n, const flo
     ebm_rng_destroy(is_rng);
     res->is_s = cli_now() - t;
     if (irc == EBM_OK) {
-        res->is_ll_mean = mean_of(ll, n);
+        res->is_ll_mean = heldout_mean(ll, n);
     } else {
         trainer_complain(c, "warning: the IS estimate failed (%s); the report goes on without it",
                          no_rng ? "out of memory" : ebm_model_errmsg(m));
@@ -296,7 +288,7 @@ int trainer_evaluate(const run *r, const ebm_model_t *m, result *res)
             trainer_complain(c, "exact evaluation: %s", ebm_model_errmsg(m));
             goto done;
         }
-        res->exact_ll_mean = mean_of(ll, n);
+        res->exact_ll_mean = heldout_mean(ll, n);
         res->exact_s = cli_now() - t;
     }
     if (!exact || res->is_bound) {
@@ -319,7 +311,7 @@ int trainer_evaluate(const run *r, const ebm_model_t *m, result *res)
             trainer_complain(c, "log-likelihood: %s", ebm_model_errmsg(m));
             goto done;
         }
-        res->ll_mean = mean_of(ll, n);
+        res->ll_mean = heldout_mean(ll, n);
         if (res->is_bound && c->is_samples > 0) {
             is_estimate(r, m, n, x, ll, res);
         }
