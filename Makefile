@@ -11,7 +11,7 @@
 #                   OpenMPI, apt-get install openmpi-bin libopenmpi-dev)
 #   make check-mpi  its tests on 1, 2 and 3 ranks (tests/mpi/run.sh, ~1 min)
 #   make check-crash  the trainers killed (SIGKILL) and resumed, 50 times each
-#                   (tests/crash/soak.sh, ~1.5 min; needs MPI as check-mpi)
+#                   (tests/crash/soak.sh, ~2 min; needs MPI as check-mpi)
 #   make bench      build and run the benchmarks (figures, not tests)
 #   make fingerprint  hashes of fixed-seed results (bench/fingerprint.sh): the
 #                   same output before and after a refactoring shows the same bits
@@ -154,21 +154,25 @@ build/examples/train_mpi: examples/mpi/train_mpi.c $(EXAMPLE_COMMON) include/ebm
 check-mpi: build/examples/train_mpi build/examples/train_ucd build/examples/train_ucd_lmi
 	bash tests/mpi/run.sh build/examples
 
-# The crash-resume soak (tests/crash/soak.sh): UCD, UCD-LMI, PCD, PT and the
-# MPI trainer on 2 ranks, each killed CRASH_KILLS times (the MPI run
-# CRASH_KILLS_MPI), also inside checkpoint writes (the LD_PRELOAD shim
-# tests/crash/kill_at.c), must end with the uninterrupted run's model.ebm.
-# About 1.5 min on 2 cores; the longer run of tests/README.md: make
+# The crash-resume soak (tests/crash/soak.sh): UCD, UCD-LMI, PCD, PT, the
+# MPI trainer on 2 ranks and train_grbm (with Fashion-MNIST), each killed
+# CRASH_KILLS times (the MPI run CRASH_KILLS_MPI, train_grbm
+# CRASH_KILLS_GRBM, by default CRASH_KILLS but at most 20), also inside
+# checkpoint writes (the LD_PRELOAD shim tests/crash/kill_at.c), must end
+# with the uninterrupted run's model.ebm.
+# About 2 min on 2 cores; the longer run of tests/README.md: make
 # check-crash CRASH_KILLS=500 CRASH_KILLS_MPI=50 CRASH_STEPS=10000.
-CRASH_KILLS     ?= 50
-CRASH_KILLS_MPI ?= 10
-CRASH_STEPS     ?= 1500
+CRASH_KILLS      ?= 50
+CRASH_KILLS_MPI  ?= 10
+CRASH_KILLS_GRBM ?=
+CRASH_STEPS      ?= 1500
 build/tests/crash/kill_at.so: tests/crash/kill_at.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 check-crash: build/tests/crash/kill_at.so build/examples/train_mpi build/examples/train_ucd \
-             build/examples/train_ucd_lmi build/examples/train_pcd
+             build/examples/train_ucd_lmi build/examples/train_pcd build/examples/train_grbm
 	KILLS=$(CRASH_KILLS) KILLS_MPI=$(CRASH_KILLS_MPI) STEPS_PER_RUN=$(CRASH_STEPS) \
+	  $(if $(CRASH_KILLS_GRBM),KILLS_GRBM=$(CRASH_KILLS_GRBM)) \
 	  bash tests/crash/soak.sh build/examples
 
 # The demo, the long runs of docs/results.md and their data sets (demo,

@@ -83,14 +83,21 @@
  * 2 a bad option.
  *
  * Threads: OpenBLAS's (OPENBLAS_NUM_THREADS); the library has none of its own.
+ *
+ * The code: this file has the options, the training loop and main, which
+ * reads as its steps; the run's set-up, pictures, model files, checkpoints
+ * and held-out rows are in examples/common/grbm_run.c. It shares with the
+ * DBM/RBM trainers (examples/common/trainer.h) the option table and the
+ * CSV log (cli.h), the optimiser and the average of the iterates (optim.h),
+ * the checkpoints and model files (checkpoint.h) and the held-out score
+ * (heldout.h).
  */
 #include <ebm.h>
 
-#include "common/checkpoint.h"
 #include "common/cli.h"
 #include "common/data.h"
+#include "common/grbm_run.h"
 #include "common/optim.h"
-#include "common/png.h"
 
 #include <errno.h>
 #include <math.h>
@@ -98,24 +105,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG "train_grbm"
-
-/* Generator streams of (--seed, stream): training (model, chains), the
- * pictures of step s, the batch order of epoch t. */
-#define STREAM_TRAIN UINT64_C(0)
-#define STREAM_PICTURES (UINT64_C(1) << 32)
-#define STREAM_ORDER (UINT64_C(1) << 33)
-
-typedef struct options {
-    int64_t hidden, batch, epochs, gibbs_steps, langevin_steps, adjust, samples, log_every,
-        limit, eval_every, eval_rows, ais_chains, eval_betas, average_from;
-    double lr, clip, step_size, minutes, sample_minutes, sd_floor;
-    int global; /* one mean and sd for all pixels */
-    int precondition; /* Langevin steps alpha sigma_i^2 per unit (EBM_SAMPLER_PRECONDITION) */
-    int paper;        /* --preset paper */
-    uint64_t seed;
-    const char *out, *data_dir, *resume;
-} options;
+#define PROG GRBM_PROG
 
 static const char *const standardize_names[] = {"pixel", "global"};
 static const char *const off_on[] = {"off", "on"};
@@ -244,223 +234,7 @@ static int parse_options(int argc, char **argv, options *o, int *epochs_given)
     return rc;
 }
 
-/* ---- data -------------------------------------------------------------- */
-
-/* Per-pixel (or, global, one) mean and sd of the training images. */
-static void fit_standardization(const options *o, const data_set *d, float *mean, float *sd)
-{
-    int rc = data_standardize_fit(d, (float)o->sd_floor, mean, sd);
-    if (rc != DATA_OK) {
-        cli_die(PROG, "data_standardize_fit", rc, data_strerror(rc));
-    }
-    if (o->global) {
-        double s = 0.0, s2 = 0.0;
-        const double count = (double)d->n * (double)d->dim;
-        for (int64_t r = 0; r < d->n; r++) {
-            for (int64_t p = 0; p < d->dim; p++) {
-                const double v = d->x[r * d->dim + p];
-                s += v;
-                s2 += v * v;
-            }
-        }
-        const double m = s / count, sdv = sqrt(s2 / count - m * m);
-        for (int64_t p = 0; p < d->dim; p++) {
-            mean[p] = (float)m;
-            sd[p] = (float)sdv;
-        }
-    }
-}
-
-/* ---- pictures ---------------------------------------------------------- */
-
-/* Tile n rows of grey values (stride dim) into a PNG, 10 per row. */
-static void write_grid(const options *o, const data_set *d, const char *name, const float *grey,
-                       int64_t n)
-{
-    uint8_t *img;
-    int w, h;
-    const int scale = image_scale_for(d->height, d->width, IMAGE_MIN_SIDE, 1);
-    int rc = image_tile_scaled(&img, &w, &h, grey, n, d->dim, d->height, d->width, 10, 1, scale,
-                               0.0f, 1.0f);
-    if (rc != IMAGE_OK) {
-        cli_die(PROG, "image_tile", EBM_EVALUE, image_strerror(rc));
-    }
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", o->out, name);
-    if ((rc = image_png_write(path, w, h, 1, img, (size_t)w)) != IMAGE_OK) {
-        cli_die(PROG, path, EBM_EIO, image_strerror(rc));
-    }
-    free(img);
-}
-
-typedef struct sampler_pack {
-    ebm_sampler_t *s;
-    float *x;     /* samples x width chains */
-    float *grey;  /* samples x dim */
-    float *mean;  /* samples x dim: E[v | h] */
-} sampler_pack;
-
-/* Draw the pictures: chains from N(0, I), h ~ p(h | v), then the training
- * sampler's steps; the final v and E[v | h], un-standardised. */
-static double draw_pictures(const options *o, const data_set *d, const data_encoding *enc,
-                            const ebm_model_t *m, sampler_pack *sp, int64_t step)
-{
-    const int64_t w = ebm_model_state_width(m), n = o->samples;
-    ebm_rng_t *rng; /* the pictures' own, so that they do not move training's */
-    int rc = ebm_rng_create(&rng, o->seed, STREAM_PICTURES + (uint64_t)step);
-    if (rc != EBM_OK) {
-        cli_die(PROG, "ebm_rng_create", rc, "");
-    }
-    rc = ebm_sampler_set_int(sp->s, EBM_SAMPLER_ITERATION, 0);
-    if (rc == EBM_OK) {
-        rc = ebm_model_random_state(m, rng, n, sp->x, w, NULL, 0);
-    }
-    if (rc == EBM_OK) {
-        rc = ebm_model_layer_sample(m, 1, rng, n, sp->x, w);
-    }
-    double acc = 0.0;
-    for (int64_t t = 0; t < o->gibbs_steps && rc == EBM_OK; t++) {
-        rc = ebm_sampler_step(sp->s, rng, n, sp->x, w);
-        acc += ebm_sampler_stat(sp->s, EBM_STAT_ACCEPT_RATE);
-    }
-    if (rc != EBM_OK) {
-        cli_die(PROG, "sampling", rc, ebm_sampler_errmsg(sp->s));
-    }
-    ebm_rng_destroy(rng);
-    char name[64];
-    data_decode(enc, n, d->dim, sp->x, w, sp->grey, d->dim);
-    snprintf(name, sizeof name, "samples_%08lld.png", (long long)step);
-    write_grid(o, d, name, sp->grey, n);
-    if ((rc = ebm_model_layer_mean(m, 0, n, sp->x, w, sp->mean, d->dim)) != EBM_OK) {
-        cli_die(PROG, "ebm_model_layer_mean", rc, ebm_model_errmsg(m));
-    }
-    data_decode(enc, n, d->dim, sp->mean, d->dim, sp->grey, d->dim);
-    snprintf(name, sizeof name, "means_%08lld.png", (long long)step);
-    write_grid(o, d, name, sp->grey, n);
-    return acc / (double)o->gibbs_steps;
-}
-
-/* The model shown (pictures, --eval-every, model.ebm): with --average-from,
- * shown set to the average once it holds an iterate, else to the last
- * iterate m (through theta, [param_count]); without, m itself. */
-static const ebm_model_t *shown_model(const ebm_model_t *m, ebm_model_t *shown,
-                                      optim_average *avg, float *theta)
-{
-    if (!optim_average_on(avg)) {
-        return m;
-    }
-    int rc = EBM_OK;
-    if (avg->count > 0) {
-        rc = optim_average_apply(avg, shown);
-    } else if ((rc = ebm_model_get_params(m, theta)) == EBM_OK) {
-        rc = ebm_model_set_params(shown, theta);
-    }
-    if (rc != EBM_OK) {
-        cli_die(PROG, "--average-from", rc, ebm_model_errmsg(shown));
-    }
-    return shown;
-}
-
-/* model.ebm (the model shown), with --average-from model_raw.ebm (the last
- * iterate m), and train_grbm.ckpt (model, training generator, optimiser, the
- * average, step, training time). @return 0, or -1 after a message */
-static int save_state(const options *o, const ebm_model_t *m, const ebm_model_t *shown,
-                      const ebm_rng_t *rng, const optim *opt, const optim_average *avg,
-                      const ebm_estimator_t *e, int64_t step, double elapsed, const char *config)
-{
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/model.ebm", o->out);
-    if (ebm_model_save(shown, path) != EBM_OK) {
-        fprintf(stderr, "train_grbm: %s: %s\n", path, ebm_model_errmsg(shown));
-        return -1;
-    }
-    snprintf(path, sizeof path, "%s/model_raw.ebm", o->out);
-    if (optim_average_on(avg) && ebm_model_save(m, path) != EBM_OK) {
-        fprintf(stderr, "train_grbm: %s: %s\n", path, ebm_model_errmsg(m));
-        return -1;
-    }
-    snprintf(path, sizeof path, "%s/train_grbm.ckpt", o->out);
-    if (checkpoint_save(path, m, rng, opt, avg, e, step, elapsed, config, err, sizeof err) !=
-        CHECKPOINT_OK) {
-        fprintf(stderr, "train_grbm: %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- held-out log-likelihood (--eval-every) ----------------------------- */
-
-/* The first --eval-rows test images, standardised as the training images, and
- * how they are scored: exact (log Z enumerates the 2^hidden hidden states;
- * the Gaussian visible layer is integrated out) up to 20 hidden units, else
- * AIS (--ais-chains x --eval-betas) for log Z. log p(v) is the density of the
- * standardised pixels, in nats per image. */
-enum { HELDOUT_EXACT_HIDDEN = 20 };
-#define STREAM_HELDOUT (UINT64_C(3) << 32)
-
-typedef struct heldout {
-    float *x;
-    int64_t n, dim;
-    int exact;
-    const char *column;
-    double *ll;
-} heldout;
-
-/* @return 0, or -1 after a message */
-static int heldout_score(const options *o, const heldout *h, const ebm_model_t *m, int64_t step,
-                         double *ll_mean, double *log_z)
-{
-    int rc;
-    ebm_rng_t *rng = NULL;
-    if (h->exact) {
-        rc = ebm_model_log_partition_exact(m, log_z);
-    } else {
-        rc = ebm_rng_create(&rng, o->seed, STREAM_HELDOUT + (uint64_t)step);
-        if (rc == EBM_OK) {
-            rc = ebm_model_log_partition_ais(m, rng, o->ais_chains, o->eval_betas, log_z, NULL);
-        }
-    }
-    if (rc == EBM_OK) {
-        rc = ebm_model_log_likelihood(m, *log_z, h->n, h->x, h->dim, h->ll);
-    }
-    ebm_rng_destroy(rng);
-    if (rc != EBM_OK) {
-        fprintf(stderr, "train_grbm: --eval-every at step %lld: %s\n", (long long)step,
-                ebm_model_errmsg(m));
-        return -1;
-    }
-    double sum = 0.0;
-    for (int64_t r = 0; r < h->n; r++) {
-        sum += h->ll[r];
-    }
-    *ll_mean = sum / (double)h->n;
-    return 0;
-}
-
 /* ---- statistics -------------------------------------------------------- */
-
-static void variance_range(const ebm_model_t *m, const float *theta, double *mean, double *lo,
-                           double *hi, int64_t *arg_lo)
-{
-    int64_t off, cols, arg = 0;
-    ebm_model_param_block(m, EBM_PARAM_LOGVAR, 0, &off, NULL, &cols);
-    double s = 0.0;
-    *lo = INFINITY;
-    *hi = -INFINITY;
-    for (int64_t i = 0; i < cols; i++) {
-        const double v = exp((double)theta[off + i]);
-        s += v;
-        if (v < *lo) {
-            *lo = v;
-            arg = i;
-        }
-        *hi = v > *hi ? v : *hi;
-    }
-    *mean = s / (double)cols;
-    if (arg_lo != NULL) {
-        *arg_lo = arg;
-    }
-}
 
 /* After a non-finite gradient: the pixel of smallest variance, its variance
  * and the mean/min ratio, and what the step does to it. */
@@ -469,7 +243,7 @@ static void explain_divergence(const options *o, const ebm_model_t *m, float *th
     int64_t arg;
     double mean, lo, hi;
     ebm_model_get_params(m, theta);
-    variance_range(m, theta, &mean, &lo, &hi, &arg);
+    grbm_variance_range(m, theta, &mean, &lo, &hi, &arg);
     fprintf(stderr,
             "train_grbm: the smallest variance is pixel %lld's, %.4g; the mean is %.4g (ratio "
             "%.3g). ",
@@ -514,389 +288,306 @@ static double reconstruction_mse(ebm_model_t *m, int64_t n, const float *batch, 
     return s / ((double)n * (double)n0);
 }
 
-/* ---- main -------------------------------------------------------------- */
 
-int main(int argc, char **argv)
+/* ---- training ---------------------------------------------------------- */
+
+/* train_grbm.csv: appended to when resuming (its columns must be the same;
+ * rows after the checkpoint's step are cut), else written anew; the
+ * held-out columns come last, and the average's after them. @return 0, or
+ * an exit status after a message */
+static int open_csv(grbm_run *r)
 {
-    options o;
-    int epochs_given;
-    const int parsed = parse_options(argc, argv, &o, &epochs_given);
-    if (parsed != 0) {
-        return parsed == 1 ? 0 : 2;
-    }
-    if (cli_make_dirs(o.out) != 0) {
-        fprintf(stderr, "train_grbm: cannot create %s: %s\n", o.out, strerror(errno));
-        return 1;
-    }
-    data_set train, test = {0};
-    char err[512];
-    int rc = data_load_fashion_mnist(&train, o.eval_every > 0 ? &test : NULL, o.data_dir, err,
-                                     sizeof err);
-    if (rc != DATA_OK) {
-        fprintf(stderr, "train_grbm: %s\n", err);
-        return 1;
-    }
-    if (o.limit > 0 && o.limit < train.n) {
-        train.n = o.limit;
-    }
-    if (o.batch > train.n) {
-        fprintf(stderr, "train_grbm: --batch %lld is larger than the %lld images\n",
-                (long long)o.batch, (long long)train.n);
-        return 2;
-    }
-    const int64_t n0 = train.dim;
-    float *px_mean = cli_xmalloc(PROG, (size_t)n0 * sizeof *px_mean);
-    float *px_sd = cli_xmalloc(PROG, (size_t)n0 * sizeof *px_sd);
-    fit_standardization(&o, &train, px_mean, px_sd);
-    data_encoding enc = data_encoding_make(DATA_GREY, 0);
-    enc.mean = px_mean;
-    enc.sd = px_sd;
-
-    /* The model, initialised as the published code. */
-    const int64_t sizes[2] = {n0, o.hidden};
-    ebm_model_t *m;
-    rc = ebm_model_create(&m, 2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, err, sizeof err);
-    if (rc != EBM_OK) {
-        cli_die(PROG, "ebm_model_create", rc, err);
-    }
-    ebm_rng_t *rng;
-    if ((rc = ebm_rng_create(&rng, o.seed, STREAM_TRAIN)) != EBM_OK) {
-        cli_die(PROG, "ebm_rng_create", rc, "");
-    }
-    rc = ebm_model_init(m, rng, EBM_INIT_GAUSSIAN, 1.0 / sqrt((double)(n0 + o.hidden)));
-    if (rc != EBM_OK) {
-        cli_die(PROG, "ebm_model_init", rc, ebm_model_errmsg(m));
-    }
-    const int64_t w = ebm_model_state_width(m), n_params = ebm_model_param_count(m);
-
-    /* --average-from: the average of the iterates, and the model that shows it
-     * (pictures, --eval-every, model.ebm). */
-    optim_average avg;
-    ebm_model_t *m_avg = NULL;
-    if (optim_average_init(&avg, n_params, o.average_from) != OPTIM_OK) {
-        cli_die(PROG, "optim_average_init", EBM_ENOMEM, "out of memory");
-    }
-    if (optim_average_on(&avg) &&
-        (rc = ebm_model_create(&m_avg, 2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, err,
-                               sizeof err)) != EBM_OK) {
-        cli_die(PROG, "ebm_model_create", rc, err);
-    }
-
-    heldout ho = {NULL, 0, n0, o.hidden <= HELDOUT_EXACT_HIDDEN, NULL, NULL};
-    if (o.eval_every > 0) {
-        ho.n = o.eval_rows < test.n ? o.eval_rows : test.n;
-        ho.x = cli_xmalloc(PROG, (size_t)(ho.n * n0) * sizeof *ho.x);
-        ho.ll = cli_xmalloc(PROG, (size_t)ho.n * sizeof *ho.ll);
-        ho.column = ho.exact ? "heldout_loglik_exact" : "heldout_loglik_ais";
-        rc = data_batch(&test, &enc, NULL, NULL, ho.n, ho.x, n0, err, sizeof err);
-        if (rc != DATA_OK) {
-            cli_die(PROG, "data_batch (test images)", rc, err);
-        }
-    }
-
-    /* The estimator and a sampler configured as its negative chains. */
-    const int so = EBM_ESTIMATOR_SAMPLER_OPTION;
-    ebm_estimator_t *e;
-    if ((rc = ebm_estimator_create(&e, m, EBM_ESTIMATOR_GRBM_CD)) != EBM_OK) {
-        cli_die(PROG, "ebm_estimator_create", rc, ebm_model_errmsg(m));
-    }
-    if ((rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_K, o.gibbs_steps)) != EBM_OK ||
-        (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER, EBM_SAMPLER_GIBBS_LANGEVIN)) ||
-        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
-        (rc = ebm_estimator_set_double(e, so + EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
-        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_SCALE_BY_VARIANCE, !o.precondition)) ||
-        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_PRECONDITION, o.precondition)) ||
-        (rc = ebm_estimator_set_int(e, so + EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
-        cli_die(PROG, "estimator options", rc, ebm_estimator_errmsg(e));
-    }
-    sampler_pack sp;
-    if ((rc = ebm_sampler_create(&sp.s, m_avg != NULL ? m_avg : m, EBM_SAMPLER_GIBBS_LANGEVIN)) !=
-        EBM_OK) {
-        cli_die(PROG, "ebm_sampler_create", rc, ebm_model_errmsg(m));
-    }
-    if ((rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_LANGEVIN_STEPS, o.langevin_steps)) ||
-        (rc = ebm_sampler_set_double(sp.s, EBM_SAMPLER_STEP_SIZE, o.step_size)) ||
-        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_SCALE_BY_VARIANCE, !o.precondition)) ||
-        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_PRECONDITION, o.precondition)) ||
-        (rc = ebm_sampler_set_int(sp.s, EBM_SAMPLER_ADJUST_AFTER, o.adjust))) {
-        cli_die(PROG, "sampler options", rc, ebm_sampler_errmsg(sp.s));
-    }
-    sp.x = cli_xmalloc(PROG, (size_t)(o.samples * w) * sizeof *sp.x);
-    sp.grey = cli_xmalloc(PROG, (size_t)(o.samples * n0) * sizeof *sp.grey);
-    sp.mean = cli_xmalloc(PROG, (size_t)(o.samples * n0) * sizeof *sp.mean);
-
-    float *grad = cli_xmalloc(PROG, (size_t)n_params * sizeof *grad);
-    float *theta = cli_xmalloc(PROG, (size_t)n_params * sizeof *theta);
-    float *batch = cli_xmalloc(PROG, (size_t)(o.batch * n0) * sizeof *batch);
-    float *xrec = cli_xmalloc(PROG, (size_t)(o.batch * w) * sizeof *xrec);
-    float *rec = cli_xmalloc(PROG, (size_t)(o.batch * n0) * sizeof *rec);
-    int64_t *perm = cli_xmalloc(PROG, (size_t)train.n * sizeof *perm);
-    const int64_t batches = train.n / o.batch; /* the last partial batch is dropped */
-    const int64_t total = o.epochs * batches;
-    const double budget = o.minutes > 0 ? 60.0 * o.minutes : INFINITY;
-    const int time_schedule = o.minutes > 0 && !epochs_given;
-    optim_settings os = optim_settings_default(o.lr); /* SGD, no momentum */
-    os.schedule = time_schedule ? OPTIM_CONSTANT : OPTIM_COSINE;
-    os.total_steps = total;
-    os.clip_norm = o.clip;
-    optim opt;
-    if ((rc = optim_init(&opt, &os, n_params)) != OPTIM_OK) {
-        cli_die(PROG, "optim_init", EBM_EVALUE, optim_settings_check(&os));
-    }
-    /* What a resumed run must share with the one that wrote the checkpoint. */
-    char config[512];
-    snprintf(config, sizeof config,
-             "train_grbm hidden=%lld batch=%lld lr=%g epochs=%lld minutes=%g gibbs_steps=%lld "
-             "langevin_steps=%lld step_size=%g adjust=%lld clip=%g standardize=%s sd_floor=%g "
-             "limit=%lld seed=%llu precondition=%s",
-             (long long)o.hidden, (long long)o.batch, o.lr, (long long)o.epochs,
-             time_schedule ? o.minutes : 0.0, (long long)o.gibbs_steps,
-             (long long)o.langevin_steps, o.step_size, (long long)o.adjust, o.clip,
-             o.global ? "global" : "pixel", o.sd_floor, (long long)o.limit,
-             (unsigned long long)o.seed, off_on[o.precondition]);
-
-    write_grid(&o, &train, "data.png", train.x, o.samples < train.n ? o.samples : train.n);
-    fprintf(stderr,
-            "train_grbm: %lld images (standardised %s), %lld x %lld GRBM, batch %lld, %lld x %lld "
-            "Gibbs-Langevin steps (step size %g x %s, adjust %lld), lr %g, %s\n",
-            (long long)train.n, o.global ? "globally" : "per pixel", (long long)n0,
-            (long long)o.hidden, (long long)o.batch, (long long)o.gibbs_steps,
-            (long long)o.langevin_steps, o.step_size,
-            o.precondition ? "each pixel's variance" : "mean variance", (long long)o.adjust, o.lr,
-            time_schedule ? "cosine over the time budget" : "cosine over the epochs");
-
-    /* Resume: the model, the training generator and the optimiser's step. */
-    int64_t step = 0;
-    double seconds_before = 0.0;
-    if (o.resume != NULL) {
-        checkpoint ck;
-        if ((rc = checkpoint_load(&ck, o.resume, err, sizeof err)) != CHECKPOINT_OK) {
-            fprintf(stderr, "train_grbm: --resume: %s\n", err);
-            return 1;
-        }
-        if (ck.config == NULL || strcmp(ck.config, config) != 0) {
-            fprintf(stderr, "train_grbm: --resume: %s was written with other settings:\n"
-                            "  it has: %s\n  now:    %s\n",
-                    o.resume, ck.config != NULL ? ck.config : "(none)", config);
-            checkpoint_free(&ck);
-            return 2;
-        }
-        rc = checkpoint_restore(&ck, m, rng, &opt, &avg, e, err, sizeof err);
-        step = ck.iteration;
-        seconds_before = ck.seconds;
-        checkpoint_free(&ck);
-        if (rc != CHECKPOINT_OK) {
-            fprintf(stderr, "train_grbm: --resume: %s\n", err);
-            return 1;
-        }
-        fprintf(stderr, "train_grbm: resumed from %s at step %lld (%.1f s of training)\n",
-                o.resume, (long long)step, seconds_before);
-    }
-
-    /* The CSV: appended to when resuming (its columns must be the same; rows
-     * after the checkpoint's step are cut), else written anew; the held-out
-     * columns come last. */
-    char path[1024], header[512], averaged[128] = "";
-    if (ho.column != NULL && optim_average_on(&avg)) {
+    char path[1024], header[512], averaged[128] = "", err[512];
+    const char *column = r->heldout_column;
+    if (column != NULL && optim_average_on(&r->avg)) {
         snprintf(averaged, sizeof averaged, ",%s_avg,heldout_log_z_avg,heldout_seconds_avg",
-                 ho.column);
+                 column);
     }
     snprintf(header, sizeof header,
              "step,epoch,seconds,lr,grad_norm,var_mean,var_min,var_max,accept,recon_mse,"
-             "sample_accept,var_ratio%s%s%s%s\n", ho.column != NULL ? "," : "",
-             ho.column != NULL ? ho.column : "",
-             ho.column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
-    snprintf(path, sizeof path, "%s/train_grbm.csv", o.out);
-    FILE *csv;
-    if ((rc = cli_open_log(&csv, path, header, o.resume != NULL ? step : -1, "", err,
-                           sizeof err)) != 0) {
+             "sample_accept,var_ratio%s%s%s%s\n", column != NULL ? "," : "",
+             column != NULL ? column : "",
+             column != NULL ? ",heldout_log_z,heldout_seconds" : "", averaged);
+    snprintf(path, sizeof path, "%s/train_grbm.csv", r->o.out);
+    const int rc = cli_open_log(&r->csv, path, header, r->o.resume != NULL ? r->step : -1, "",
+                                err, sizeof err);
+    if (rc != 0) {
         fprintf(stderr, "train_grbm: %s\n", err);
         return rc == CLI_LOG_OTHER_COLUMNS ? 2 : 1;
     }
+    return 0;
+}
 
-    if (cli_catch_stop_signals() != 0) {
-        fprintf(stderr, "train_grbm: warning: cannot catch SIGINT and SIGTERM: %s\n",
-                strerror(errno));
+/* The step's mini-batch: the rows of its epoch's order, which comes from a
+ * generator of its own (STREAM_ORDER + epoch), so a resumed run continues
+ * mid-epoch with the same batches. *perm_epoch is the epoch r->perm holds. */
+static void next_batch(grbm_run *r, int64_t *perm_epoch)
+{
+    const int64_t epoch = r->step / r->batches, b = r->step % r->batches;
+    char err[512];
+    int rc;
+    if (epoch != *perm_epoch) {
+        ebm_rng_t *order;
+        if ((rc = ebm_rng_create(&order, r->o.seed, STREAM_ORDER + (uint64_t)epoch)) != EBM_OK ||
+            (rc = data_shuffle(r->perm, r->train.n, order)) != DATA_OK) {
+            cli_die(PROG, "data_shuffle", rc, data_strerror(rc));
+        }
+        ebm_rng_destroy(order);
+        *perm_epoch = epoch;
     }
-    /* Training time: the clock since t0 less pictures_s, the time spent on
-     * pictures, checkpoints and held-out evaluations. */
-    const double t0 = cli_now() - seconds_before;
-    double pictures_s = 0.0, next_picture = seconds_before + 60.0 * o.sample_minutes,
-           acc_sum = 0.0, norm_sum = 0.0, sample_acc = NAN;
-    int64_t window = 0, perm_epoch = -1;
-    int stop = 0, stopped_by = 0;
-    while (!stop && step < total) {
-        /* SIGINT or SIGTERM: stop between steps, save below. */
-        if ((stopped_by = cli_stop_signal()) != 0) {
-            break;
+    rc = data_batch(&r->train, &r->enc, NULL, r->perm + b * r->o.batch, r->o.batch, r->batch,
+                    r->n0, err, sizeof err);
+    if (rc != DATA_OK) {
+        cli_die(PROG, "data_batch", rc, err);
+    }
+}
+
+/* Statistics averaged between two lines of the CSV. */
+typedef struct window {
+    int64_t steps;
+    double accept, norm;
+} window;
+
+/* One model's held-out figures at a step (NaN where not measured). */
+typedef struct heldout_figures {
+    double ll, log_z, seconds;
+} heldout_figures;
+
+/* --eval-every at this step: the last iterate's figures into *last and,
+ * once the average holds an iterate, the average's into *avg, and a line on
+ * stderr. @return 0, or -1 after a message */
+static int heldout_at_step(grbm_run *r, heldout_figures *last, heldout_figures *avg)
+{
+    const double te = cli_now();
+    if (grbm_heldout_score(r, r->m, &last->ll, &last->log_z) != 0) {
+        return -1;
+    }
+    last->seconds = cli_now() - te;
+    char averaged_ll[96] = "";
+    if (r->avg.count > 0) {
+        if (grbm_heldout_score(r, grbm_shown_model(r), &avg->ll, &avg->log_z) != 0) {
+            return -1;
         }
-        /* Epoch t's order comes from a generator of its own, so a resumed run
-         * continues mid-epoch with the same batches. */
-        const int64_t epoch = step / batches, b = step % batches;
-        if (epoch != perm_epoch) {
-            ebm_rng_t *order;
-            if ((rc = ebm_rng_create(&order, o.seed, STREAM_ORDER + (uint64_t)epoch)) != EBM_OK ||
-                (rc = data_shuffle(perm, train.n, order)) != DATA_OK) {
-                cli_die(PROG, "data_shuffle", rc, data_strerror(rc));
-            }
-            ebm_rng_destroy(order);
-            perm_epoch = epoch;
+        avg->seconds = cli_now() - te - last->seconds;
+        snprintf(averaged_ll, sizeof averaged_ll, "; average of %lld iterates %.4f",
+                 (long long)r->avg.count, avg->ll);
+    }
+    fprintf(stderr, "step %7lld  held-out %s = %.4f (%lld images, %.2f s)%s\n",
+            (long long)r->step, r->heldout_column, last->ll, (long long)r->heldout.n,
+            last->seconds, averaged_ll);
+    return 0;
+}
+
+/* A line of train_grbm.csv and a progress line on stderr (the window's
+ * means); the variance and reconstruction figures are the last iterate's. */
+static void log_line(grbm_run *r, const window *win, double elapsed, double lr,
+                     double sample_acc, const heldout_figures *last, const heldout_figures *avg)
+{
+    double vmean, vlo, vhi;
+    ebm_model_get_params(r->m, r->theta);
+    grbm_variance_range(r->m, r->theta, &vmean, &vlo, &vhi, NULL);
+    const double mse =
+        reconstruction_mse(r->m, r->o.batch, r->batch, r->n0, r->theta, r->xrec, r->rec);
+    const double ep = (double)r->step / (double)r->batches;
+    const double norm = win->norm / (double)win->steps, acc = win->accept / (double)win->steps;
+    fprintf(r->csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f,%.4f",
+            (long long)r->step, ep, elapsed, lr, norm, vmean, vlo, vhi, acc, mse, sample_acc,
+            vmean / vlo);
+    if (r->heldout_column != NULL) {
+        fprintf(r->csv, ",%.6f,%.6f,%.3f", last->ll, last->log_z, last->seconds);
+    }
+    if (r->heldout_column != NULL && optim_average_on(&r->avg)) {
+        fprintf(r->csv, ",%.6f,%.6f,%.3f", avg->ll, avg->log_z, avg->seconds);
+    }
+    fputc('\n', r->csv);
+    fflush(r->csv);
+    const double rate = (double)r->step / elapsed;
+    double left = (double)(r->total - r->step) / rate;
+    left = r->budget - elapsed < left ? r->budget - elapsed : left;
+    char eta[32], took[32];
+    cli_format_duration(left, eta, sizeof eta);
+    cli_format_duration(elapsed, took, sizeof took);
+    fprintf(stderr,
+            "step %7lld  epoch %7.2f  lr %.5f  |g| %7.3f  var %.3g [%.2g, %.2g]  "
+            "accept %.3f  recon %.4f  %.2f steps/s  %s  ETA %s\n",
+            (long long)r->step, ep, lr, norm, vmean, vlo, vhi, acc, mse, rate, took, eta);
+}
+
+/* Train until the last step, the time budget, an error or SIGINT/SIGTERM
+ * (*stopped_by). Training time is the clock less *pictures_s, the time
+ * spent on pictures, checkpoints and held-out evaluations. @return 0, or -1
+ * after a message */
+static int train(grbm_run *r, double t0, double *pictures_s, int *stopped_by)
+{
+    const options *o = &r->o;
+    double next_picture = r->seconds_before + 60.0 * o->sample_minutes, sample_acc = NAN;
+    int64_t perm_epoch = -1;
+    window win = {0, 0.0, 0.0};
+    while (r->step < r->total) {
+        if ((*stopped_by = cli_stop_signal()) != 0) { /* save in finish() */
+            return 0;
         }
-        rc = data_batch(&train, &enc, NULL, perm + b * o.batch, o.batch, batch, n0, err,
-                        sizeof err);
-        if (rc != DATA_OK) {
-            cli_die(PROG, "data_batch", rc, err);
-        }
-        rc = ebm_estimator_gradient(e, rng, o.batch, batch, n0, grad);
+        next_batch(r, &perm_epoch);
+        int rc = ebm_estimator_gradient(r->e, r->rng, o->batch, r->batch, r->n0, r->grad);
         if (rc != EBM_OK) {
-            fprintf(stderr, "train_grbm: step %lld: %s\n", (long long)step,
-                    ebm_estimator_errmsg(e));
+            fprintf(stderr, "train_grbm: step %lld: %s\n", (long long)r->step,
+                    ebm_estimator_errmsg(r->e));
             if (rc == EBM_EVALUE) { /* a non-finite gradient: how far the variances spread */
-                explain_divergence(&o, m, theta);
+                explain_divergence(o, r->m, r->theta);
             }
-            stop = 2;
-            break;
+            return -1;
         }
-        const double elapsed = cli_now() - t0 - pictures_s;
-        if (time_schedule) {
+        const double elapsed = cli_now() - t0 - *pictures_s;
+        if (r->time_schedule) {
             /* The cosine schedule over the fraction of the budget used. */
-            const double frac = elapsed < budget ? elapsed / budget : 1.0;
-            opt.set.lr = 0.5 * o.lr * (1.0 + cos(3.14159265358979323846 * frac));
+            const double frac = elapsed < r->budget ? elapsed / r->budget : 1.0;
+            r->opt.set.lr = 0.5 * o->lr * (1.0 + cos(3.14159265358979323846 * frac));
         }
-        const double lr = optim_rate(&opt);
-        if ((rc = optim_step(&opt, m, grad)) != EBM_OK) {
-            fprintf(stderr, "train_grbm: step %lld, update (lr %g): %s\n", (long long)step, lr,
-                    ebm_model_errmsg(m));
-            stop = 2;
-            break;
+        const double lr = optim_rate(&r->opt);
+        if (optim_step(&r->opt, r->m, r->grad) != EBM_OK) {
+            fprintf(stderr, "train_grbm: step %lld, update (lr %g): %s\n", (long long)r->step,
+                    lr, ebm_model_errmsg(r->m));
+            return -1;
         }
-        if ((rc = optim_average_update(&avg, m, opt.step)) != EBM_OK) {
+        if ((rc = optim_average_update(&r->avg, r->m, r->opt.step)) != EBM_OK) {
             cli_die(PROG, "optim_average_update", rc, "");
         }
-        step++;
-        window++;
-        acc_sum += ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
-        norm_sum += opt.last_norm;
-        const int last = step == total || elapsed >= budget;
-        if (elapsed >= next_picture || last) {
+        r->step++;
+        win.steps++;
+        win.accept += ebm_estimator_stat(r->e, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
+        win.norm += r->opt.last_norm;
+        const int last = r->step == r->total || elapsed >= r->budget;
+        const int pictures = elapsed >= next_picture || last;
+        if (pictures) {
             const double tp = cli_now();
-            const ebm_model_t *shown = shown_model(m, m_avg, &avg, theta);
-            sample_acc = draw_pictures(&o, &train, &enc, shown, &sp, step);
-            if (save_state(&o, m, shown, rng, &opt, &avg, e, step, elapsed, config) != 0) {
-                stop = 2;
-            }
-            pictures_s += cli_now() - tp;
-            next_picture = elapsed + 60.0 * o.sample_minutes;
+            sample_acc = grbm_draw_pictures(r, grbm_shown_model(r), r->step);
+            *pictures_s += cli_now() - tp;
+            next_picture = elapsed + 60.0 * o->sample_minutes;
         }
-        const int eval_now = o.eval_every > 0 && step % o.eval_every == 0;
-        double heldout_ll = NAN, heldout_log_z = NAN, heldout_s = NAN;
-        double avg_ll = NAN, avg_log_z = NAN, avg_s = NAN; /* the average's, once it has one */
+        const int eval_now = o->eval_every > 0 && r->step % o->eval_every == 0;
+        heldout_figures h_last = {NAN, NAN, NAN}, h_avg = {NAN, NAN, NAN};
         if (eval_now) {
             const double te = cli_now();
-            if (heldout_score(&o, &ho, m, step, &heldout_ll, &heldout_log_z) != 0) {
-                stop = 2;
-                break;
+            if (heldout_at_step(r, &h_last, &h_avg) != 0) {
+                return -1;
             }
-            heldout_s = cli_now() - te;
-            char averaged_ll[96] = "";
-            if (avg.count > 0) {
-                const ebm_model_t *shown = shown_model(m, m_avg, &avg, theta);
-                if (heldout_score(&o, &ho, shown, step, &avg_ll, &avg_log_z) != 0) {
-                    stop = 2;
-                    break;
-                }
-                avg_s = cli_now() - te - heldout_s;
-                snprintf(averaged_ll, sizeof averaged_ll, "; average of %lld iterates %.4f",
-                         (long long)avg.count, avg_ll);
-            }
-            pictures_s += cli_now() - te;
-            fprintf(stderr, "step %7lld  held-out %s = %.4f (%lld images, %.2f s)%s\n",
-                    (long long)step, ho.column, heldout_ll, (long long)ho.n, heldout_s,
-                    averaged_ll);
+            *pictures_s += cli_now() - te;
         }
-        if (step % o.log_every == 0 || last || eval_now) {
-            double vmean, vlo, vhi;
-            ebm_model_get_params(m, theta);
-            variance_range(m, theta, &vmean, &vlo, &vhi, NULL);
-            const double mse = reconstruction_mse(m, o.batch, batch, n0, theta, xrec, rec);
-            const double ep = (double)step / (double)batches;
-            fprintf(csv, "%lld,%.4f,%.2f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f,%.6g,%.4f,%.4f",
-                    (long long)step, ep, elapsed, lr, norm_sum / window, vmean, vlo, vhi,
-                    acc_sum / window, mse, sample_acc, vmean / vlo);
-            if (ho.column != NULL) {
-                fprintf(csv, ",%.6f,%.6f,%.3f", heldout_ll, heldout_log_z, heldout_s);
+        if (r->step % o->log_every == 0 || last || eval_now) {
+            log_line(r, &win, elapsed, lr, sample_acc, &h_last, &h_avg);
+            memset(&win, 0, sizeof win);
+        }
+        /* With the pictures, the model files and the checkpoint, after the
+         * step's CSV line: a run resumed from the checkpoint (which cuts the
+         * CSV's later lines) then has every line. */
+        if (pictures) {
+            const double tp = cli_now();
+            if (grbm_save_state(r, grbm_shown_model(r), elapsed) != 0) {
+                return -1;
             }
-            if (ho.column != NULL && optim_average_on(&avg)) {
-                fprintf(csv, ",%.6f,%.6f,%.3f", avg_ll, avg_log_z, avg_s);
-            }
-            fputc('\n', csv);
-            fflush(csv);
-            const double rate = (double)step / elapsed;
-            double left = (double)(total - step) / rate;
-            left = budget - elapsed < left ? budget - elapsed : left;
-            char eta[32], took[32];
-            cli_format_duration(left, eta, sizeof eta);
-            cli_format_duration(elapsed, took, sizeof took);
-            fprintf(stderr,
-                    "step %7lld  epoch %7.2f  lr %.5f  |g| %7.3f  var %.3g [%.2g, %.2g]  "
-                    "accept %.3f  recon %.4f  %.2f steps/s  %s  ETA %s\n",
-                    (long long)step, ep, lr, norm_sum / window, vmean, vlo, vhi, acc_sum / window,
-                    mse, rate, took, eta);
-            acc_sum = norm_sum = 0.0;
-            window = 0;
+            *pictures_s += cli_now() - tp;
         }
         if (last) {
-            stop = stop == 2 ? 2 : 1;
+            return 0;
         }
     }
-    fclose(csv);
+    return 0;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static void free_run(grbm_run *r)
+{
+    if (r->csv != NULL) {
+        fclose(r->csv);
+    }
+    free(r->perm);
+    free(r->rec);
+    free(r->xrec);
+    free(r->batch);
+    free(r->theta);
+    free(r->grad);
+    free(r->pic_mean);
+    free(r->pic_grey);
+    free(r->pic_x);
+    ebm_sampler_destroy(r->sampler);
+    ebm_estimator_destroy(r->e);
+    optim_free(&r->opt);
+    optim_average_free(&r->avg);
+    ebm_rng_destroy(r->rng);
+    ebm_model_destroy(r->m_avg);
+    ebm_model_destroy(r->m);
+    free(r->px_sd);
+    free(r->px_mean);
+    free(r->heldout_x);
+    free(r->heldout_ll);
+    data_set_free(&r->train);
+    data_set_free(&r->test);
+}
+
+/* Everything before the first step: the output directory, the data, the
+ * model, the estimator, the optimiser, the held-out rows, data.png, --resume
+ * and the CSV. @return 0, or an exit status after a message */
+static int set_up(grbm_run *r)
+{
+    const options *o = &r->o;
+    if (cli_make_dirs(o->out) != 0) {
+        fprintf(stderr, "train_grbm: cannot create %s: %s\n", o->out, strerror(errno));
+        return 1;
+    }
+    int rc = grbm_load_data(r);
+    if (rc != 0) {
+        return rc;
+    }
+    grbm_build_model(r);
+    grbm_prepare_heldout(r);
+    grbm_build_estimator(r);
+    grbm_build_optimiser(r);
+    grbm_write_grid(r, "data.png", r->train.x, o->samples < r->train.n ? o->samples : r->train.n);
+    fprintf(stderr,
+            "train_grbm: %lld images (standardised %s), %lld x %lld GRBM, batch %lld, %lld x %lld "
+            "Gibbs-Langevin steps (step size %g x %s, adjust %lld), lr %g, %s\n",
+            (long long)r->train.n, o->global ? "globally" : "per pixel", (long long)r->n0,
+            (long long)o->hidden, (long long)o->batch, (long long)o->gibbs_steps,
+            (long long)o->langevin_steps, o->step_size,
+            o->precondition ? "each pixel's variance" : "mean variance", (long long)o->adjust,
+            o->lr, r->time_schedule ? "cosine over the time budget" : "cosine over the epochs");
+    if (o->resume != NULL && (rc = grbm_resume(r)) != 0) {
+        return rc;
+    }
+    return open_csv(r);
+}
+
+/* After training: with a signal, the state of the last step saved and where
+ * to resume; else done or stopped on an error. @return the exit status */
+static int finish(grbm_run *r, int failed, int stopped_by, double t0, double pictures_s)
+{
+    const options *o = &r->o;
     char result[256] = "";
-    if (optim_average_on(&avg) && avg.count > 0) {
+    if (optim_average_on(&r->avg) && r->avg.count > 0) {
         snprintf(result, sizeof result, " (the average of the %lld iterates after step %lld, "
-                 "--average-from; the last iterate: model_raw.ebm)", (long long)avg.count,
-                 (long long)avg.from);
-    } else if (optim_average_on(&avg)) {
+                 "--average-from; the last iterate: model_raw.ebm)", (long long)r->avg.count,
+                 (long long)r->avg.from);
+    } else if (optim_average_on(&r->avg)) {
         snprintf(result, sizeof result, " (the last iterate: no step came after "
-                 "--average-from %lld; also model_raw.ebm)", (long long)avg.from);
+                 "--average-from %lld; also model_raw.ebm)", (long long)r->avg.from);
     }
     if (stopped_by != 0) {
         const double elapsed = cli_now() - t0 - pictures_s;
-        const ebm_model_t *shown = shown_model(m, m_avg, &avg, theta);
-        if (save_state(&o, m, shown, rng, &opt, &avg, e, step, elapsed, config) != 0) {
-            stop = 2;
+        if (grbm_save_state(r, grbm_shown_model(r), elapsed) != 0) {
+            failed = 1;
         } else {
             fprintf(stderr, "train_grbm: %s: stopped after step %lld; wrote %s/train_grbm.ckpt "
                             "and %s/model.ebm%s; continue with --resume %s/train_grbm.ckpt\n",
-                    cli_signal_name(stopped_by), (long long)step, o.out, o.out, result, o.out);
+                    cli_signal_name(stopped_by), (long long)r->step, o->out, o->out, result,
+                    o->out);
         }
     } else {
         fprintf(stderr, "train_grbm: %s after %lld steps; pictures and model in %s%s\n",
-                stop == 2 ? "stopped on an error" : "done", (long long)step, o.out,
-                stop == 2 ? "" : result);
+                failed ? "stopped on an error" : "done", (long long)r->step, o->out,
+                failed ? "" : result);
     }
-    free(perm);
-    free(rec);
-    free(xrec);
-    free(batch);
-    free(theta);
-    free(grad);
-    free(sp.mean);
-    free(sp.grey);
-    free(sp.x);
-    ebm_sampler_destroy(sp.s);
-    ebm_estimator_destroy(e);
-    optim_free(&opt);
-    optim_average_free(&avg);
-    ebm_rng_destroy(rng);
-    ebm_model_destroy(m_avg);
-    ebm_model_destroy(m);
-    free(px_sd);
-    free(px_mean);
-    free(ho.x);
-    free(ho.ll);
-    data_set_free(&train);
-    data_set_free(&test);
-    if (stop == 2) {
+    if (failed) {
         return 1;
     }
     if (stopped_by == 0) {
@@ -904,3 +595,31 @@ int main(int argc, char **argv)
     }
     return stopped_by != 0 ? 128 + stopped_by : 0;
 }
+
+int main(int argc, char **argv)
+{
+    grbm_run r;
+    memset(&r, 0, sizeof r);
+    const int parsed = parse_options(argc, argv, &r.o, &r.epochs_given);
+    if (parsed != 0) {
+        return parsed == 1 ? 0 : 2;
+    }
+    int rc = set_up(&r);
+    if (rc != 0) {
+        return rc; /* as before the restructuring: the process ends, the OS frees */
+    }
+    if (cli_catch_stop_signals() != 0) {
+        fprintf(stderr, "train_grbm: warning: cannot catch SIGINT and SIGTERM: %s\n",
+                strerror(errno));
+    }
+    const double t0 = cli_now() - r.seconds_before;
+    double pictures_s = 0.0;
+    int stopped_by = 0;
+    const int failed = train(&r, t0, &pictures_s, &stopped_by) != 0;
+    fclose(r.csv);
+    r.csv = NULL;
+    rc = finish(&r, failed, stopped_by, t0, pictures_s);
+    free_run(&r);
+    return rc;
+}
+

@@ -476,6 +476,22 @@ bad_length:
     return CHECKPOINT_EFORMAT;
 }
 
+int checkpoint_save_models(const char *out, const ebm_model_t *shown, const ebm_model_t *raw,
+                           char *err, size_t err_size)
+{
+    char path[4200];
+    const ebm_model_t *m[2] = {shown, raw};
+    const char *name[2] = {"model.ebm", "model_raw.ebm"};
+    for (int i = 0; i < 2 && m[i] != NULL; i++) {
+        snprintf(path, sizeof path, "%s/%s", out, name[i]);
+        if (ebm_model_save(m[i], path) != EBM_OK) {
+            snprintf(err, err_size, "%s: %s", path, ebm_model_errmsg(m[i]));
+            return CHECKPOINT_EIO;
+        }
+    }
+    return CHECKPOINT_OK;
+}
+
 int checkpoint_load(checkpoint *out, const char *path, char *err, size_t err_size)
 {
     if (out == NULL || path == NULL) {

@@ -87,6 +87,16 @@ int checkpoint_save(const char *path, const ebm_model_t *m, const ebm_rng_t *rng
                     size_t err_size);
 
 /**
+ * The model files beside a checkpoint: <out>/model.ebm (shown: the model
+ * evaluated, e.g. the average of the iterates) and, if raw is not NULL,
+ * <out>/model_raw.ebm (raw: the last iterate), each by ebm_model_save.
+ * @return CHECKPOINT_OK, or CHECKPOINT_EIO with err "<path>: <the model's
+ *         message>"
+ */
+int checkpoint_save_models(const char *out, const ebm_model_t *shown, const ebm_model_t *raw,
+                           char *err, size_t err_size);
+
+/**
  * Read and verify a checkpoint (magic, version 1 or 2, CRC, every section's
  * length, the model through ebm_model_load_buffer; the iteration, the
  * optimiser's step and the average's start and count in 0..

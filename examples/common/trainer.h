@@ -3,7 +3,9 @@
  * checkpoints with exact resume, the held-out log-likelihood during training
  * (--eval-every), and the final evaluation (log-likelihood or its bound,
  * samples, image completion). Each trainer is a main() that picks the
- * estimator and the papers' defaults, then calls trainer_main.
+ * estimator and the papers' defaults, then calls trainer_main. The code is
+ * in trainer.c and the trainer_*.c files it runs, by concept
+ * (trainer_run.h lists them).
  *
  * Random streams (seed = --seed): stream 0 initialises the model, stream 1
  * drives training (mini-batch rows, Bernoulli binarisation, the estimator),

@@ -14,10 +14,16 @@
 # rename that replaces the old checkpoint, in the first, second or third
 # write of that start. The MPI trainer runs on 2 ranks, and each kill
 # picks one rank (the shim: rank 0, which writes the checkpoints).
+# train_grbm (run grbm; Fashion-MNIST's first 64 images, skipped when the
+# data set is missing) writes train_grbm.ckpt and train_grbm.csv, whose
+# seconds column is the third, with pictures after every step, and trains
+# for STEPS_PER_RUN / 64 epochs of 4 steps (a sixteenth of the steps: each
+# also writes two pictures, and a start reads the data set's 60,000 images).
 #
 # Usage: tests/crash/soak.sh [BUILD_DIR]   (default build/examples; make
 # check-crash builds what it needs). Environment: KILLS (default 50) kills
-# per run, KILLS_MPI (default KILLS) for the MPI run, STEPS_PER_RUN
+# per run, KILLS_MPI (default KILLS) for the MPI run, KILLS_GRBM (default
+# KILLS, at most 20) for train_grbm, STEPS_PER_RUN
 # (default 1500), RUNS (the names below, default all), SOAK_SEED (default:
 # the time; it is printed, and the same seed replays the same delays and
 # shim moments, not the same timing). Prints one line per run and
@@ -28,8 +34,9 @@ B=${1:-build/examples}
 SHIM=${SHIM:-build/tests/crash/kill_at.so}
 KILLS=${KILLS:-50}
 KILLS_MPI=${KILLS_MPI:-$KILLS}
+KILLS_GRBM=${KILLS_GRBM:-$((KILLS < 20 ? KILLS : 20))}
 SOAK_SEED=${SOAK_SEED:-$(date +%s)}
-RUNS=${RUNS:-ucd ucd_lmi pcd pt mpi}
+RUNS=${RUNS:-ucd ucd_lmi pcd pt mpi grbm}
 STEPS_PER_RUN=${STEPS_PER_RUN:-1500}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 export OMPI_MCA_rmaps_base_oversubscribe=1
@@ -41,7 +48,8 @@ SHIM=$(realpath "$SHIM")
 T=$(mktemp -d)
 trap 'pkill -KILL -f -- "--out $T/" 2>/dev/null; rm -rf "$T"' EXIT
 RANDOM=$SOAK_SEED
-echo "crash: SOAK_SEED=$SOAK_SEED KILLS=$KILLS KILLS_MPI=$KILLS_MPI STEPS_PER_RUN=$STEPS_PER_RUN"
+echo "crash: SOAK_SEED=$SOAK_SEED KILLS=$KILLS KILLS_MPI=$KILLS_MPI KILLS_GRBM=$KILLS_GRBM" \
+     "STEPS_PER_RUN=$STEPS_PER_RUN"
 
 passed=0
 failed=0
@@ -57,13 +65,34 @@ PROG[ucd_lmi]=train_ucd_lmi; ARGS[ucd_lmi]="--layers 16,16,8"
 PROG[pcd]=train_pcd;         ARGS[pcd]="--layers 16,16,8"
 PROG[pt]=train_pcd;          ARGS[pt]="--layers 16,16 --ladder 0.5,0.8,1 --chains 8"
 PROG[mpi]=train_mpi;         ARGS[mpi]="--estimator ucd --layers 16,16 --shards 4"
+PROG[grbm]=train_grbm
+ARGS[grbm]="--hidden 8 --batch 16 --limit 64 --gibbs-steps 2 --langevin-steps 2 --samples 1
+            --sample-every 1e-12 --log-every 1 --seed 5"
+# Each run's checkpoint and CSV, and the CSV's columns but seconds.
+declare -A CKPT CSV COLUMNS
+for name in ucd ucd_lmi pcd pt mpi; do
+    CKPT[$name]=checkpoint.ckpt; CSV[$name]=train.csv; COLUMNS[$name]=1,3-
+done
+CKPT[grbm]=train_grbm.ckpt; CSV[grbm]=train_grbm.csv; COLUMNS[grbm]=1,2,4-
+FASHION=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+
+# length NAME STEPS: the arguments that make NAME's run STEPS long (and,
+# but for grbm, its other shared arguments).
+length() {
+    if [ "$1" = grbm ]; then
+        local epochs=$(($2 / 64))
+        echo --epochs $((epochs > 0 ? epochs : 1))
+    else
+        echo "${TINY[@]}" --steps "$2"
+    fi
+}
 
 # start NAME DIR KILL_AT: run NAME into DIR in the background (resuming
-# from DIR/checkpoint.ckpt when it exists), the shim set to KILL_AT (empty:
-# no kill); sets pid.
+# from its checkpoint in DIR when it exists), the shim set to KILL_AT
+# (empty: no kill); sets pid.
 start() {
     local name=$1 dir=$2 kill_at=$3 resume=()
-    [ -e "$dir/checkpoint.ckpt" ] && resume=(--resume "$dir/checkpoint.ckpt")
+    [ -e "$dir/${CKPT[$name]}" ] && resume=(--resume "$dir/${CKPT[$name]}")
     local cmd=("$B/${PROG[$name]}") rank=()
     if [ "$name" = mpi ]; then
         cmd=(mpirun --allow-run-as-root --oversubscribe -np 2
@@ -71,9 +100,9 @@ start() {
         rank=(EBM_KILL_RANK=0)
     fi
     # shellcheck disable=SC2206
-    local args=(${ARGS[$name]})
+    local args=(${ARGS[$name]}) steps=($(length "$name" "${STEPS[$name]}"))
     env EBM_KILL_AT="$kill_at" "${rank[@]}" LD_PRELOAD="$SHIM" \
-        "${cmd[@]}" "${TINY[@]}" "${args[@]}" --steps "${STEPS[$name]}" "${resume[@]}" \
+        "${cmd[@]}" "${steps[@]}" "${args[@]}" "${resume[@]}" \
         --out "$dir" >>"$dir.out" 2>>"$dir.err" &
     pid=$!
 }
@@ -84,8 +113,9 @@ workers() { pgrep -f -- "^$B/${PROG[$1]} .*--out $2\$" || true; }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# The state of the temporary checkpoint file: empty when there is none.
-tmp_state() { stat -c '%i %.9Y %s' "$1/checkpoint.ckpt.tmp" 2>/dev/null || true; }
+# tmp_state DIR CKPT: the state of the temporary checkpoint file: empty
+# when there is none.
+tmp_state() { stat -c '%i %.9Y %s' "$1/$2.tmp" 2>/dev/null || true; }
 
 # run_to_end NAME DIR: start NAME in DIR and wait; sets rc and ms (its
 # wall time).
@@ -121,6 +151,7 @@ soak() {
     fi
     local kills=0 in_write=0 starts=0 rounds=0 t_soak kills_wanted=$KILLS
     [ "$name" = mpi ] && kills_wanted=$KILLS_MPI
+    [ "$name" = grbm ] && kills_wanted=$KILLS_GRBM
     local span=$((15 * (t_ref - t_one) / (10 * kills_wanted)))
     [ "$span" -ge 5 ] || span=5
     t_soak=$(now_ms)
@@ -133,7 +164,7 @@ soak() {
             local kill_at=""
             if [ $((starts % 3)) = 0 ]; then
                 local calls=(fwrite fsync rename)
-                kill_at="${calls[RANDOM % 3]}:$((RANDOM % 3 + 1)):checkpoint.ckpt"
+                kill_at="${calls[RANDOM % 3]}:$((RANDOM % 3 + 1)):${CKPT[$name]}"
             fi
             echo "== start $starts, kill at: ${kill_at:-random}" >>"$dir.err"
             start "$name" "$dir" "$kill_at"
@@ -161,7 +192,7 @@ soak() {
             # a temporary file other than the one seen after the last kill:
             # this kill stopped a write
             local now_tmp
-            now_tmp=$(tmp_state "$dir")
+            now_tmp=$(tmp_state "$dir" "${CKPT[$name]}")
             if [ -n "$now_tmp" ] && [ "$now_tmp" != "$last_tmp" ]; then
                 in_write=$((in_write + 1))
             fi
@@ -178,15 +209,16 @@ soak() {
             bad "$name: round $rounds: model.ebm differs from the uninterrupted run's"
             return
         fi
-        if [ "$(cut -d, -f1,3- "$ref/train.csv")" != "$(cut -d, -f1,3- "$dir/train.csv")" ]; then
-            bad "$name: round $rounds: train.csv differs from the uninterrupted run's (but seconds):"
-            diff <(cut -d, -f1,3- "$ref/train.csv") <(cut -d, -f1,3- "$dir/train.csv") | head -6
+        local csv=${CSV[$name]} cols=${COLUMNS[$name]}
+        if [ "$(cut -d, -f"$cols" "$ref/$csv")" != "$(cut -d, -f"$cols" "$dir/$csv")" ]; then
+            bad "$name: round $rounds: $csv differs from the uninterrupted run's (but seconds):"
+            diff <(cut -d, -f"$cols" "$ref/$csv") <(cut -d, -f"$cols" "$dir/$csv") | head -6
             return
         fi
     done
     total_kills=$((total_kills + kills))
     total_in_write=$((total_in_write + in_write))
-    ok "$name: $kills kills ($in_write in a checkpoint write) over $starts starts in $rounds round(s), $((($(now_ms) - t_soak) / 1000)) s: model.ebm and train.csv the uninterrupted run's"
+    ok "$name: $kills kills ($in_write in a checkpoint write) over $starts starts in $rounds round(s), $((($(now_ms) - t_soak) / 1000)) s: model.ebm and ${CSV[$name]} the uninterrupted run's"
 }
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1"; }
@@ -197,6 +229,10 @@ for name in $RUNS; do
     if [ "$name" = mpi ] && ! { [ -x "$B/train_mpi" ] && command -v mpirun >/dev/null; }; then
         echo "crash: $name needs $B/train_mpi and mpirun (make examples-mpi)" >&2
         exit 2
+    fi
+    if [ "$name" = grbm ] && ! { [ -x "$B/train_grbm" ] && [ -f "$FASHION" ]; }; then
+        echo "skip $name: it needs $B/train_grbm and $FASHION (apt-get install dataset-fashion-mnist)"
+        continue
     fi
     STEPS[$name]=$STEPS_PER_RUN
     soak "$name"
