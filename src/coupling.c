@@ -212,7 +212,7 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
     const int64_t w = c->w;
     int64_t *trying = c->trying;
     for (int64_t i = 0; i < count; i++) {
-        trying[i] = c->k->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
+        trying[i] = c->k->settings->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
     }
     int64_t tries_sum = 0, tries_max = 0;
     c->loops += count;
@@ -389,7 +389,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
 {
     const ebm_model_t *m = c->m;
     const int64_t na = c->na, w = c->w;
-    const int coupling = c->k->coupling;
+    const int coupling = c->k->settings->coupling;
     /* B2 = the block B1 is drawn from: both chains move B1 first. */
     if (coupling != EBM_COUPLING_MAXIMAL && c->b1 == 1u && ebm__is_gaussian(m, 0)) {
         EBM__FOR_ROWS(r, na, na * w * 4, {
@@ -498,8 +498,8 @@ int ebm__coupled_gibbs_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__
 {
     const ebm_model_t *m = k->m;
     const int64_t w = m->width;
-    const uint32_t even = ebm__unclamped_layers(m, k->clamp_layers, 0),
-                   odd = ebm__unclamped_layers(m, k->clamp_layers, 1);
+    const uint32_t even = ebm__unclamped_layers(m, k->settings->clamp_layers, 0),
+                   odd = ebm__unclamped_layers(m, k->settings->clamp_layers, 1);
     couple c = {0};
     c.k = k;
     c.m = m;

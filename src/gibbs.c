@@ -17,7 +17,7 @@ int ebm__gibbs_sweep(const ebm__kernel_in *k, const ebm__stream *layer_streams,
     const ebm_model_t *m = k->m;
     /* Even layers given the odd ones, then odd given even. */
     for (int parity = 0; parity < 2; parity++) {
-        uint32_t layers = ebm__unclamped_layers(m, k->clamp_layers, parity);
+        uint32_t layers = ebm__unclamped_layers(m, k->settings->clamp_layers, parity);
         for (int64_t l = parity; l < m->n_layers; l += 2) {
             if (layers >> l & 1u) {
                 ebm__layer_input(m, l, n, x, ldx, a, m->size[l]);
@@ -77,7 +77,7 @@ int ebm__gibbs_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg
     out->accept_rate = 1.0;
     /* With one odd layer (two or three layers) the sweep ends with layer 1
      * drawn from its input at the new state, left in a. */
-    out->hidden_input =
-        m->n_layers <= 3 && (ebm__unclamped_layers(m, k->clamp_layers, 1) & 2u) ? a : NULL;
+    const uint32_t odd = ebm__unclamped_layers(m, k->settings->clamp_layers, 1);
+    out->hidden_input = m->n_layers <= 3 && (odd & 2u) ? a : NULL;
     return EBM_OK;
 }

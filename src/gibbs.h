@@ -11,9 +11,9 @@
 #include "step.h"
 
 /* One Gibbs sweep of n rows (even free layers given odd, then odd given
- * even; the free layers are those not in k->clamp_layers); layer l draws
- * from layer_streams[l], row r from stream row rows[r] (NULL: r); a: n x
- * max_size scratch. Returns 0, with x partly drawn, at the first layer
+ * even; the free layers are those not in k->settings->clamp_layers); layer
+ * l draws from layer_streams[l], row r from stream row rows[r] (NULL: r);
+ * a: n x max_size scratch. Returns 0, with x partly drawn, at the first layer
  * input that overflowed float (parameters too large), else 1. */
 int ebm__gibbs_sweep(const ebm__kernel_in *k, const ebm__stream *layer_streams,
                      const int64_t *rows, int64_t n, float *x, int64_t ldx, float *a);

@@ -32,9 +32,9 @@ static const double PI_ = 3.14159265358979323846;
 static void step_sizes(const ebm__kernel_in *in, double *alpha)
 {
     const ebm_model_t *m = in->m;
-    const int64_t K = in->langevin_steps, n0 = m->size[0];
-    double alpha0 = in->step_size;
-    if (in->scale_by_variance) {
+    const int64_t K = in->settings->langevin_steps, n0 = m->size[0];
+    double alpha0 = in->settings->step_size;
+    if (in->settings->scale_by_variance) {
         double sum = 0.0;
         for (int64_t i = 0; i < n0; i++) {
             sum += exp(m->params_d[m->logvar_off + i]);
@@ -42,7 +42,7 @@ static void step_sizes(const ebm__kernel_in *in, double *alpha)
         alpha0 *= sum / (double)n0;
     }
     for (int64_t k = 1; k <= K; k++) {
-        if (!in->cosine) {
+        if (!in->settings->cosine) {
             alpha[k - 1] = alpha0;
         } else {
             /* cos(pi) is -1 in every libm, but say alpha_K = 0 outright. */
@@ -58,14 +58,14 @@ static void step_sizes(const ebm__kernel_in *in, double *alpha)
 static void unit_factors(const ebm__kernel_in *in, double *d)
 {
     for (int64_t i = 0; i < in->m->size[0]; i++) {
-        d[i] = in->precondition ? 1.0 / in->m->inv_var_d[i] : 1.0;
+        d[i] = in->settings->precondition ? 1.0 / in->m->inv_var_d[i] : 1.0;
     }
 }
 
 /* Metropolis-adjusted iff the step counter t passed EBM_SAMPLER_ADJUST_AFTER. */
 static int is_adjusted(const ebm__kernel_in *in)
 {
-    return in->adjust_after >= 0 && in->iteration > in->adjust_after;
+    return in->settings->adjust_after >= 0 && in->iteration > in->settings->adjust_after;
 }
 
 /* Accept iff log u < log_ratio; a non-finite ratio is never accepted
@@ -163,10 +163,10 @@ int ebm__langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm__msg 
                        ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x, int64_t ldx)
 {
     const ebm_model_t *m = in->m;
-    const int64_t K = in->langevin_steps, n0 = m->size[0], w = m->width;
+    const int64_t K = in->settings->langevin_steps, n0 = m->size[0], w = m->width;
     const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
     const int adjust = is_adjusted(in);
-    if (in->clamp_layers & 1u) {
+    if (in->settings->clamp_layers & 1u) {
         return EBM_OK; /* the visible layer is held: nothing moves */
     }
     langevin_work wk = {.m = m, .n = n, .chunk = chunk, .steps = K};
@@ -179,7 +179,7 @@ int ebm__langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm__msg 
     double *f = wk.f, *fp = wk.fp, *work = wk.work;
     step_sizes(in, alpha);
     unit_factors(in, d);
-    const double *q_d = in->twin_density ? NULL : d; /* the adjustment's D */
+    const double *q_d = in->settings->twin_density ? NULL : d; /* the adjustment's D */
 
     int started = 0;
     int64_t rejected = 0, decisions = 0;
@@ -360,9 +360,11 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
                              int64_t ldx)
 {
     const ebm_model_t *m = in->m;
-    const int64_t K = in->langevin_steps, n0 = m->size[0], n1 = m->size[1], w = m->width;
+    const int64_t K = in->settings->langevin_steps;
+    const int64_t n0 = m->size[0], n1 = m->size[1], w = m->width;
     const int64_t off1 = m->offset[1], chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    const int move_v = !(in->clamp_layers & 1u), move_h = !(in->clamp_layers >> 1 & 1u);
+    const uint32_t clamp = in->settings->clamp_layers;
+    const int move_v = !(clamp & 1u), move_h = !(clamp >> 1 & 1u);
     /* With v held the step is a Gibbs draw of h, which eq. 12 always accepts. */
     const int adjust = is_adjusted(in) && move_v;
     if (!move_v && !move_h) {
@@ -389,7 +391,7 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
     }
     if (move_v) {
         ebm__layer_input(m, 0, n, x, ldx, c, n0); /* c = mu + W h, once */
-        if (in->closed_form) {
+        if (in->settings->closed_form) {
             /* v' = beta_0 v + shift c + sqrt(var) xi: eq. 11 in one draw. */
             for (int64_t i = 0; i < n0; i++) {
                 move[i] = beta0[i];
@@ -436,7 +438,7 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
             }
         }
         ebm__layer_input(m, 0, n, xp, w, cp, n0); /* c' = mu + W h' */
-        if (in->twin_density) { /* the unpreconditioned proposal's law */
+        if (in->settings->twin_density) { /* the unpreconditioned proposal's law */
             for (int64_t i = 0; i < n0; i++) {
                 d[i] = 1.0;
             }

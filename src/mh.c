@@ -82,7 +82,7 @@ static int mh_run(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg, 
 {
     const ebm_model_t *m = k->m;
     const int64_t w = m->width, chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
-    const int fast = !k->plain_energies && ebm__energy_fast_ok(m);
+    const int fast = !k->settings->plain_energies && ebm__energy_fast_ok(m);
     /* E(x) from the input of layer 1 that the caller's Gibbs step left */
     const float *entry = fast && m->n_layers <= 3 ? k->entry_input : NULL;
     mh_work wk = {.m = m, .chunk = chunk, .fast = fast};
@@ -98,8 +98,8 @@ static int mh_run(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg, 
     const double bound_x = entry != NULL ? bound_input : bound;
     ebm__stream streams[2];
     ebm__rng_take_streams(rng, 2, streams); /* proposal, acceptance */
-    uint32_t layers = ebm__unclamped_layers(m, k->clamp_layers, 0) |
-                      ebm__unclamped_layers(m, k->clamp_layers, 1);
+    uint32_t layers = ebm__unclamped_layers(m, k->settings->clamp_layers, 0) |
+                      ebm__unclamped_layers(m, k->settings->clamp_layers, 1);
     int64_t accepted = 0, decisions = 0, n_met = 0, rechecks = 0;
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
         int64_t rows = n - r0 < chunk ? n - r0 : chunk;

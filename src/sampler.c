@@ -107,12 +107,12 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
     s->m = m;
     s->kind = kind;
     ebm__options_init(&ebm__sampler_options, s);
-    s->coupling = default_coupling(m);
+    s->settings.coupling = default_coupling(m);
     /* LANGEVIN's default is one step per call, which a cosine schedule over
      * the call's steps would make a step of size 0. */
     if (kind == EBM_SAMPLER_GIBBS_LANGEVIN) {
-        s->langevin_steps = 10;
-        s->cosine = 1;
+        s->settings.langevin_steps = 10;
+        s->settings.cosine = 1;
     }
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->stat[EBM_STAT_SWAP_RATE] = NAN;
@@ -159,40 +159,47 @@ static int clamp_fits_model(void *handle, ebm__msg *msg, int64_t value)
 }
 
 /* The options (enum ebm_sampler_option; include/ebm.h says what each does).
+ * A row's field is SETTING(member, type), one of the settings the kernels
+ * read (step.h), or FIELD(member, type), one of the handle's own.
  * python/tools/gen_options.py reads this table: keep one designated row per
  * option, fields as `.name = value`. */
+#define SETTING(member, t)                                                                 \
+    .type = EBM__FIELD_##t,                                                                \
+    .offset = offsetof(ebm_sampler_t, settings) + offsetof(ebm__sampler_settings, member)
 #define FIELD(member, t) .type = EBM__FIELD_##t, .offset = offsetof(ebm_sampler_t, member)
 static const ebm__option sampler_option_rows[] = {
     [EBM_SAMPLER_CLAMP_LAYERS] = {.name = "EBM_SAMPLER_CLAMP_LAYERS", .kind = EBM__OPTION_MASK,
-        FIELD(clamp_layers, UINT32), .lo = 0, .hi = UINT32_MAX,
+        SETTING(clamp_layers, UINT32), .lo = 0, .hi = UINT32_MAX,
         .range = "a mask of the model's layers, bits 0 to L of a model of L + 1 layers",
         .initial = 0, .hook = clamp_fits_model},
     [EBM_SAMPLER_COUPLING] = {.name = "EBM_SAMPLER_COUPLING", .kind = EBM__OPTION_ENUM,
-        FIELD(coupling, INT), .lo = EBM_COUPLING_MAXIMAL, .hi = EBM_COUPLING_BLOCKWISE,
+        SETTING(coupling, INT), .lo = EBM_COUPLING_MAXIMAL, .hi = EBM_COUPLING_BLOCKWISE,
         .range = "EBM_COUPLING_MAXIMAL (0), EBM_COUPLING_CRN (1) or EBM_COUPLING_BLOCKWISE (2)",
         .values = "ebm_coupling", .initial = EBM_COUPLING_CRN,
         .initial_text = "EBM_COUPLING_BLOCKWISE for DBMs and spin units, else EBM_COUPLING_CRN"},
     [EBM_SAMPLER_LANGEVIN_STEPS] = {.name = "EBM_SAMPLER_LANGEVIN_STEPS",
-        .kind = EBM__OPTION_INT, FIELD(langevin_steps, INT64), .lo = 1, .hi = 1000000,
+        .kind = EBM__OPTION_INT, SETTING(langevin_steps, INT64), .lo = 1, .hi = 1000000,
         .initial = 1, .initial_text = "10 for EBM_SAMPLER_GIBBS_LANGEVIN, else 1"},
     [EBM_SAMPLER_STEP_SIZE] = {.name = "EBM_SAMPLER_STEP_SIZE", .kind = EBM__OPTION_DOUBLE,
-        FIELD(step_size, DOUBLE), .lo = 0, .open = 1, .initial = 0.01},
+        SETTING(step_size, DOUBLE), .lo = 0, .open = 1, .initial = 0.01},
     [EBM_SAMPLER_COSINE] = {.name = "EBM_SAMPLER_COSINE", .kind = EBM__OPTION_FLAG,
-        FIELD(cosine, INT), .lo = 0, .hi = 1, .initial = 0,
+        SETTING(cosine, INT), .lo = 0, .hi = 1, .initial = 0,
         .initial_text = "1 for EBM_SAMPLER_GIBBS_LANGEVIN, else 0"},
     [EBM_SAMPLER_ADJUST_AFTER] = {.name = "EBM_SAMPLER_ADJUST_AFTER", .kind = EBM__OPTION_INT,
-        FIELD(adjust_after, INT64), .lo = -1, .hi = INT64_MAX, .initial = -1},
+        SETTING(adjust_after, INT64), .lo = -1, .hi = INT64_MAX, .initial = -1},
     [EBM_SAMPLER_SCALE_BY_VARIANCE] = {.name = "EBM_SAMPLER_SCALE_BY_VARIANCE",
-        .kind = EBM__OPTION_FLAG, FIELD(scale_by_variance, INT), .lo = 0, .hi = 1, .initial = 0},
+        .kind = EBM__OPTION_FLAG, SETTING(scale_by_variance, INT), .lo = 0, .hi = 1,
+        .initial = 0},
     [EBM_SAMPLER_CLOSED_FORM] = {.name = "EBM_SAMPLER_CLOSED_FORM", .kind = EBM__OPTION_FLAG,
-        FIELD(closed_form, INT), .lo = 0, .hi = 1, .initial = 1},
+        SETTING(closed_form, INT), .lo = 0, .hi = 1, .initial = 1},
     [EBM_SAMPLER_ITERATION] = {.name = "EBM_SAMPLER_ITERATION", .kind = EBM__OPTION_INT,
         FIELD(iteration, INT64), .lo = 0, .hi = INT64_MAX, .initial = 0},
     [EBM_SAMPLER_PRECONDITION] = {.name = "EBM_SAMPLER_PRECONDITION", .kind = EBM__OPTION_FLAG,
-        FIELD(precondition, INT), .lo = 0, .hi = 1, .initial = 0},
+        SETTING(precondition, INT), .lo = 0, .hi = 1, .initial = 0},
     [EBM_SAMPLER_ROW_OFFSET] = {.name = "EBM_SAMPLER_ROW_OFFSET", .kind = EBM__OPTION_INT,
         FIELD(row_offset, INT64), .lo = 0, .hi = UINT32_MAX, .initial = 0},
 };
+#undef SETTING
 #undef FIELD
 const ebm__options ebm__sampler_options = {
     "sampler", sampler_option_rows,
@@ -245,7 +252,7 @@ static int undo_call(ebm_sampler_t *s, const double *saved, ebm_rng_t *rng,
 int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg)
 {
     const int langevin = s->kind == EBM_SAMPLER_LANGEVIN || s->kind == EBM_SAMPLER_GIBBS_LANGEVIN;
-    if (langevin && s->precondition && s->scale_by_variance) {
+    if (langevin && s->settings.precondition && s->settings.scale_by_variance) {
         return ebm__fail(msg, EBM_EVALUE,
                          "EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE are both 1: "
                          "they are two ways of scaling the step by the variances; set one");
@@ -263,29 +270,19 @@ int64_t ebm__set_residual_try_limit(int64_t limit)
     return previous;
 }
 
-/* What the kernel of s reads for the step of rows in. */
+/* What the kernel of s reads for the step of rows in: s's settings, not
+ * a copy, and the step's particulars. */
 static ebm__kernel_in kernel_in(ebm_sampler_t *s, const ebm__step_in *in)
 {
     return (ebm__kernel_in){
         .m = s->m,
+        .settings = &s->settings,
         .scratch = &s->scratch,
-        .clamp_layers = s->clamp_layers,
-        .coupling = s->coupling,
-        .langevin_steps = s->langevin_steps,
-        .step_size = s->step_size,
-        .cosine = s->cosine,
-        .adjust_after = s->adjust_after,
-        .scale_by_variance = s->scale_by_variance,
-        .precondition = s->precondition,
-        .closed_form = s->closed_form,
         .iteration = s->iteration,
         .n_betas = s->n_betas,
         .betas = s->betas,
         .entry_input = in->entry_input,
         .residual_try_limit = residual_try_limit,
-        .plain_energies = s->plain_energies,
-        .twin_density = s->twin_density,
-        .twin_swap = s->twin_swap,
     };
 }
 
@@ -366,7 +363,7 @@ const float *ebm__sampler_hidden_input(const ebm_sampler_t *s)
 
 void ebm__sampler_set_plain(ebm_sampler_t *s, int plain)
 {
-    s->plain_energies = plain;
+    s->settings.plain_energies = plain;
 }
 
 int64_t ebm__sampler_energy_rechecks(const ebm_sampler_t *s)
@@ -376,12 +373,12 @@ int64_t ebm__sampler_energy_rechecks(const ebm_sampler_t *s)
 
 void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin)
 {
-    s->twin_density = twin;
+    s->settings.twin_density = twin;
 }
 
 void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin)
 {
-    s->twin_swap = twin;
+    s->settings.twin_swap = twin;
 }
 
 /* Checks shared by the single and coupled steps for one state matrix. */
@@ -394,8 +391,8 @@ static int check_chain(const ebm_sampler_t *s, ebm__msg *msg, const char *name, 
         rc = ebm__check_states(m, msg, name, ebm__all_layers(m), n, x, ldx);
     }
     if (rc == EBM_OK && s->kind == EBM_SAMPLER_MH_UNIFORM) {
-        uint32_t moving = ebm__unclamped_layers(m, s->clamp_layers, 0) |
-                          ebm__unclamped_layers(m, s->clamp_layers, 1);
+        uint32_t moving = ebm__unclamped_layers(m, s->settings.clamp_layers, 0) |
+                          ebm__unclamped_layers(m, s->settings.clamp_layers, 1);
         if (ebm__is_gaussian(m, 0) && (moving & 1u)) {
             rc = ebm__fail(msg, EBM_EUNSUPPORTED,
                            "EBM_SAMPLER_MH_UNIFORM has no uniform proposal for the Gaussian "
@@ -443,7 +440,7 @@ int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int6
         rc = check_chain(s, &msg, "x", n, x, ldx);
     }
     if (rc == EBM_OK && s->kind == EBM_SAMPLER_TEMPERING) {
-        rc = ebm__tempering_check(&msg, s->n_betas, s->clamp_layers, n);
+        rc = ebm__tempering_check(&msg, s->n_betas, s->settings.clamp_layers, n);
     }
     const int64_t *ids = NULL;
     if (rc == EBM_OK) {

@@ -19,16 +19,9 @@
 struct ebm_sampler {
     const ebm_model_t *m;
     int kind;
-    /* options (enum ebm_sampler_option) */
-    uint32_t clamp_layers;
-    int coupling;
-    int64_t langevin_steps;
-    double step_size;
-    int cosine;
-    int64_t adjust_after;
-    int scale_by_variance;
-    int precondition;   /* Langevin steps scaled by sigma_i^2 per visible unit */
-    int closed_form;
+    /* options (enum ebm_sampler_option): the settings the kernels read
+     * (step.h), the step counter, the first stream row */
+    ebm__sampler_settings settings;
     int64_t iteration;
     int64_t row_offset; /* stream row of row r: row_offset + r */
     int64_t *row_ids;   /* row_offset + r, for the public calls (grown on demand) */
@@ -44,16 +37,12 @@ struct ebm_sampler {
     int64_t *swaps;
     int64_t *swap_accepted, *swap_proposed, *tally_accepted, *tally_proposed;
     int64_t *step_accepted, *step_proposed;
-    int twin_swap; /* tests only: ebm__sampler_set_twin_swap */
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
     int64_t accepted; /* MH moves accepted in the last call (both chains) */
-    /* MH energies: plain_energies (set only by tests) turns the float-GEMM
-     * path off; energy_rechecks counts the decisions it left to double. */
-    int plain_energies;
+    /* MH decisions the float-GEMM energies left to double (the tests'
+     * settings.plain_energies turns that path off) */
     int64_t energy_rechecks;
-    /* Langevin adjustments with the unpreconditioned density (tests only) */
-    int twin_density;
     /* The kernel's hidden_input of the last step that succeeded (step.h):
      * n x n_1, stride n_1, in the scratch, valid until the next call; or
      * NULL. */
@@ -72,13 +61,13 @@ typedef struct ebm__step_out {
 
 /* One step of s on validated rows (step.h's ebm__step_in), for the public
  * calls and the estimator alike: the only dispatch to the kernels. The
- * sampler hands a kernel its settings (ebm__kernel_in, filled once per
- * call) and keeps what it reports (ebm__kernel_out) only if the step
- * succeeds: statistics, counts, the layer input it left, a tempering
- * step's swaps (added to the tally). The step counter moves (the kernels
- * see t = counter + 1) and moves back if the step fails; rng is the
- * caller's to restore. report (NULL: not wanted) gets the report of a step
- * that succeeded. */
+ * sampler hands a kernel its settings and the step's particulars
+ * (ebm__kernel_in, filled once per call) and keeps what it reports
+ * (ebm__kernel_out) only if the step succeeds: statistics, counts, the
+ * layer input it left, a tempering step's swaps (added to the tally). The
+ * step counter moves (the kernels see t = counter + 1) and moves back if
+ * the step fails; rng is the caller's to restore. report (NULL: not
+ * wanted) gets the report of a step that succeeded. */
 int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in,
                      ebm__step_out *report);
 /* After a successful step: the input of layer 1 at each new row (n x n_1,

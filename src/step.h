@@ -1,9 +1,10 @@
 /*
  * The kernels' contract (gibbs.c, mh.c, coupling.c, langevin.c,
  * tempering.c): what one step reads and what it produces. The sampler
- * (sampler.c) fills an ebm__kernel_in from its handle once per call and
- * keeps what it wants of the ebm__kernel_out; a kernel never sees the
- * handle, and data flows down only.
+ * (sampler.c) fills an ebm__kernel_in once per call, pointing at the
+ * settings its handle holds, and keeps what it wants of the
+ * ebm__kernel_out; a kernel never sees the handle, and data flows down
+ * only.
  *
  * A kernel works on validated rows, in place. Row r draws from stream row
  * ids[r] (ids NULL: row r), so a caller that compacts its batch keeps
@@ -39,11 +40,12 @@ typedef struct ebm__step_in {
                * partly drawn (the estimator's scratch chains) */
 } ebm__step_in;
 
-/* What a kernel reads besides its rows: the model, the sampler's settings
- * (enum ebm_sampler_option) and its scratch. */
-typedef struct ebm__kernel_in {
-    const ebm_model_t *m;
-    ebm__arena *scratch; /* the kernel's work, laid out per call */
+/* The sampler's settings that its kernels read: the options of enum
+ * ebm_sampler_option that shape a step (include/ebm.h says what each
+ * does), and the switches of the tests. The sampler handle holds them
+ * once, its option table writing the fields (sampler.c), and its kernels
+ * read them through ebm__kernel_in. */
+typedef struct ebm__sampler_settings {
     uint32_t clamp_layers;
     int coupling;
     int64_t langevin_steps;
@@ -53,6 +55,19 @@ typedef struct ebm__kernel_in {
     int scale_by_variance;
     int precondition; /* Langevin steps scaled by sigma_i^2 per visible unit */
     int closed_form;
+    /* tests only (testing.h), no option: double MH energies; the Langevin
+     * adjustment with the unpreconditioned density; the swap rule's sign
+     * flipped */
+    int plain_energies, twin_density, twin_swap;
+} ebm__sampler_settings;
+
+/* What a kernel reads besides its rows: the model, the sampler's settings
+ * (its own, not a copy: a kernel only reads them), what is particular to
+ * this step, and the sampler's scratch. */
+typedef struct ebm__kernel_in {
+    const ebm_model_t *m;
+    const ebm__sampler_settings *settings;
+    ebm__arena *scratch; /* the kernel's work, laid out per call */
     int64_t iteration; /* this step's number t (the counter has moved) */
     /* EBM_SAMPLER_TEMPERING: the ladder (ascending, the last 1) */
     int64_t n_betas;
@@ -62,9 +77,6 @@ typedef struct ebm__kernel_in {
     /* coupled Gibbs: the residual tries a row may make before the step
      * fails with EBM_ELIMIT */
     int64_t residual_try_limit;
-    /* tests only (testing.h): double MH energies; the Langevin adjustment
-     * with the unpreconditioned density; the swap rule's sign flipped */
-    int plain_energies, twin_density, twin_swap;
 } ebm__kernel_in;
 
 /* What a kernel produces besides its rows. The sampler sets every field

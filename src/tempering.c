@@ -185,7 +185,7 @@ int ebm__tempering_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg 
     }
     /* Chain c's swap uniforms come from its first row's stream row, word j
      * for pair (j, j + 1): they depend on neither n nor the other chains. */
-    const double sign = k->twin_swap ? -1.0 : 1.0;
+    const double sign = k->settings->twin_swap ? -1.0 : 1.0;
     EBM__FOR_ROWS(c, chains, n * w, {
         float *u = wk.u + c * pairs;
         uint8_t *took = wk.took + c * pairs;

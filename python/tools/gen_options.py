@@ -121,7 +121,7 @@ def read_table(path, table, env):
             raise ValueError("%s: row %r is not [OPTION] = {...}" % (path, item[:40]))
         fields = {}
         for part in split_top(d.group(2)):
-            f = re.fullmatch(r"FIELD\((\w+),\s*(\w+)\)", part)
+            f = re.fullmatch(r"(?:FIELD|SETTING)\((\w+),\s*(\w+)\)", part)
             if f is not None:
                 fields["field"], fields["type"] = f.group(1), f.group(2).lower()
                 continue
