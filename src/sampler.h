@@ -65,9 +65,10 @@ typedef struct ebm__step_out {
  * (ebm__kernel_in, filled once per call) and keeps what it reports
  * (ebm__kernel_out) only if the step succeeds: statistics, counts, the
  * layer input it left, a tempering step's swaps (added to the tally). The
- * step counter moves (the kernels see t = counter + 1) and moves back if
- * the step fails; rng is the caller's to restore. report (NULL: not
- * wanted) gets the report of a step that succeeded. */
+ * step counter moves by one before the kernel runs (the kernel sees the
+ * new count as its t) and moves back if the step fails; rng is the
+ * caller's to restore. report (NULL: not wanted) gets the report of a step
+ * that succeeded. */
 int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in,
                      ebm__step_out *report);
 /* After a successful step: the input of layer 1 at each new row (n x n_1,
