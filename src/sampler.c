@@ -1,11 +1,13 @@
 /* The sampler handle: creation, options, statistics, argument checks, the
  * one dispatch to the kernels (gibbs.c, mh.c, coupling.c, langevin.c,
- * tempering.c) through their contract (step.h), with the undo of a failed
- * call, and the tempering ladder with its swap counts, which the sampler
- * owns for the estimator too. */
+ * tempering.c, and global.c's global moves mixed with a kernel's sweep)
+ * through their contract (step.h), with the undo of a failed call, the
+ * tempering ladder with its swap counts, which the sampler owns for the
+ * estimator too, and the global moves' proposal. */
 #include "coupling.h"
 #include "error.h"
 #include "gibbs.h"
+#include "global.h"
 #include "langevin.h"
 #include "mh.h"
 #include "model.h"
@@ -116,6 +118,8 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
     }
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->stat[EBM_STAT_SWAP_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_BOTH_RATE] = NAN;
     *out = s;
     return EBM_OK;
 }
@@ -126,6 +130,8 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
         return;
     }
     ebm__arena_free(&s->scratch);
+    ebm__arena_free(&s->global_scratch);
+    free(s->proposal_rows);
     free(s->row_ids);
     free(s->betas);
     free(s->swaps);
@@ -198,6 +204,8 @@ static const ebm__option sampler_option_rows[] = {
         SETTING(precondition, INT), .lo = 0, .hi = 1, .initial = 0},
     [EBM_SAMPLER_ROW_OFFSET] = {.name = "EBM_SAMPLER_ROW_OFFSET", .kind = EBM__OPTION_INT,
         FIELD(row_offset, INT64), .lo = 0, .hi = UINT32_MAX, .initial = 0},
+    [EBM_SAMPLER_GLOBAL_PROB] = {.name = "EBM_SAMPLER_GLOBAL_PROB", .kind = EBM__OPTION_DOUBLE,
+        SETTING(global_prob, DOUBLE), .lo = 0, .open = 0, .hi = 1, .below = 1, .initial = 0},
 };
 #undef SETTING
 #undef FIELD
@@ -235,6 +243,8 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
     s->stat[EBM_STAT_SWAP_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_BOTH_RATE] = NAN;
     s->accepted = 0;
     if (s->n_betas > 0) {
         ebm__sampler_tally_begin(s);
@@ -256,6 +266,31 @@ int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg)
         return ebm__fail(msg, EBM_EVALUE,
                          "EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE are both 1: "
                          "they are two ways of scaling the step by the variances; set one");
+    }
+    const double p = s->settings.global_prob;
+    if (p == 0.0) {
+        return EBM_OK;
+    }
+    if (s->kind != EBM_SAMPLER_GIBBS) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_SAMPLER_GLOBAL_PROB is %g: global moves are built for "
+                         "EBM_SAMPLER_GIBBS only, not yet for %s (set it to 0)",
+                         p, kind_name(s->kind));
+    }
+    EBM__PROPAGATE(ebm__global_supported(s->m, msg));
+    if (s->settings.clamp_layers != 0) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_SAMPLER_GLOBAL_PROB is %g and EBM_SAMPLER_CLAMP_LAYERS is %lu: a "
+                         "global move proposes the visible and even layers anew, so it cannot "
+                         "keep layers clamped (set one of them to 0)",
+                         p, (unsigned long)s->settings.clamp_layers);
+    }
+    if (s->proposal.n_rows == 0) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "EBM_SAMPLER_GLOBAL_PROB is %g but no proposal is set: call "
+                         "ebm_sampler_set_proposal (an estimator's: ebm_estimator_set_proposal) "
+                         "first",
+                         p);
     }
     return EBM_OK;
 }
@@ -283,6 +318,8 @@ static ebm__kernel_in kernel_in(ebm_sampler_t *s, const ebm__step_in *in)
         .betas = s->betas,
         .entry_input = in->entry_input,
         .residual_try_limit = residual_try_limit,
+        .proposal = &s->proposal,
+        .global_scratch = &s->global_scratch,
     };
 }
 
@@ -311,6 +348,28 @@ static int dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel
     }
 }
 
+/* The step of s on the rows of in: its kernel's, or with
+ * EBM_SAMPLER_GLOBAL_PROB > 0 the mixture (global.h): the global moves of
+ * the rows whose coin says so, the kernel's sweep of the others. */
+static int mixture(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                   ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
+{
+    if (s->settings.global_prob == 0.0) {
+        return dispatch(s, k, out, msg, rng, in);
+    }
+    ebm__global_split g;
+    EBM__PROPAGATE(ebm__global_begin(k, &g, msg, rng, in->ids, in->n, in->x, in->ldx, in->y,
+                                     in->ldy));
+    if (g.n_sweep > 0) {
+        const ebm__step_in sweep = {.ids = g.sweep_ids, .n = g.n_sweep, .x = g.sweep_x,
+                                    .ldx = s->m->width, .y = in->y != NULL ? g.sweep_y : NULL,
+                                    .ldy = s->m->width, .keep = 0};
+        EBM__PROPAGATE(dispatch(s, k, out, msg, rng, &sweep));
+    }
+    ebm__global_end(k, &g, out, in->n, in->x, in->ldx, in->y, in->ldy, in->met);
+    return EBM_OK;
+}
+
 /* What s keeps of a kernel's report on a step (in) that succeeded. */
 static void keep_report(ebm_sampler_t *s, const ebm__step_in *in, const ebm__kernel_out *out)
 {
@@ -320,6 +379,8 @@ static void keep_report(ebm_sampler_t *s, const ebm__step_in *in, const ebm__ker
         s->stat[EBM_STAT_TRIES_MEAN] = out->tries_mean;
         s->stat[EBM_STAT_TRIES_MAX] = out->tries_max;
     }
+    s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE] = out->global_accept_rate;
+    s->stat[EBM_STAT_GLOBAL_BOTH_RATE] = out->global_both_rate;
     s->accepted = out->accepted;
     s->energy_rechecks += out->energy_rechecks;
     s->hidden_input = out->hidden_input;
@@ -340,8 +401,9 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
         const ebm__kernel_in k = kernel_in(s, in);
         ebm__kernel_out out = {.accept_rate = 1.0, .met_fraction = 1.0,
                                .swap_accepted = s->step_accepted,
-                               .swap_proposed = s->step_proposed};
-        const int rc = dispatch(s, &k, &out, msg, rng, in);
+                               .swap_proposed = s->step_proposed,
+                               .global_accept_rate = NAN, .global_both_rate = NAN};
+        const int rc = mixture(s, &k, &out, msg, rng, in);
         if (rc != EBM_OK) {
             s->iteration--;
             return rc;
@@ -379,6 +441,11 @@ void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin)
 void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin)
 {
     s->settings.twin_swap = twin;
+}
+
+void ebm__sampler_set_twin_global(ebm_sampler_t *s, int twin)
+{
+    s->settings.twin_global = twin;
 }
 
 /* Checks shared by the single and coupled steps for one state matrix. */
@@ -501,6 +568,66 @@ int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
                              .met = met, .keep = 1};
     rc = ebm__sampler_run(s, &msg, rng, &in, NULL);
     return rc == EBM_OK ? rc : undo_call(s, saved, rng, &rng_saved, rc, &msg);
+}
+
+/* ---- the global moves' proposal ---------------------------------------- */
+
+int ebm__sampler_proposal_copy(const ebm_sampler_t *s, ebm__msg *msg, int64_t n_rows,
+                               const float *rows, int64_t ldr, double flip_prob, float **copy)
+{
+    const ebm_model_t *m = s->m;
+    const int64_t n0 = m->size[0];
+    *copy = NULL;
+    EBM__PROPAGATE(ebm__global_supported(m, msg));
+    if (n_rows < 1) {
+        return ebm__fail(msg, EBM_ESHAPE, "n_rows is %lld; a proposal needs at least one row",
+                         (long long)n_rows);
+    }
+    EBM__PROPAGATE(ebm__check_matrix(msg, "rows", n_rows, rows, ldr, n0));
+    if (!(flip_prob > 0.0 && flip_prob < 1.0)) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "flip_prob is %g; it must be in (0, 1): above 0 so that the proposal "
+                         "reaches every state, below 1 so that it stays near the rows",
+                         flip_prob);
+    }
+    EBM__PROPAGATE(ebm__check_layer_values(m, msg, "rows", 0, n_rows, rows, ldr));
+    int64_t count;
+    float *block = NULL;
+    if (ebm__mul_overflow(n_rows, n0 + 1, &count) || count > (int64_t)(SIZE_MAX / sizeof *block) ||
+        (block = malloc((size_t)count * sizeof *block)) == NULL) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld proposal rows",
+                         (long long)n_rows);
+    }
+    for (int64_t r = 0; r < n_rows; r++) {
+        memcpy(block + r * n0, rows + r * ldr, (size_t)n0 * sizeof *block);
+    }
+    ebm__global_row_ones(m, n_rows, block, block + n_rows * n0);
+    *copy = block;
+    return EBM_OK;
+}
+
+void ebm__sampler_proposal_set(ebm_sampler_t *s, float *copy, int64_t n_rows, double flip_prob)
+{
+    free(s->proposal_rows);
+    s->proposal_rows = copy;
+    s->proposal = (ebm__proposal){.n_rows = n_rows, .rows = copy,
+                                  .ones = copy + n_rows * s->m->size[0], .flip_prob = flip_prob};
+}
+
+int ebm_sampler_set_proposal(ebm_sampler_t *s, int64_t n_rows, const float *rows, int64_t ldr,
+                             double flip_prob)
+{
+    if (s == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    float *copy;
+    const int rc = ebm__sampler_proposal_copy(s, &msg, n_rows, rows, ldr, flip_prob, &copy);
+    if (rc != EBM_OK) {
+        return ebm__set_message(s->errmsg, rc, &msg);
+    }
+    ebm__sampler_proposal_set(s, copy, n_rows, flip_prob);
+    return EBM_OK;
 }
 
 /* ---- parallel tempering ----------------------------------------------- */

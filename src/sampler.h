@@ -48,6 +48,12 @@ struct ebm_sampler {
      * NULL. */
     const float *hidden_input;
     ebm__arena scratch; /* kept between calls, grown on demand */
+    /* EBM_SAMPLER_GLOBAL_PROB: the proposal (ebm_sampler_set_proposal; its
+     * rows and their counts of upper values in the one block
+     * proposal_rows), and the global moves' own scratch */
+    ebm__proposal proposal;
+    float *proposal_rows;
+    ebm__arena global_scratch;
     char errmsg[EBM__MSG_SIZE];
 };
 
@@ -78,8 +84,19 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
 const float *ebm__sampler_hidden_input(const ebm_sampler_t *s);
 /* The options' consistency for s's kind, checked before a step moves
  * anything: EBM_EVALUE if a Langevin kind has both
- * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set. */
+ * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set; with
+ * EBM_SAMPLER_GLOBAL_PROB > 0, EBM_EUNSUPPORTED for a kind other than
+ * GIBBS, a Gaussian or dReLU layer or a clamped layer, and EBM_EVALUE if
+ * no proposal is set. */
 int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg);
+
+/* ebm_sampler_set_proposal in two parts, so that an estimator sets the
+ * proposal of several samplers or none: the checks and the copy (a block
+ * for ebm__sampler_proposal_set, or an error in msg and *copy NULL), then
+ * the setting, which cannot fail (s owns copy). */
+int ebm__sampler_proposal_copy(const ebm_sampler_t *s, ebm__msg *msg, int64_t n_rows,
+                               const float *rows, int64_t ldr, double flip_prob, float **copy);
+void ebm__sampler_proposal_set(ebm_sampler_t *s, float *copy, int64_t n_rows, double flip_prob);
 
 /* EBM_SAMPLER_TEMPERING, for the handles that run one (s NULL: none).
  * The ladder's length (0: none yet). */
