@@ -841,7 +841,7 @@ enum ebm_sampler_option {
      * with o + n > 2^32 fails with EBM_ESHAPE. Default 0. */
     EBM_SAMPLER_ROW_OFFSET = 10,
     /** double p, 0 <= p < 1: the probability that a step of a row is a
-     * global move instead of the kernel's sweep (EBM_SAMPLER_GIBBS only;
+     * global move instead of the kernel's sweep (EBM_SAMPLER_GIBBS;
      * ebm_sampler_set_proposal and docs/global_moves.md). Each row (each
      * chain, or chain pair of a coupled step) flips its own coin from its
      * stream row; a global move is an independence Metropolis-Hastings
@@ -852,11 +852,14 @@ enum ebm_sampler_option {
      * with the odd layers summed out. Each component keeps the model's
      * law, so the mixture does. In a coupled step both chains take one
      * coin, one proposal and one uniform: where both accept they meet,
-     * and chains that have met stay met. A step with p > 0 fails with
-     * EBM_EVALUE if no proposal is set, and with EBM_EUNSUPPORTED for
-     * another kind (EBM_SAMPLER_TEMPERING too, for now), a Gaussian or
-     * dReLU layer, or a clamped layer; nothing moves then. Default 0: no
-     * coin is drawn and the kernels' draws are as without the option. */
+     * and chains that have met stay met. EBM_SAMPLER_TEMPERING: the
+     * tempering step of every row, then each chain's beta = 1 replica
+     * makes a global move with probability p (its coin from its row's
+     * stream row); each part keeps each replica's law. A step with p > 0
+     * fails with EBM_EVALUE if no proposal is set, and with
+     * EBM_EUNSUPPORTED for another kind, a Gaussian or dReLU layer, or a
+     * clamped layer; nothing moves then. Default 0: no coin is drawn and
+     * the kernels' draws are as without the option. */
     EBM_SAMPLER_GLOBAL_PROB = 11
 };
 
@@ -1262,9 +1265,10 @@ EBM_API int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const 
  * Set the proposal of the global moves of e's chains, as
  * ebm_sampler_set_proposal, on the samplers that run the model's chains
  * (those EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_GLOBAL_PROB reaches:
- * the Gibbs chains of CD, PCD, UCD and UCD_LMI's start; not the positive
- * phase's chains, whose visible layer is clamped). With GLOBAL_PROB > 0,
- * UCD's coupled chains make coupled global moves and stay unbiased.
+ * the Gibbs chains of CD, PCD, UCD and UCD_LMI's start, and PT's
+ * tempering chains; not the positive phase's chains, whose visible layer
+ * is clamped). With GLOBAL_PROB > 0, UCD's coupled chains make coupled
+ * global moves and stay unbiased.
  * @return as ebm_sampler_set_proposal; on failure e is unchanged
  */
 EBM_API int ebm_estimator_set_proposal(ebm_estimator_t *e, int64_t n_rows, const float *rows,

@@ -417,18 +417,10 @@ int ebm__global_begin(const ebm__kernel_in *k, ebm__global_split *g, ebm__msg *m
     return EBM_OK;
 }
 
-void ebm__global_end(const ebm__kernel_in *k, const ebm__global_split *g, ebm__kernel_out *out,
-                     int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+/* The accepted proposals into the global rows of x (and y). */
+static void write_global(const ebm__global_split *g, float *x, int64_t ldx, float *y, int64_t ldy)
 {
     const int64_t w = g->width;
-    (void)k;
-    for (int64_t i = 0; i < g->n_sweep; i++) {
-        const int64_t r = g->sweep_rows[i];
-        memcpy(x + r * ldx, g->sweep_x + i * w, (size_t)w * sizeof *x);
-        if (y != NULL) {
-            memcpy(y + r * ldy, g->sweep_y + i * w, (size_t)w * sizeof *y);
-        }
-    }
     for (int64_t i = 0; i < g->n_global; i++) {
         const int64_t r = g->global_rows[i];
         if (g->accept[2 * i]) {
@@ -438,7 +430,31 @@ void ebm__global_end(const ebm__kernel_in *k, const ebm__global_split *g, ebm__k
             memcpy(y + r * ldy, g->proposal + i * w, (size_t)w * sizeof *y);
         }
     }
-    const int64_t decisions = g->n_global * (y != NULL ? 2 : 1);
+}
+
+/* The global moves' statistics (decisions: chains per row). */
+static void global_stats(const ebm__global_split *g, ebm__kernel_out *out, int chains)
+{
+    const int64_t decisions = g->n_global * chains;
+    out->accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : 1.0;
+    out->global_accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : NAN;
+    if (chains == 2) {
+        out->global_both_rate = g->n_global > 0 ? (double)g->both / (double)g->n_global : NAN;
+    }
+}
+
+void ebm__global_end(const ebm__global_split *g, ebm__kernel_out *out, int64_t n, float *x,
+                     int64_t ldx, float *y, int64_t ldy, uint8_t *met)
+{
+    const int64_t w = g->width;
+    for (int64_t i = 0; i < g->n_sweep; i++) {
+        const int64_t r = g->sweep_rows[i];
+        memcpy(x + r * ldx, g->sweep_x + i * w, (size_t)w * sizeof *x);
+        if (y != NULL) {
+            memcpy(y + r * ldy, g->sweep_y + i * w, (size_t)w * sizeof *y);
+        }
+    }
+    write_global(g, x, ldx, y, ldy);
     if (y != NULL) {
         int64_t n_met = 0;
         for (int64_t r = 0; r < n; r++) {
@@ -449,9 +465,13 @@ void ebm__global_end(const ebm__kernel_in *k, const ebm__global_split *g, ebm__k
             }
         }
         out->met_fraction = (double)n_met / (double)n;
-        out->global_both_rate = g->n_global > 0 ? (double)g->both / (double)g->n_global : NAN;
     }
-    out->accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : 1.0;
-    out->global_accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : NAN;
+    global_stats(g, out, y != NULL ? 2 : 1);
     out->hidden_input = NULL;
+}
+
+void ebm__global_apply(const ebm__global_split *g, ebm__kernel_out *out, float *x, int64_t ldx)
+{
+    write_global(g, x, ldx, NULL, 0);
+    global_stats(g, out, 1);
 }

@@ -68,7 +68,13 @@ int ebm__global_begin(const ebm__kernel_in *k, ebm__global_split *g, ebm__msg *m
  * where the chains are equal; writes out's accept_rate (the global moves'
  * acceptance, or 1 if none), met_fraction (coupled), hidden_input (NULL:
  * the rows were gathered) and the global statistics. */
-void ebm__global_end(const ebm__kernel_in *k, const ebm__global_split *g, ebm__kernel_out *out,
-                     int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+void ebm__global_end(const ebm__global_split *g, ebm__kernel_out *out, int64_t n, float *x,
+                     int64_t ldx, float *y, int64_t ldy, uint8_t *met);
+
+/* For a kernel composed with the global moves of some rows (tempering:
+ * the beta = 1 replicas), not mixed: the global rows' new states into x
+ * (the rows g was made from; the gathered rows are not written back) and
+ * out's accept_rate and global statistics. */
+void ebm__global_apply(const ebm__global_split *g, ebm__kernel_out *out, float *x, int64_t ldx);
 
 #endif /* EBM_GLOBAL_H */

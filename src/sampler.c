@@ -132,6 +132,8 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
     ebm__arena_free(&s->scratch);
     ebm__arena_free(&s->global_scratch);
     free(s->proposal_rows);
+    free(s->top_ids);
+    free(s->saved_rows);
     free(s->row_ids);
     free(s->betas);
     free(s->swaps);
@@ -271,10 +273,11 @@ int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg)
     if (p == 0.0) {
         return EBM_OK;
     }
-    if (s->kind != EBM_SAMPLER_GIBBS) {
+    if (s->kind != EBM_SAMPLER_GIBBS && s->kind != EBM_SAMPLER_TEMPERING) {
         return ebm__fail(msg, EBM_EUNSUPPORTED,
                          "EBM_SAMPLER_GLOBAL_PROB is %g: global moves are built for "
-                         "EBM_SAMPLER_GIBBS only, not yet for %s (set it to 0)",
+                         "EBM_SAMPLER_GIBBS and EBM_SAMPLER_TEMPERING only, not yet for %s (set "
+                         "it to 0)",
                          p, kind_name(s->kind));
     }
     EBM__PROPAGATE(ebm__global_supported(s->m, msg));
@@ -348,14 +351,60 @@ static int dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel
     }
 }
 
+/* EBM_SAMPLER_TEMPERING with EBM_SAMPLER_GLOBAL_PROB > 0: the tempering
+ * step of every row, then the global moves of the beta = 1 replicas whose
+ * coin says so (chain c's replica R - 1, drawing from its stream row).
+ * Both keep each replica's law, so their composition keeps the product
+ * (docs/global_moves.md). keep: the rows are copied first, and put back if
+ * the global moves fail after the tempering step. */
+static int tempered_mixture(ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                            ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
+{
+    const int64_t R = s->n_betas, n = in->n, chains = n / R, w = s->m->width;
+    if (chains == 0) {
+        return dispatch(s, k, out, msg, rng, in);
+    }
+    int64_t *top = ebm__grow((void **)&s->top_ids, &s->top_ids_cap, (size_t)chains, sizeof *top);
+    float *saved = in->keep ? ebm__grow((void **)&s->saved_rows, &s->saved_cap, (size_t)(n * w),
+                                        sizeof *saved)
+                            : NULL;
+    if (top == NULL || (in->keep && saved == NULL)) {
+        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the global moves of %lld chains",
+                         (long long)chains);
+    }
+    for (int64_t r = 0; r < n && in->keep; r++) {
+        memcpy(saved + r * w, in->x + r * in->ldx, (size_t)w * sizeof *saved);
+    }
+    EBM__PROPAGATE(dispatch(s, k, out, msg, rng, in));
+    for (int64_t c = 0; c < chains; c++) {
+        top[c] = ebm__row_id(in->ids, c * R + R - 1);
+    }
+    float *x_top = in->x + (R - 1) * in->ldx;
+    const int64_t ld_top = R * in->ldx;
+    ebm__global_split g;
+    const int rc = ebm__global_begin(k, &g, msg, rng, top, chains, x_top, ld_top, NULL, 0);
+    if (rc != EBM_OK) {
+        for (int64_t r = 0; r < n && in->keep; r++) {
+            memcpy(in->x + r * in->ldx, saved + r * w, (size_t)w * sizeof *saved);
+        }
+        return rc;
+    }
+    ebm__global_apply(&g, out, x_top, ld_top);
+    return EBM_OK;
+}
+
 /* The step of s on the rows of in: its kernel's, or with
  * EBM_SAMPLER_GLOBAL_PROB > 0 the mixture (global.h): the global moves of
- * the rows whose coin says so, the kernel's sweep of the others. */
-static int mixture(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+ * the rows whose coin says so, the kernel's sweep of the others (for
+ * tempering, tempered_mixture). */
+static int mixture(ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
                    ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
 {
     if (s->settings.global_prob == 0.0) {
         return dispatch(s, k, out, msg, rng, in);
+    }
+    if (s->kind == EBM_SAMPLER_TEMPERING) {
+        return tempered_mixture(s, k, out, msg, rng, in);
     }
     ebm__global_split g;
     EBM__PROPAGATE(ebm__global_begin(k, &g, msg, rng, in->ids, in->n, in->x, in->ldx, in->y,
@@ -366,7 +415,7 @@ static int mixture(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_
                                     .ldy = s->m->width, .keep = 0};
         EBM__PROPAGATE(dispatch(s, k, out, msg, rng, &sweep));
     }
-    ebm__global_end(k, &g, out, in->n, in->x, in->ldx, in->y, in->ldy, in->met);
+    ebm__global_end(&g, out, in->n, in->x, in->ldx, in->y, in->ldy, in->met);
     return EBM_OK;
 }
 

@@ -54,6 +54,12 @@ struct ebm_sampler {
     ebm__proposal proposal;
     float *proposal_rows;
     ebm__arena global_scratch;
+    /* TEMPERING with global moves: the stream rows of the beta = 1
+     * replicas, and a copy of a public step's rows (both grown on demand) */
+    int64_t *top_ids;
+    size_t top_ids_cap;
+    float *saved_rows;
+    size_t saved_cap;
     char errmsg[EBM__MSG_SIZE];
 };
 
@@ -86,7 +92,7 @@ const float *ebm__sampler_hidden_input(const ebm_sampler_t *s);
  * anything: EBM_EVALUE if a Langevin kind has both
  * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set; with
  * EBM_SAMPLER_GLOBAL_PROB > 0, EBM_EUNSUPPORTED for a kind other than
- * GIBBS, a Gaussian or dReLU layer or a clamped layer, and EBM_EVALUE if
+ * GIBBS and TEMPERING, a Gaussian or dReLU layer or a clamped layer, and EBM_EVALUE if
  * no proposal is set. */
 int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg);
 

@@ -35,7 +35,11 @@
  *      terms dropped (all four models) and, on the DBM, the acceptance
  *      without the summed-out layer's free-energy difference;
  *  (f) bad input: codes, messages naming the argument and value, nothing
- *      changed; p = 0 gives the bits of a sampler without the option.
+ *      changed; p = 0 gives the bits of a sampler without the option;
+ *  (g) tempering: one step with the beta = 1 replicas' global moves from
+ *      the product of the replicas' exact laws stays in it (chi-square per
+ *      replica; the twin, q dropped, is rejected with chi-square 310 to
+ *      2500 on 30 to 63 degrees of freedom).
  * The seeds are fixed. Observed margins are in the comments of each test.
  *
  * SPDX-License-Identifier: MIT
@@ -790,22 +794,15 @@ START_TEST(bad_input)
     CHECK(t_contains(ebm_sampler_errmsg(s), "EBM_SAMPLER_CLAMP_LAYERS"), "%s",
           ebm_sampler_errmsg(s));
     ck_assert_int_eq(ebm_sampler_set_int(s, EBM_SAMPLER_CLAMP_LAYERS, 0), EBM_OK);
-    ebm_sampler_t *mh = NULL, *pt = NULL;
+    ebm_sampler_t *mh = NULL;
     ck_assert_int_eq(ebm_sampler_create(&mh, X.m, EBM_SAMPLER_MH_UNIFORM), EBM_OK);
-    ck_assert_int_eq(ebm_sampler_create(&pt, X.m, EBM_SAMPLER_TEMPERING), EBM_OK);
-    const double ladder[2] = {0.5, 1.0};
-    ck_assert_int_eq(ebm_sampler_set_ladder(pt, 2, ladder), EBM_OK);
-    ebm_sampler_t *others[2] = {mh, pt};
-    for (int i = 0; i < 2; i++) {
-        ck_assert_int_eq(ebm_sampler_set_double(others[i], EBM_SAMPLER_GLOBAL_PROB, 0.5), EBM_OK);
-        ck_assert_int_eq(ebm_sampler_set_proposal(others[i], 2, rows, MAXW, EPS), EBM_OK);
-        rc = ebm_sampler_step(others[i], rng, n, x, w);
-        CHECK(rc == EBM_EUNSUPPORTED && t_contains(ebm_sampler_errmsg(others[i]), "GIBBS only"),
-              "kind %d: %d %s", i, rc, ebm_sampler_errmsg(others[i]));
-        CHECK(memcmp(x, x0, sizeof x) == 0, "kind %d moved x", i);
-    }
+    ck_assert_int_eq(ebm_sampler_set_double(mh, EBM_SAMPLER_GLOBAL_PROB, 0.5), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_proposal(mh, 2, rows, MAXW, EPS), EBM_OK);
+    FAILS(&sn, EBM_EUNSUPPORTED, NULL, NULL, ebm_sampler_step(mh, rng, n, x, w));
+    CHECK(t_contains(ebm_sampler_errmsg(mh), "EBM_SAMPLER_MH_UNIFORM") &&
+              t_contains(ebm_sampler_errmsg(mh), "GLOBAL_PROB"),
+          "%s", ebm_sampler_errmsg(mh));
     ebm_sampler_destroy(mh);
-    ebm_sampler_destroy(pt);
     ebm_sampler_t *gs = NULL;
     ebm_model_t *grbm = t_new_grbm();
     ck_assert_int_eq(ebm_sampler_create(&gs, grbm, EBM_SAMPLER_GIBBS), EBM_OK);
@@ -841,6 +838,22 @@ START_TEST(bad_input)
     rc = ebm_estimator_gradient(e, rng, 2, rows, MAXW, grad);
     CHECK(rc == EBM_OK, "%s", ebm_estimator_errmsg(e));
     ebm_estimator_destroy(e);
+    /* PT and PCD chains take them too */
+    const int kinds[2] = {EBM_ESTIMATOR_PT, EBM_ESTIMATOR_PCD};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(ebm_estimator_create(&e, X.m, kinds[i]), EBM_OK);
+        if (kinds[i] == EBM_ESTIMATOR_PT) {
+            const double ladder[2] = {0.5, 1.0};
+            ck_assert_int_eq(ebm_estimator_set_ladder(e, 2, ladder), EBM_OK);
+        }
+        ck_assert_int_eq(ebm_estimator_set_double(e, EBM_ESTIMATOR_SAMPLER_OPTION +
+                                                         EBM_SAMPLER_GLOBAL_PROB, 0.5),
+                         EBM_OK);
+        ck_assert_int_eq(ebm_estimator_set_proposal(e, 2, rows, MAXW, EPS), EBM_OK);
+        rc = ebm_estimator_gradient(e, rng, 2, rows, MAXW, grad);
+        CHECK(rc == EBM_OK, "kind %d: %s", kinds[i], ebm_estimator_errmsg(e));
+        ebm_estimator_destroy(e);
+    }
     free(grad);
     /* p = 0 after a proposal: the bits of a sampler without the option */
     ebm_sampler_t *plain = NULL;
@@ -866,6 +879,78 @@ START_TEST(bad_input)
     ebm_rng_destroy(rng);
     ebm_model_destroy(X.m);
     FINISH();
+}
+END_TEST
+
+/* EBM_SAMPLER_TEMPERING: chains started in the product of the replicas'
+ * exact laws (betas 0.5 and 1, p_b ~ exp(-b E)) are still in it after one
+ * step with global moves of the beta = 1 replicas (P_GLOBAL; they follow
+ * the tempering step): each replica's rows fit its law by chi-square
+ * (alpha 1e-6 / 2); the twin (q dropped) moves the beta = 1 rows off pi. */
+START_TEST(tempering_law)
+{
+    exact X;
+    exact_init(&X, &SPECS[_i]);
+    const int S = X.S;
+    const int64_t chains = t_scaled(20000), w = X.w;
+    const double betas[2] = {0.5, 1.0}, alpha = 1e-6 / 2;
+    double law[2][MAXS];
+    for (int b = 0; b < 2; b++) {
+        double z = 0.0;
+        for (int k = 0; k < S; k++) {
+            law[b][k] = exp(-betas[b] * (X.e[k] - X.e[0]));
+            z += law[b][k];
+        }
+        for (int k = 0; k < S; k++) {
+            law[b][k] /= z;
+        }
+    }
+    float *x = t_floats(2 * chains * w);
+    double cnt[2][MAXS];
+    int twin_fails = 0;
+    for (int twin = 0; twin < 2; twin++) {
+        ebm_sampler_t *s = NULL;
+        ck_assert_int_eq(ebm_sampler_create(&s, X.m, EBM_SAMPLER_TEMPERING), EBM_OK);
+        ck_assert_int_eq(ebm_sampler_set_ladder(s, 2, betas), EBM_OK);
+        ck_assert_int_eq(ebm_sampler_set_double(s, EBM_SAMPLER_GLOBAL_PROB, P_GLOBAL), EBM_OK);
+        ck_assert_int_eq(ebm_sampler_set_proposal(s, X.sp->n_rows, &X.sp->rows[0][0], MAXW, EPS),
+                         EBM_OK);
+        ebm__sampler_set_twin_global(s, twin);
+        uint64_t st = 800 + (uint64_t)_i;
+        for (int64_t r = 0; r < 2 * chains; r++) { /* exact draws by the inverse CDF */
+            double u = t_uniform(&st), c = 0.0;
+            int k = 0;
+            while (k < S - 1 && (c += law[r % 2][k]) <= u) {
+                k++;
+            }
+            memcpy(x + r * w, X.x + k * w, (size_t)w * sizeof *x);
+        }
+        ebm_rng_t *rng = t_rng(810 + (uint64_t)_i, (uint64_t)twin);
+        ck_assert_int_eq(ebm_sampler_step(s, rng, 2 * chains, x, w), EBM_OK);
+        const double acc = ebm_sampler_stat(s, EBM_STAT_GLOBAL_ACCEPT_RATE);
+        T_ASSERT_MSG(acc > 0.0 && acc <= 1.0, "%s: global acceptance %g", X.sp->name, acc);
+        memset(cnt, 0, sizeof cnt);
+        for (int64_t r = 0; r < 2 * chains; r++) {
+            cnt[r % 2][code_of(&X, x + r * w)] += 1.0;
+        }
+        for (int b = 0; b < 2; b++) {
+            ref_gof g = ref_chisq(cnt[b], law[b], S, (double)chains);
+            if (twin == 0) {
+                T_ASSERT_MSG(g.impossible == 0.0 && g.p >= alpha,
+                             "%s replica %d: chi2 %.2f, %d df, p = %.3g", X.sp->name, b, g.stat,
+                             g.df, g.p);
+            } else if (b == 1) {
+                twin_fails += ref_gof_fails(g, alpha);
+                T_VLOG("global: %s: tempering twin's beta = 1 rows: chi2 %.1f, %d df\n",
+                       X.sp->name, g.stat, g.df);
+            }
+        }
+        ebm_rng_destroy(rng);
+        ebm_sampler_destroy(s);
+    }
+    ck_assert_msg(twin_fails > 0, "%s: the tempering twin was not detected", X.sp->name);
+    free(x);
+    ebm_model_destroy(X.m);
 }
 END_TEST
 
@@ -917,6 +1002,7 @@ Suite *ebm_global_suite(void)
         {"met chains", met_stay_met, N_SPECS, 10 * slow, NULL, NULL},
         {"both accept", both_accept, N_SPECS, 30 * slow, NULL, NULL},
         {"ucd unbiased", ucd_unbiased, N_SPECS, 60 * slow, NULL, NULL},
+        {"tempering", tempering_law, N_SPECS, 30 * slow, NULL, NULL},
         {"rows", rows_independent, 0, 10 * slow, NULL, NULL},
         {"bad input", bad_input, 0, 10 * slow, t_soft_setup, NULL},
     };
