@@ -39,7 +39,10 @@
  *  (g) tempering: one step with the beta = 1 replicas' global moves from
  *      the product of the replicas' exact laws stays in it (chi-square per
  *      replica; the twin, q dropped, is rejected with chi-square 310 to
- *      2500 on 30 to 63 degrees of freedom).
+ *      2500 on 30 to 63 degrees of freedom);
+ *  (h) allocation failures: every allocation of a step, a coupled step, a
+ *      tempering step, the proposals' setters and a UCD gradient, failed
+ *      in turn: EBM_ENOMEM, nothing changed, the reference results after.
  * The seeds are fixed. Observed margins are in the comments of each test.
  *
  * SPDX-License-Identifier: MIT
@@ -993,6 +996,155 @@ START_TEST(rows_independent)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* (h) allocation failures                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Each call below, with the N-th allocation failing for N = 1, 2, ...
+ * until it succeeds: EBM_ENOMEM with nothing visible changed (rows,
+ * generator, statistics, estimator, gradient), and the call repeated
+ * without failure gives the reference results. Fresh handles each time,
+ * so that their scratch must grow. */
+enum { A_STEP, A_COUPLED, A_TEMPERING, A_SET_PROPOSAL, A_EST_PROPOSAL, A_GRADIENT, A_COUNT };
+static const char *const A_NAMES[A_COUNT] = {"step", "coupled step", "tempering step",
+                                             "ebm_sampler_set_proposal",
+                                             "ebm_estimator_set_proposal (PT)", "UCD gradient"};
+#define A_ROWS 16
+
+typedef struct afx {
+    exact *X;
+    ebm_sampler_t *s;
+    ebm_estimator_t *e;
+    ebm_rng_t *rng;
+    float x[A_ROWS * MAXW], y[A_ROWS * MAXW], grad[64];
+} afx;
+
+static void afx_setup(afx *f, exact *X, int which)
+{
+    memset(f, 0, sizeof *f);
+    f->X = X;
+    f->rng = t_rng(31, 7);
+    t_fill_states(X->m, A_ROWS, f->x, X->w, 1);
+    t_fill_states(X->m, A_ROWS, f->y, X->w, 2);
+    t_sentinel(f->grad, sizeof f->grad);
+    const float *rows = &X->sp->rows[0][0];
+    const double ladder[2] = {0.5, 1.0};
+    if (which <= A_SET_PROPOSAL) {
+        f->s = global_sampler(X, 0.5, 0);
+        if (which == A_TEMPERING) {
+            ebm_sampler_destroy(f->s);
+            ck_assert_int_eq(ebm_sampler_create(&f->s, X->m, EBM_SAMPLER_TEMPERING), EBM_OK);
+            ck_assert_int_eq(ebm_sampler_set_ladder(f->s, 2, ladder), EBM_OK);
+            ck_assert_int_eq(ebm_sampler_set_double(f->s, EBM_SAMPLER_GLOBAL_PROB, 0.5), EBM_OK);
+            ck_assert_int_eq(ebm_sampler_set_proposal(f->s, 2, rows, MAXW, EPS), EBM_OK);
+        }
+        return;
+    }
+    ck_assert_int_eq(ebm_estimator_create(&f->e, X->m,
+                                          which == A_GRADIENT ? EBM_ESTIMATOR_UCD
+                                                              : EBM_ESTIMATOR_PT),
+                     EBM_OK);
+    if (which == A_EST_PROPOSAL) {
+        ck_assert_int_eq(ebm_estimator_set_ladder(f->e, 2, ladder), EBM_OK);
+    }
+    ck_assert_int_eq(
+        ebm_estimator_set_double(f->e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_GLOBAL_PROB,
+                                 0.5),
+        EBM_OK);
+    ck_assert_int_eq(ebm_estimator_set_proposal(f->e, 1, rows, MAXW, EPS), EBM_OK);
+}
+
+static int afx_call(afx *f, int which)
+{
+    const int64_t w = f->X->w;
+    const float *rows = &f->X->sp->rows[0][0];
+    switch (which) {
+    case A_STEP: return ebm_sampler_step(f->s, f->rng, A_ROWS, f->x, w);
+    case A_COUPLED: return ebm_sampler_coupled_step(f->s, f->rng, A_ROWS, f->x, w, f->y, w, NULL);
+    case A_TEMPERING: return ebm_sampler_step(f->s, f->rng, A_ROWS, f->x, w);
+    case A_SET_PROPOSAL: {
+        /* the new proposal, then a step that shows which proposal is set */
+        int rc = ebm_sampler_set_proposal(f->s, 1, rows + MAXW, MAXW, 0.5);
+        return rc != EBM_OK ? rc : ebm_sampler_step(f->s, f->rng, A_ROWS, f->x, w);
+    }
+    case A_EST_PROPOSAL: {
+        int rc = ebm_estimator_set_proposal(f->e, 2, rows, MAXW, 0.5);
+        return rc != EBM_OK ? rc : ebm_estimator_gradient(f->e, f->rng, 2, rows, MAXW, f->grad);
+    }
+    default: return ebm_estimator_gradient(f->e, f->rng, 2, rows, MAXW, f->grad);
+    }
+}
+
+static uint64_t afx_hash(const afx *f)
+{
+    uint64_t h = t_checksum(f->x, sizeof f->x) ^ 3 * t_checksum(f->y, sizeof f->y) ^
+                 5 * t_checksum(f->grad, sizeof f->grad) ^ 7 * t_rng_hash(f->rng);
+    if (f->s != NULL) {
+        double st[EBM_STAT_COUNT];
+        for (int i = 0; i < EBM_STAT_COUNT; i++) {
+            st[i] = ebm_sampler_stat(f->s, i);
+        }
+        h ^= 11 * t_checksum(st, sizeof st);
+    }
+    if (f->e != NULL) {
+        h ^= 13 * t_estimator_hash(f->e, f->X->m);
+    }
+    return h;
+}
+
+static void afx_free(afx *f)
+{
+    ebm_sampler_destroy(f->s);
+    ebm_estimator_destroy(f->e);
+    ebm_rng_destroy(f->rng);
+}
+
+START_TEST(alloc_failures)
+{
+    exact X;
+    exact_init(&X, &SPECS[3]); /* the DBM: every part of the move */
+    for (int which = 0; which < A_COUNT; which++) {
+        afx f;
+        afx_setup(&f, &X, which);
+        ck_assert_int_eq(afx_call(&f, which), EBM_OK);
+        const uint64_t ref = afx_hash(&f);
+        afx_free(&f);
+        long n = 1, failures = 0;
+        for (;; n++) {
+            afx_setup(&f, &X, which);
+            const uint64_t before = afx_hash(&f);
+            t_fault_arm(n);
+            int rc = afx_call(&f, which);
+            t_fault_disarm();
+            if (!t_fault_fired()) {
+                CHECK(rc == EBM_OK && afx_hash(&f) == ref, "%s: allocation %ld: %s", A_NAMES[which],
+                      n, ebm_error_name(rc));
+                afx_free(&f);
+                break;
+            }
+            failures += rc == EBM_ENOMEM;
+            CHECK(rc == EBM_ENOMEM || rc == EBM_OK, "%s: allocation %ld failed: %s",
+                  A_NAMES[which], n, ebm_error_name(rc));
+            if (rc == EBM_ENOMEM) {
+                CHECK(afx_hash(&f) == before, "%s: allocation %ld failed and something changed",
+                      A_NAMES[which], n);
+                rc = afx_call(&f, which);
+            }
+            CHECK(rc == EBM_OK && afx_hash(&f) == ref,
+                  "%s: after allocation %ld failed, the call gave other results", A_NAMES[which],
+                  n);
+            afx_free(&f);
+            ck_assert(n < 10000);
+        }
+        T_VLOG("global: %s: %ld allocations, %ld refused with EBM_ENOMEM\n", A_NAMES[which], n - 1,
+               failures);
+        CHECK(failures > 0, "%s: no allocation failure was reported", A_NAMES[which]);
+    }
+    ebm_model_destroy(X.m);
+    FINISH();
+}
+END_TEST
+
 Suite *ebm_global_suite(void)
 {
     const double slow = t_level() >= 2 ? 20.0 : 1.0;
@@ -1005,6 +1157,7 @@ Suite *ebm_global_suite(void)
         {"tempering", tempering_law, N_SPECS, 30 * slow, NULL, NULL},
         {"rows", rows_independent, 0, 10 * slow, NULL, NULL},
         {"bad input", bad_input, 0, 10 * slow, t_soft_setup, NULL},
+        {"allocation failures", alloc_failures, 0, 30 * slow, t_soft_setup, NULL},
     };
     return t_suite("global", tests, sizeof tests / sizeof tests[0]);
 }
