@@ -915,9 +915,11 @@ EBM_API int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value);
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (also: TEMPERING with n not a
  *         multiple of the ladder's length), EBM_EVALUE (invalid states, a
  *         Gibbs layer input that overflowed float, TEMPERING without a
- *         ladder), EBM_EUNSUPPORTED (MH_UNIFORM with a free Gaussian layer,
- *         TEMPERING with a clamped layer), EBM_ENOMEM; on failure x, rng,
- *         the step counter and the statistics are unchanged
+ *         ladder, EBM_SAMPLER_GLOBAL_PROB > 0 without a proposal),
+ *         EBM_EUNSUPPORTED (MH_UNIFORM with a free Gaussian layer,
+ *         TEMPERING with a clamped layer, EBM_SAMPLER_GLOBAL_PROB > 0 where
+ *         global moves are not built), EBM_ENOMEM; on failure x, rng, the
+ *         step counter and the statistics are unchanged
  */
 EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx);
 /**
@@ -938,10 +940,14 @@ EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
  * ratios are formed unit by unit, so inputs of any finite size lose
  * nothing to cancellation.
  * @param[out] met NULL or [n]: 1 where x_{t+1} == y_t after the call, else 0
+ * With EBM_SAMPLER_GLOBAL_PROB > 0 (GIBBS), a row's step is with that
+ * probability a global move common to both chains (one proposal, one
+ * uniform; where both accept they meet), else the coupled sweep.
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or a
- *         layer input that overflowed float), EBM_EUNSUPPORTED (LANGEVIN
- *         kinds), EBM_ELIMIT (the residual try limit), EBM_ENOMEM; on
- *         failure x, y, met and rng are unchanged
+ *         layer input that overflowed float; EBM_SAMPLER_GLOBAL_PROB > 0
+ *         without a proposal), EBM_EUNSUPPORTED (LANGEVIN kinds; global
+ *         moves where they are not built), EBM_ELIMIT (the residual try
+ *         limit), EBM_ENOMEM; on failure x, y, met and rng are unchanged
  */
 EBM_API int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x,
                                      int64_t ldx, float *y, int64_t ldy, uint8_t *met);
@@ -1162,9 +1168,11 @@ enum ebm_estimator_option {
     EBM_ESTIMATOR_CHAIN_OFFSET = 12,
     /** EBM_ESTIMATOR_SAMPLER_OPTION + o sets sampler option o (enum
      * ebm_sampler_option, e.g. Langevin steps, step size, coupling) on the
-     * estimator's samplers. EBM_SAMPLER_CLAMP_LAYERS and
-     * EBM_SAMPLER_ROW_OFFSET are managed by the estimator (the latter is
-     * EBM_ESTIMATOR_ROW_OFFSET) and cannot be set. */
+     * estimator's samplers (EBM_SAMPLER_GLOBAL_PROB: on those of the
+     * model's own chains only, as ebm_estimator_set_proposal).
+     * EBM_SAMPLER_CLAMP_LAYERS and EBM_SAMPLER_ROW_OFFSET are managed by
+     * the estimator (the latter is EBM_ESTIMATOR_ROW_OFFSET) and cannot be
+     * set. */
     EBM_ESTIMATOR_SAMPLER_OPTION = 1000
 };
 
