@@ -743,7 +743,7 @@ START_TEST(bad_input)
     exact X;
     exact_init(&X, &SPECS[0]);
     const int64_t n = 6, w = X.w;
-    float x[6 * MAXW], y[6 * MAXW], x0[6 * MAXW];
+    float x[6 * MAXW] = {0}, y[6 * MAXW] = {0}, x0[6 * MAXW];
     t_fill_states(X.m, n, x, w, 3);
     t_fill_states(X.m, n, y, w, 4);
     memcpy(x0, x, sizeof x);
