@@ -1190,7 +1190,9 @@ enum ebm_estimator_stat {
     EBM_ESTIMATOR_STAT_SWEEPS_MEAN = 5,
     /** local searches stopped by their sweep cap */
     EBM_ESTIMATOR_STAT_SEARCH_CAPPED = 6,
-    /** Metropolis acceptance over the call (1 where there is none) */
+    /** Metropolis acceptance over the call (1 where there is none); the
+     * global moves of EBM_SAMPLER_GLOBAL_PROB count, weighted by their
+     * decisions */
     EBM_ESTIMATOR_STAT_ACCEPT_RATE = 7,
     /** mean-field rows that did not reach the tolerance */
     EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED = 8,

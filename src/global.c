@@ -436,6 +436,7 @@ static void write_global(const ebm__global_split *g, float *x, int64_t ldx, floa
 static void global_stats(const ebm__global_split *g, ebm__kernel_out *out, int chains)
 {
     const int64_t decisions = g->n_global * chains;
+    out->global_decisions = decisions;
     out->accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : 1.0;
     out->global_accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : NAN;
     if (chains == 2) {

@@ -430,6 +430,7 @@ static void keep_report(ebm_sampler_t *s, const ebm__step_in *in, const ebm__ker
     }
     s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE] = out->global_accept_rate;
     s->stat[EBM_STAT_GLOBAL_BOTH_RATE] = out->global_both_rate;
+    s->global_decisions = out->global_decisions;
     s->accepted = out->accepted;
     s->energy_rechecks += out->energy_rechecks;
     s->hidden_input = out->hidden_input;
@@ -445,6 +446,7 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
     EBM__PROPAGATE(ebm__sampler_check_options(s, msg));
     s->iteration++;
     s->hidden_input = NULL; /* set again by the kernels that leave it */
+    s->global_decisions = 0;
     /* No rows, no kernel; but tempering reports the (no) swaps of the step. */
     if (in->n > 0 || s->kind == EBM_SAMPLER_TEMPERING) {
         const ebm__kernel_in k = kernel_in(s, in);
@@ -462,7 +464,9 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
     if (report != NULL) {
         *report = (ebm__step_out){.kind = s->kind,
                                   .accept_rate = s->stat[EBM_STAT_ACCEPT_RATE],
-                                  .accepted = s->accepted};
+                                  .accepted = s->accepted,
+                                  .global_decisions = s->global_decisions,
+                                  .global_accept_rate = s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE]};
     }
     return EBM_OK;
 }

@@ -40,6 +40,7 @@ struct ebm_sampler {
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
     int64_t accepted; /* MH moves accepted in the last call (both chains) */
+    int64_t global_decisions; /* the global moves' decisions of the last step */
     /* MH decisions the float-GEMM energies left to double (the tests'
      * settings.plain_energies turns that path off) */
     int64_t energy_rechecks;
@@ -69,6 +70,10 @@ typedef struct ebm__step_out {
     int kind;           /* the sampler's kind (enum ebm_sampler_kind) */
     double accept_rate; /* EBM_STAT_ACCEPT_RATE */
     int64_t accepted;   /* MH moves accepted (both chains; MH_UNIFORM only) */
+    /* EBM_SAMPLER_GLOBAL_PROB > 0: the global moves' decisions (a coupled
+     * row makes two; 0 if none) and their acceptance */
+    int64_t global_decisions;
+    double global_accept_rate;
 } ebm__step_out;
 
 /* One step of s on validated rows (step.h's ebm__step_in), for the public

@@ -116,8 +116,10 @@ typedef struct ebm__kernel_out {
      * accepted and proposed (arrays of n_betas - 1, the sampler's) */
     int64_t *swap_accepted, *swap_proposed;
     /* EBM_SAMPLER_GLOBAL_PROB > 0: EBM_STAT_GLOBAL_ACCEPT_RATE and
-     * EBM_STAT_GLOBAL_BOTH_RATE (NaN) */
+     * EBM_STAT_GLOBAL_BOTH_RATE (NaN), and the global moves' decisions
+     * (0; a coupled row makes two) */
     double global_accept_rate, global_both_rate;
+    int64_t global_decisions;
 } ebm__kernel_out;
 
 /* Layers of m whose units move (not in clamp_layers), of one parity (0

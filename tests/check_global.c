@@ -690,6 +690,9 @@ static double ucd_max_z(const exact *X, int twin, uint64_t seed, double *tau)
             var[i] += d * (g[i] - mean[i]);
         }
         *tau += ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_TAU_MEAN) / (double)calls;
+        const double acc = ebm_estimator_stat(e, EBM_ESTIMATOR_STAT_ACCEPT_RATE);
+        /* the global moves' acceptance: 200 rows make some, not all accepted */
+        ck_assert_msg(acc > 0.0 && acc < 1.0, "%s: acceptance %g", X->sp->name, acc);
     }
     double zmax = 0.0;
     for (int64_t i = 0; i < np; i++) {
