@@ -24,8 +24,10 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core as _ebm
-from ._core import Estimator, Generator, Model, Sampler
+from ._abi import Units
+from ._chains import Estimator, Sampler
+from ._generator import Generator
+from ._model import MAX_LAYERS, Model
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -216,9 +218,9 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if not hidden or not all(_is_int(h) and h >= 1 for h in hidden):
             raise ValueError("hidden must be a non-empty tuple of positive integers, not %r" %
                              (c["hidden"],))
-        if len(hidden) + 1 > _ebm.MAX_LAYERS:
+        if len(hidden) + 1 > MAX_LAYERS:
             raise ValueError("hidden: at most %d hidden layers, not %d" %
-                             (_ebm.MAX_LAYERS - 1, len(hidden)))
+                             (MAX_LAYERS - 1, len(hidden)))
         c["hidden"] = tuple(int(h) for h in hidden)
         if c["units"] not in _UNITS:
             raise ValueError("units must be one of %s, not %r" % (_UNITS, c["units"]))
@@ -447,7 +449,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             mu[:, m.n_visible:] = m.layer_mean(V, 1)
             return mu
         for l in range(1, m.n_layers):  # start: every hidden unit at its mean under no input
-            if m.units[l] == _ebm.Units.BINARY:
+            if m.units[l] == Units.BINARY:
                 mu[:, m.offsets[l]:m.offsets[l] + m.sizes[l]] = 0.5
         mu[:, :m.n_visible] = V
         clamp = np.zeros(m.state_width, bool)
@@ -489,7 +491,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """(bits of exact log Z, bits per row of exact log p(v)), as the library enumerates."""
         s = model.sizes
         even, odd = sum(s[0::2]), sum(s[1::2])
-        logz = odd if model.units[0] == _ebm.Units.GAUSSIAN else min(even, odd)
+        logz = odd if model.units[0] == Units.GAUSSIAN else min(even, odd)
         row = 0 if len(s) == 2 else min(sum(s[2::2]), odd)
         return logz, row
 
@@ -577,7 +579,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         m = self.model_
         for parity in (1, 0):
             for l in range(parity, m.n_layers, 2):
-                x = m.sample_layer(x, l, rng)
+                x = m.layer_sample(x, l, rng)
         return x
 
     def gibbs(self, v):
@@ -610,7 +612,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             for l in range(2, m.n_layers, 2):
                 a, b = m.offsets[l], m.offsets[l] + m.sizes[l]
                 u = rng.uniform(V.shape[0] * m.sizes[l]).reshape(V.shape[0], m.sizes[l])
-                if m.units[l] == _ebm.Units.BINARY:
+                if m.units[l] == Units.BINARY:
                     x[:, a:b] = u < mu[:, a:b]
                 else:
                     x[:, a:b] = np.where(u < (1 + mu[:, a:b]) / 2, 1.0, -1.0)
