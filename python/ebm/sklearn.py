@@ -10,16 +10,20 @@ BoltzmannMachine is the general estimator (any layer sizes, unit kinds and
 gradient estimator of the library); BernoulliRBM takes exactly the
 parameters of sklearn.neural_network.BernoulliRBM (plus estimator and
 binarize) and replaces it (its docstring lists the differences). Both pass
-scikit-learn's check_estimator (SKIPPED_CHECKS would list the checks they
-do not, with the reason; it is empty).
+scikit-learn's check_estimator, but for the checks in SKIPPED_CHECKS (with
+the reason: BernoulliRBM refuses their values outside [0, 1];
+BernoulliRBM(binarize=0.5) passes them all).
 
 This is the only module of the package that imports scikit-learn.
 """
 import numbers
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -42,7 +46,20 @@ __all__ = ["BoltzmannMachine", "BernoulliRBM", "SKIPPED_CHECKS"]
 # marks them xfail. Empty: both classes pass every check.
 SKIPPED_CHECKS = {
     "BoltzmannMachine": {},
-    "BernoulliRBM": {},
+    # BernoulliRBM refuses values outside [0, 1] with its default
+    # binarize=None (they are probabilities), and these checks feed such
+    # values; BernoulliRBM(binarize=0.5), which takes any real input, passes
+    # every check (python/tests/test_sklearn.py runs both).
+    "BernoulliRBM": {name: "feeds values outside [0, 1], which BernoulliRBM refuses (ValueError)"
+                     " by design; BernoulliRBM(binarize=0.5) passes it" for name in (
+        "check_estimators_dtypes", "check_estimators_fit_returns_self",
+        "check_pipeline_consistency", "check_estimators_overwrite_params",
+        "check_estimators_pickle", "check_transformer_data_not_an_array",
+        "check_transformer_general", "check_transformer_preserve_dtypes",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+        "check_fit2d_1sample", "check_fit2d_1feature", "check_dict_unchanged",
+        "check_dont_overwrite_parameters", "check_fit_idempotent",
+        "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d")},
 }
 
 # score_samples uses exact enumeration when it is cheap (see
@@ -70,8 +87,13 @@ _DEFAULT_RMS = 0.01  # root-mean-square weight of the default initialisation
 _MF_ITERS = 200
 _MF_TOL = 1e-7
 # Generator streams derived from the seed: training (initialisation,
-# shuffles, gradients), sampling (gibbs, sample), AIS.
-_STREAM_FIT, _STREAM_SAMPLE, _STREAM_AIS = 0, 1, 2
+# shuffles, gradients), sampling (gibbs, sample), AIS, the bits that
+# BernoulliRBM.score_samples flips.
+_STREAM_FIT, _STREAM_SAMPLE, _STREAM_AIS, _STREAM_SCORE = 0, 1, 2, 3
+# Rows densified at a time from a sparse input (a dense one is read whole).
+SPARSE_BATCH = 1024
+# log Z that takes longer than this (seconds) says so on stderr.
+PROGRESS_AFTER = 1.0
 
 
 def _seed_from(random_state):
@@ -84,6 +106,59 @@ def _seed_from(random_state):
     rs = check_random_state(random_state)  # None -> np.random's singleton; ValueError else
     hi, lo = (int(v) for v in rs.randint(0, 1 << 32, size=2, dtype=np.uint64))
     return hi << 32 | lo
+
+
+def _chunks(X):
+    """(first row, dense rows) of X: a dense X whole, a sparse one SPARSE_BATCH rows at a time."""
+    if not sp.issparse(X):
+        yield 0, X
+        return
+    size = SPARSE_BATCH
+    for a in range(0, X.shape[0], size):
+        yield a, X[a:a + size].toarray()
+
+
+def _rows(X, index):
+    """X[index] as a dense array (only those rows of a sparse X are densified)."""
+    R = X[index]
+    return R.toarray() if sp.issparse(R) else R
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a fit, which kept the updates made so far (see _StopOnCtrlC)."""
+
+
+class _StopOnCtrlC:
+    """During a fit in the main thread: SIGINT asks the fit to stop after its
+    current minibatch update (.requested) rather than raising inside it. Only
+    Python's default handler is replaced, and it is restored on exit."""
+
+    def __init__(self):
+        self.requested = False
+        self._old = None
+
+    def _handler(self, signum, frame):
+        self.requested = True
+
+    def __enter__(self):
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def _check_probabilities(X):
+    """ValueError unless every value of the dense rows X is in [0, 1] (NaN neither)."""
+    if X.size and not (np.min(X) >= 0 and np.max(X) <= 1):
+        bad = np.flatnonzero(~((X >= 0) & (X <= 1)))[0]
+        row, col = divmod(int(bad), X.shape[1])
+        raise ValueError("BernoulliRBM takes values in [0, 1] (probabilities of the visible "
+                         "units; binarize=t thresholds other data): row %d, feature %d is %r"
+                         % (row, col, float(X[row, col])))
 
 
 def _is_int(v):
@@ -262,6 +337,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         b = c["binarize"]
         if b is not None and not (_is_real(b) and np.isfinite(b)):
             raise ValueError("binarize must be None or a finite number, not %r" % (b,))
+        c["grey"] = bool(c.get("grey", False))
         return c
 
     def _hidden_param(self):
@@ -271,17 +347,28 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     # -- data -------------------------------------------------------------------
 
     def _validate(self, X, reset):
-        kw = dict(dtype=(np.float64, np.float32), reset=reset)
+        kw = dict(dtype=(np.float64, np.float32), reset=reset, accept_sparse="csr")
         if _sk_validate_data is not None:  # pragma: no cover
             return _sk_validate_data(self, X, **kw)
         return self._validate_data(X, **kw)
 
-    def _visible_rows(self, X, visible, binarize):
-        """Validated X as float32 visible states (binarized for binary and spin units)."""
-        if visible == "gaussian" or binarize is None:
-            return np.ascontiguousarray(X, dtype=np.float32)
-        low = 0.0 if visible == "binary" else -1.0
-        return np.where(X > binarize, np.float32(1.0), np.float32(low))
+    def _visible_rows(self, X, c, rng=None):
+        """Dense validated rows X as float32 visible values: binarized for binary
+        and spin units when binarize is set; with c["grey"] (BernoulliRBM's
+        binarize=None), values in [0, 1] are probabilities, drawn as 0/1
+        states from rng when one is given (the rows as they are otherwise)."""
+        visible, binarize = c["visible"], c["binarize"]
+        if visible != "gaussian" and binarize is not None:
+            low = 0.0 if visible == "binary" else -1.0
+            return np.where(X > binarize, np.float32(1.0), np.float32(low))
+        V = np.ascontiguousarray(X, dtype=np.float32)
+        if not c["grey"] or visible == "gaussian":
+            return V
+        _check_probabilities(X)
+        if rng is None or np.all((V == 0) | (V == 1)):
+            return V
+        u = rng.uniform(V.size).reshape(V.shape)
+        return (u < V).astype(np.float32)
 
     # -- fitting ----------------------------------------------------------------
 
@@ -324,13 +411,25 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         x[:, :model.n_visible] = V
         model.layer_input(x, 1)
 
-    def _epoch(self, c, model, est, rng, V):
-        n, bs = V.shape[0], c["batch_size"]
+    def _check_input(self, c, model, X):
+        """Refuses X before any training: values the visible units cannot take."""
+        for _, R in _chunks(X):
+            V = self._visible_rows(R, c)
+            if c["binarize"] is None and not c["grey"]:
+                self._check_rows(model, V)
+
+    def _epoch(self, c, model, est, rng, X, stop):
+        """One shuffled pass of minibatches; False if stop asked to stop (after an update)."""
+        n, bs = X.shape[0], c["batch_size"]
         order = np.argsort(rng.uniform(n), kind="stable")
         lr = float(c["learning_rate"])
         for i in range(0, n, bs):
-            grad = est.gradient(V[order[i:i + bs]], rng)
+            V = self._visible_rows(_rows(X, order[i:i + bs]), c, rng)
+            grad = est.gradient(V, rng)
             model.axpy_params(lr, grad)
+            if stop.requested:
+                return False
+        return True
 
     def _finish(self, model, est, seed, rng, n_iter, new):
         """Store the fitted state: everything at once, after training succeeded."""
@@ -341,24 +440,44 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if new:
             self._sample_rng = Generator(seed, _STREAM_SAMPLE)
         self._log_z = None
+        self._flip_key = None
         self.n_iter_ = n_iter
         self._n_features_out = model.sizes[1]
         self._update_attributes()
 
     def _update_attributes(self):
-        m = self.model_
+        m, est = self.model_, self._ebm_estimator
         self.components_ = m.weight(1).T.astype(np.float64)
         self.intercept_hidden_ = m.bias(1).astype(np.float64)
         self.intercept_visible_ = m.bias(0).astype(np.float64)
-
-    def _report(self, epoch, V, elapsed):
-        if self._score_method(self.model_) == "exact":
-            ll = self._log_likelihood(V).mean()
-            print("[%s] Iteration %d, log-likelihood = %.2f, time = %.2fs" %
-                  (type(self).__name__, epoch, ll, elapsed))
+        a, b = m.offsets[1], m.offsets[1] + m.sizes[1]
+        if est.num_chains:  # the persistent chains' first hidden layer
+            self.h_samples_ = est.chains[:, a:b].astype(np.float64)
         else:
+            self.h_samples_ = np.zeros((self._config()["batch_size"], m.sizes[1]))
+
+    def _progress(self, X):
+        """(name, value) of the per-epoch line of verbose, or None: the mean
+        log-likelihood when it is exact and cheap."""
+        if self._score_method(self.model_) != "exact":
+            return None
+        return "log-likelihood", float(np.mean(self._log_likelihood_of(X, self._config())))
+
+    def _report(self, epoch, X, elapsed):
+        score = self._progress(X)
+        if score is None:
             print("[%s] Iteration %d, time = %.2fs" % (type(self).__name__, epoch, elapsed))
+        else:
+            print("[%s] Iteration %d, %s = %.2f, time = %.2fs" %
+                  (type(self).__name__, epoch, score[0], score[1], elapsed))
         sys.stdout.flush()
+
+    def _interrupted(self, model, est, seed, rng, epoch, new, X):
+        """Keep the model trained so far, say so, and raise _Interrupted."""
+        self._finish(model, est, seed, rng, epoch, new)
+        print("[%s] Interrupted in iteration %d: the model keeps the updates made so far "
+              "(n_iter_ = %d)" % (type(self).__name__, epoch, epoch), file=sys.stderr)
+        raise _Interrupted("fit interrupted in iteration %d; the model is usable" % epoch)
 
     def fit(self, X, y=None):
         """Train a new machine on X for n_iter epochs of shuffled minibatches.
@@ -383,6 +502,8 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         saved = dict(self.__dict__)
         try:
             return method(X)
+        except _Interrupted:
+            raise  # the model trained so far is kept
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -391,16 +512,20 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def _fit(self, X):
         c = self._config()
         X = self._validate(X, reset=True)
-        V = self._visible_rows(X, c["visible"], c["binarize"])
         model, est, seed, rng = self._start(c, X.shape[1])
-        if c["binarize"] is None:
-            self._check_rows(model, V)
-        for epoch in range(1, c["n_iter"] + 1):
-            t0 = time.time()
-            self._epoch(c, model, est, rng, V)
-            if c["verbose"]:
-                self._finish(model, est, seed, rng, epoch, new=True)
-                self._report(epoch, V, time.time() - t0)
+        self._check_input(c, model, X)
+        with _StopOnCtrlC() as stop:
+            for epoch in range(1, c["n_iter"] + 1):
+                t0 = time.time()
+                try:
+                    done = self._epoch(c, model, est, rng, X, stop)
+                except KeyboardInterrupt:  # raised in Python code: the last update is whole
+                    done = False
+                if not done:
+                    self._interrupted(model, est, seed, rng, epoch, True, X)
+                if c["verbose"]:
+                    self._finish(model, est, seed, rng, epoch, new=True)
+                    self._report(epoch, X, time.time() - t0)
         self._finish(model, est, seed, rng, c["n_iter"], new=True)
         return self
 
@@ -422,7 +547,6 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         c = self._config()
         first = not hasattr(self, "model_")
         X = self._validate(X, reset=first)
-        V = self._visible_rows(X, c["visible"], c["binarize"])
         t0 = time.time()
         if first:
             model, est, seed, rng = self._start(c, X.shape[1])
@@ -430,12 +554,17 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         else:
             model, est, seed, rng = self.model_, self._ebm_estimator, self._seed, self._rng
             n_iter = self.n_iter_
-        if c["binarize"] is None:
-            self._check_rows(model, V)
-        self._epoch(c, model, est, rng, V)
+        self._check_input(c, model, X)
+        with _StopOnCtrlC() as stop:
+            try:
+                done = self._epoch(c, model, est, rng, X, stop)
+            except KeyboardInterrupt:
+                done = False
+        if not done:
+            self._interrupted(model, est, seed, rng, n_iter + 1, first, X)
         self._finish(model, est, seed, rng, n_iter + 1, new=first)
         if c["verbose"]:
-            self._report(self.n_iter_, V, time.time() - t0)
+            self._report(self.n_iter_, X, time.time() - t0)
         return self
 
     # -- representation -----------------------------------------------------------
@@ -479,10 +608,12 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         check_is_fitted(self)
         c = self._config()
         X = self._validate(X, reset=False)
-        V = self._visible_rows(X, c["visible"], c["binarize"])
-        mu = self._posterior_means(V)
         m = self.model_
-        return mu[:, m.offsets[1]:m.offsets[1] + m.sizes[1]].astype(X.dtype, copy=False)
+        out = np.empty((X.shape[0], m.sizes[1]), X.dtype)
+        for a, R in _chunks(X):
+            mu = self._posterior_means(self._visible_rows(R, c))
+            out[a:a + R.shape[0]] = mu[:, m.offsets[1]:m.offsets[1] + m.sizes[1]]
+        return out
 
     # -- likelihood -------------------------------------------------------------------
 
@@ -509,14 +640,38 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return self._score_method(self.model_)
 
     def _partition(self):
+        """(log Z, its standard error), computed once per fitted model; a line on
+        stderr says so when it takes longer than PROGRESS_AFTER seconds."""
         if self._log_z is None:
-            m = self.model_
-            if self._score_method(m) == "exact":
-                self._log_z = (m.log_partition("exact"), 0.0)
-            else:
-                self._log_z = m.log_partition("ais", Generator(self._seed, _STREAM_AIS),
-                                              chains=AIS_CHAINS, betas=AIS_BETAS,
-                                              return_std=True)
+            m, method = self.model_, self._score_method(self.model_)
+            what = ("exact enumeration" if method == "exact" else
+                    "AIS, %d runs x %d temperatures" % (AIS_CHAINS, AIS_BETAS))
+            t0, said = time.time(), []
+
+            def say():
+                said.append(True)
+                print("[%s] computing log Z of a %s model (%s; once per fit)..." %
+                      (type(self).__name__, "-".join(map(str, m.sizes)), what),
+                      file=sys.stderr, flush=True)
+
+            timer = threading.Timer(PROGRESS_AFTER, say)
+            timer.daemon = True
+            timer.start()
+            try:
+                if method == "exact":
+                    log_z = (m.log_partition("exact"), 0.0)
+                else:
+                    log_z = m.log_partition("ais", Generator(self._seed, _STREAM_AIS),
+                                            chains=AIS_CHAINS, betas=AIS_BETAS,
+                                            return_std=True)
+            finally:
+                timer.cancel()
+                timer.join()
+            if said:
+                print("[%s] log Z = %.4f (%.1fs)" % (type(self).__name__, log_z[0],
+                                                    time.time() - t0),
+                      file=sys.stderr, flush=True)
+            self._log_z = log_z
         return self._log_z
 
     @property
@@ -538,8 +693,34 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             return m.log_likelihood(V, log_z)
         return m.log_likelihood_bound(V, log_z)
 
+    def log_likelihood(self, X):
+        """log p(x) of each row of X (after binarize): exact, or with log Z by AIS.
+
+        The estimate score_samples returns for this class; see there.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        check_is_fitted(self)
+        return self._log_likelihood_of(self._validate(X, reset=False), self._config())
+
+    def _log_likelihood_of(self, X, c):
+        out = np.empty(X.shape[0])
+        for a, R in _chunks(X):
+            out[a:a + R.shape[0]] = self._log_likelihood(self._likely_rows(R, c))
+        return out
+
+    def _likely_rows(self, R, c):
+        """Dense rows R as the visible states log_likelihood scores."""
+        return self._visible_rows(R, c)
+
     def score_samples(self, X):
-        """log p(x) of each row of X (after binarize).
+        """log p(x) of each row of X (after binarize): log_likelihood(X).
 
         score_method_ == "exact" when log Z enumerates at most
         2^EXACT_LOG_Z_MAX_BITS states (the parity class of layers with fewer
@@ -563,10 +744,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         -------
         ndarray of shape (n_samples,), float64
         """
-        check_is_fitted(self)
-        c = self._config()
-        X = self._validate(X, reset=False)
-        return self._log_likelihood(self._visible_rows(X, c["visible"], c["binarize"]))
+        return self.log_likelihood(X)
 
     def score(self, X, y=None):
         """The mean of score_samples(X): the average log-likelihood."""
@@ -594,16 +772,26 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
         Parameters
         ----------
-        v : array-like of shape (n_samples, n_features)
+        v : {array-like, sparse matrix} of shape (n_samples, n_features), or one
+            row of shape (n_features,)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features), float64
+        ndarray of v's shape, float64 (bool for BernoulliRBM)
         """
         check_is_fitted(self)
         c = self._config()
-        v = self._validate(v, reset=False)
-        V = self._visible_rows(v, c["visible"], c["binarize"])
+        one = not sp.issparse(v) and np.ndim(v) == 1
+        v = self._validate(np.reshape(v, (1, -1)) if one else v, reset=False)
+        out = np.empty(v.shape, self._gibbs_dtype)
+        for a, R in _chunks(v):
+            out[a:a + R.shape[0]] = self._gibbs_rows(self._visible_rows(R, c))
+        return out[0] if one else out
+
+    _gibbs_dtype = np.float64
+
+    def _gibbs_rows(self, V):
+        """One Gibbs sweep (see gibbs) from the float32 visible rows V."""
         m, rng = self.model_, self._sample_rng
         x = np.zeros((V.shape[0], m.state_width), np.float32)
         x[:, :m.n_visible] = V
@@ -617,7 +805,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 else:
                     x[:, a:b] = np.where(u < (1 + mu[:, a:b]) / 2, 1.0, -1.0)
         x = self._sweep(x, rng)
-        return x[:, :m.n_visible].astype(np.float64)
+        return x[:, :m.n_visible]
 
     def sample(self, n_samples, n_steps=1000):
         """n_samples visible rows from the model: n_steps Gibbs sweeps from random states.
@@ -644,70 +832,16 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     # -- scikit-learn ---------------------------------------------------------
 
+    def _skipped_checks(self):
+        """The checks this instance is expected to fail: {name: reason}."""
+        return SKIPPED_CHECKS.get(type(self).__name__)
+
     def _more_tags(self):
         tags = {"preserves_dtype": [np.float64, np.float32]}
-        xfail = SKIPPED_CHECKS.get(type(self).__name__)
+        xfail = self._skipped_checks()
         if xfail:
             tags["_xfail_checks"] = dict(xfail)
         return tags
 
 
-class BernoulliRBM(BoltzmannMachine):
-    """A binary RBM with the parameters of sklearn.neural_network.BernoulliRBM.
-
-    A replacement for scikit-learn's BernoulliRBM, trained by
-    libebm: BoltzmannMachine(hidden=(n_components,), units="binary",
-    init="gaussian", init_scale=0.01) (scikit-learn's N(0, 0.01^2) weights
-    and zero biases), with the same learning_rate, batch_size, n_iter,
-    verbose and random_state. Differences from scikit-learn's: the input
-    is binarized (values > binarize become 1) instead of being read as
-    probabilities; minibatches are shuffled each epoch; score_samples is
-    the log-likelihood (exact or AIS, see BoltzmannMachine.score_samples),
-    not a random pseudo-likelihood.
-
-    Parameters
-    ----------
-    n_components : int, default=256
-        Hidden units.
-    learning_rate : float, default=0.1
-    batch_size : int, default=10
-    n_iter : int, default=10
-    verbose : int, default=0
-    random_state : int, RandomState instance or None, default=None
-    estimator : {"pcd", "cd", "ucd", "ucd_lmi"}, default="pcd"
-        scikit-learn's BernoulliRBM uses PCD ("stochastic maximum likelihood").
-    binarize : float or None, default=0.5
-        As in BoltzmannMachine.
-
-    Attributes are those of BoltzmannMachine.
-
-    Notes
-    -----
-    check_estimator: every check passes (SKIPPED_CHECKS["BernoulliRBM"] is
-    empty).
-    """
-
-    def __init__(self, n_components=256, *, learning_rate=0.1, batch_size=10, n_iter=10,
-                 verbose=0, random_state=None, estimator="pcd", binarize=0.5):
-        self.n_components = n_components
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.verbose = verbose
-        self.random_state = random_state
-        self.estimator = estimator
-        self.binarize = binarize
-
-    def _hidden_param(self):
-        return "n_components=%r" % (self.n_components,)
-
-    def _settings(self):
-        n = self.n_components
-        if not (_is_int(n) and n >= 1):
-            raise ValueError("n_components must be an integer >= 1, not %r" % (n,))
-        return {"hidden": (int(n),), "units": "binary", "visible": "binary",
-                "estimator": self.estimator, "estimator_options": None,
-                "learning_rate": self.learning_rate, "batch_size": self.batch_size,
-                "n_iter": self.n_iter, "init": "gaussian", "init_scale": _DEFAULT_RMS,
-                "binarize": self.binarize, "random_state": self.random_state,
-                "verbose": self.verbose}
+from ._bernoulli import BernoulliRBM  # noqa: E402  (it builds on BoltzmannMachine)
