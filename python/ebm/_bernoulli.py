@@ -1,6 +1,6 @@
 """BernoulliRBM: a drop-in replacement of sklearn.neural_network.BernoulliRBM.
 
-Part of ebm.sklearn (import it from there). What scikit-learn's API defines
+Part of ebm.sklearn (import it from there; this module imports that one). What scikit-learn's API defines
 is kept: its parameters, attributes, sparse input, grey values as the
 visible units' probabilities, gibbs's bool output, score_samples as the
 pseudo-likelihood and the verbose lines. Training runs in libebm (PCD by
@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import sklearn as _sk
 from ._generator import Generator
+from ._sklearn_data import _STREAM_SCORE, _check_probabilities, _chunks, _is_int
 
 
 def _softplus_sum(a):
@@ -120,7 +121,7 @@ class BernoulliRBM(_sk.BoltzmannMachine):
 
     def _settings(self):
         n = self.n_components
-        if not (_sk._is_int(n) and n >= 1):
+        if not (_is_int(n) and n >= 1):
             raise ValueError("n_components must be an integer >= 1, not %r" % (n,))
         return {"hidden": (int(n),), "units": "binary", "visible": "binary",
                 "estimator": self.estimator, "estimator_options": None,
@@ -134,7 +135,7 @@ class BernoulliRBM(_sk.BoltzmannMachine):
     def _probabilities(self, R, c):
         """Dense rows R as float64 visible probabilities (binarized if asked)."""
         if c["binarize"] is None:
-            _sk._check_probabilities(R)
+            _check_probabilities(R)
             return np.asarray(R, np.float64)
         return self._visible_rows(R, c).astype(np.float64)
 
@@ -156,7 +157,7 @@ class BernoulliRBM(_sk.BoltzmannMachine):
         c = self._config()
         X = self._validate(X, reset=False)
         out = np.empty((X.shape[0], self.components_.shape[0]), X.dtype)
-        for a, R in _sk._chunks(X):
+        for a, R in _chunks(X):
             out[a:a + R.shape[0]] = self._mean_hiddens(self._probabilities(R, c))
         return out
 
@@ -185,7 +186,7 @@ class BernoulliRBM(_sk.BoltzmannMachine):
         n, d = X.shape
         W, b, hb = self.components_, self.intercept_visible_, self.intercept_hidden_
         out = np.empty(n)
-        for a, R in _sk._chunks(X):
+        for a, R in _chunks(X):
             V = self._probabilities(R, c)
             j = self._flipped(V)
             vj = V[np.arange(V.shape[0]), j]
@@ -203,7 +204,7 @@ class BernoulliRBM(_sk.BoltzmannMachine):
         2^64: exact in any summation order)."""
         d = V.shape[1]
         if self._flip_key is None or self._flip_key.shape[0] != d:
-            words = Generator(self._seed, _sk._STREAM_SCORE).uniform(2 * d + 1)
+            words = Generator(self._seed, _STREAM_SCORE).uniform(2 * d + 1)
             self._flip_key = (words * (1 << 24)).astype(np.int64)
         key = self._flip_key
         q = np.round(V * (1 << 20)).astype(np.int64)

@@ -14,24 +14,28 @@ scikit-learn's check_estimator, but for the checks in SKIPPED_CHECKS (with
 the reason: BernoulliRBM refuses their values outside [0, 1];
 BernoulliRBM(binarize=0.5) passes them all).
 
-This is the only module of the package that imports scikit-learn.
+The modules that import scikit-learn (and scipy) are this one and its
+parts: _bernoulli (BernoulliRBM), _likelihood (log Z and log p(v), the
+constants EXACT_* and AIS_* re-exported here) and _sklearn_data (seeds,
+input rows, Ctrl-C).
 """
-import numbers
-import signal
 import sys
-import threading
 import time
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._abi import Units
 from ._chains import Estimator, Sampler
 from ._generator import Generator
+from ._likelihood import (AIS_BETAS, AIS_CHAINS, EXACT_LOG_Z_MAX_BITS,  # noqa: F401
+                          EXACT_LOG_Z_MAX_WORK, EXACT_ROW_MAX_BITS, _LikelihoodMixin)
 from ._model import MAX_LAYERS, Model
+from ._sklearn_data import (_STREAM_FIT, _STREAM_SAMPLE, _check_probabilities,  # noqa: F401
+                            _chunks, _Interrupted, _is_int, _is_real, _rows, _seed_from,
+                            _StopOnCtrlC)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -62,20 +66,6 @@ SKIPPED_CHECKS = {
         "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d")},
 }
 
-# score_samples uses exact enumeration when it is cheap (see
-# BoltzmannMachine.score_samples): log Z enumerates 2^EXACT_LOG_Z_MAX_BITS
-# states at most (the library allows 2^32, hours of work) and sums out
-# EXACT_LOG_Z_MAX_WORK units at most over all of them (2^bits times the
-# units of the other class; 2^26 is about 2 s: a 20-256 RBM, 2^28, takes
-# 9 s exactly, 3 s by AIS), and a DBM's log p(v) enumerates at most
-# 2^EXACT_ROW_MAX_BITS hidden states per row (the library allows 2^24).
-# Past any of these, log Z comes from AIS.
-EXACT_LOG_Z_MAX_BITS = 20
-EXACT_LOG_Z_MAX_WORK = 1 << 26
-EXACT_ROW_MAX_BITS = 16
-# AIS settings: independent runs and inverse temperatures.
-AIS_CHAINS = 100
-AIS_BETAS = 10000
 
 _ESTIMATORS = ("pcd", "cd", "ucd", "ucd_lmi", "grbm_cd")
 _UNITS = ("binary", "spin")
@@ -86,90 +76,10 @@ _DEFAULT_RMS = 0.01  # root-mean-square weight of the default initialisation
 # ebm_model_log_likelihood_bound, so that transform returns the Q of score_samples.
 _MF_ITERS = 200
 _MF_TOL = 1e-7
-# Generator streams derived from the seed: training (initialisation,
-# shuffles, gradients), sampling (gibbs, sample), AIS, the bits that
-# BernoulliRBM.score_samples flips.
-_STREAM_FIT, _STREAM_SAMPLE, _STREAM_AIS, _STREAM_SCORE = 0, 1, 2, 3
-# Rows densified at a time from a sparse input (a dense one is read whole).
-SPARSE_BATCH = 1024
-# log Z that takes longer than this (seconds) says so on stderr.
-PROGRESS_AFTER = 1.0
 
 
-def _seed_from(random_state):
-    """A 64-bit seed: an int as is; from a RandomState (or np.random for None) else."""
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        seed = int(random_state)
-        if not 0 <= seed < 1 << 64:
-            raise ValueError("random_state must be in [0, 2^64) as an integer, not %d" % seed)
-        return seed
-    rs = check_random_state(random_state)  # None -> np.random's singleton; ValueError else
-    hi, lo = (int(v) for v in rs.randint(0, 1 << 32, size=2, dtype=np.uint64))
-    return hi << 32 | lo
-
-
-def _chunks(X):
-    """(first row, dense rows) of X: a dense X whole, a sparse one SPARSE_BATCH rows at a time."""
-    if not sp.issparse(X):
-        yield 0, X
-        return
-    size = SPARSE_BATCH
-    for a in range(0, X.shape[0], size):
-        yield a, X[a:a + size].toarray()
-
-
-def _rows(X, index):
-    """X[index] as a dense array (only those rows of a sparse X are densified)."""
-    R = X[index]
-    return R.toarray() if sp.issparse(R) else R
-
-
-class _Interrupted(KeyboardInterrupt):
-    """Ctrl-C stopped a fit, which kept the updates made so far (see _StopOnCtrlC)."""
-
-
-class _StopOnCtrlC:
-    """During a fit in the main thread: SIGINT asks the fit to stop after its
-    current minibatch update (.requested) rather than raising inside it. Only
-    Python's default handler is replaced, and it is restored on exit."""
-
-    def __init__(self):
-        self.requested = False
-        self._old = None
-
-    def _handler(self, signum, frame):
-        self.requested = True
-
-    def __enter__(self):
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self._old = signal.signal(signal.SIGINT, self._handler)
-        return self
-
-    def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-
-
-def _check_probabilities(X):
-    """ValueError unless every value of the dense rows X is in [0, 1] (NaN neither)."""
-    if X.size and not (np.min(X) >= 0 and np.max(X) <= 1):
-        bad = np.flatnonzero(~((X >= 0) & (X <= 1)))[0]
-        row, col = divmod(int(bad), X.shape[1])
-        raise ValueError("BernoulliRBM takes values in [0, 1] (probabilities of the visible "
-                         "units; binarize=t thresholds other data): row %d, feature %d is %r"
-                         % (row, col, float(X[row, col])))
-
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
-class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                       BaseEstimator):
     """A restricted or deep Boltzmann machine, or a Gaussian-Bernoulli RBM (libebm).
 
     One hidden layer makes an RBM (a GRBM with visible="gaussian"), more a
@@ -223,8 +133,16 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         gives a seed drawn from it, None a seed drawn from np.random. Fits
         with the same int are identical.
     verbose : int, default=0
-        Print one line per epoch: the mean exact log-likelihood when it is
-        cheap (score_method_ == "exact"), and the epoch time.
+        Print one line per epoch, whatever the size: "[BoltzmannMachine]
+        Iteration 1, log-likelihood = -25.39, time = 0.06s", the mean exact
+        log-likelihood when it is cheap (score_method_ == "exact"; the line
+        has only the time otherwise).
+
+    X may be dense or a scipy.sparse matrix (densified 1024 rows at
+    a time) in every method. Ctrl-C (SIGINT) during fit or partial_fit stops
+    after the current minibatch update: the machine keeps the updates made
+    so far (fitted, usable, n_iter_ counting the epoch interrupted) and
+    KeyboardInterrupt is raised.
 
     Attributes
     ----------
@@ -236,7 +154,13 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Biases of the first hidden layer.
     intercept_visible_ : ndarray of shape (n_features_in_,)
         Visible biases (for Gaussian visible units: their means mu).
+    h_samples_ : ndarray of shape (chains, hidden[0])
+        The first hidden layer of the persistent chains (PCD: batch_size of
+        them), float64; zeros of shape (batch_size, hidden[0]) for the
+        estimators that keep no chains.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X had string column names (a DataFrame).
     n_iter_ : int
         Epochs trained: n_iter after fit, plus one per partial_fit.
     score_method_ : {"exact", "ais"}
@@ -484,7 +408,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : ignored
 
         Returns
@@ -534,7 +458,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : ignored
 
         Returns
@@ -599,7 +523,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -614,141 +538,6 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             mu = self._posterior_means(self._visible_rows(R, c))
             out[a:a + R.shape[0]] = mu[:, m.offsets[1]:m.offsets[1] + m.sizes[1]]
         return out
-
-    # -- likelihood -------------------------------------------------------------------
-
-    @staticmethod
-    def _enumeration_bits(model):
-        """(bits of exact log Z, bits per row of exact log p(v)), as the library enumerates."""
-        s = model.sizes
-        even, odd = sum(s[0::2]), sum(s[1::2])
-        logz = odd if model.units[0] == Units.GAUSSIAN else min(even, odd)
-        row = 0 if len(s) == 2 else min(sum(s[2::2]), odd)
-        return logz, row
-
-    @classmethod
-    def _score_method(cls, model):
-        logz, row = cls._enumeration_bits(model)
-        exact = (logz <= EXACT_LOG_Z_MAX_BITS and row <= EXACT_ROW_MAX_BITS
-                 and (1 << logz) * (model.state_width - logz) <= EXACT_LOG_Z_MAX_WORK)
-        return "exact" if exact else "ais"
-
-    @property
-    def score_method_(self):
-        """ "exact" or "ais": how score_samples computes log Z (see there)."""
-        check_is_fitted(self)
-        return self._score_method(self.model_)
-
-    def _partition(self):
-        """(log Z, its standard error), computed once per fitted model; a line on
-        stderr says so when it takes longer than PROGRESS_AFTER seconds."""
-        if self._log_z is None:
-            m, method = self.model_, self._score_method(self.model_)
-            what = ("exact enumeration" if method == "exact" else
-                    "AIS, %d runs x %d temperatures" % (AIS_CHAINS, AIS_BETAS))
-            t0, said = time.time(), []
-
-            def say():
-                said.append(True)
-                print("[%s] computing log Z of a %s model (%s; once per fit)..." %
-                      (type(self).__name__, "-".join(map(str, m.sizes)), what),
-                      file=sys.stderr, flush=True)
-
-            timer = threading.Timer(PROGRESS_AFTER, say)
-            timer.daemon = True
-            timer.start()
-            try:
-                if method == "exact":
-                    log_z = (m.log_partition("exact"), 0.0)
-                else:
-                    log_z = m.log_partition("ais", Generator(self._seed, _STREAM_AIS),
-                                            chains=AIS_CHAINS, betas=AIS_BETAS,
-                                            return_std=True)
-            finally:
-                timer.cancel()
-                timer.join()
-            if said:
-                print("[%s] log Z = %.4f (%.1fs)" % (type(self).__name__, log_z[0],
-                                                    time.time() - t0),
-                      file=sys.stderr, flush=True)
-            self._log_z = log_z
-        return self._log_z
-
-    @property
-    def log_partition_(self):
-        """log Z of the fitted model (exact or AIS, per score_method_), cached."""
-        check_is_fitted(self)
-        return self._partition()[0]
-
-    @property
-    def log_partition_std_(self):
-        """The AIS standard error of log_partition_; 0.0 when exact."""
-        check_is_fitted(self)
-        return self._partition()[1]
-
-    def _log_likelihood(self, V):
-        m = self.model_
-        log_z = self._partition()[0]
-        if self._score_method(m) == "exact" or m.n_layers == 2:
-            return m.log_likelihood(V, log_z)
-        return m.log_likelihood_bound(V, log_z)
-
-    def log_likelihood(self, X):
-        """log p(x) of each row of X (after binarize): exact, or with log Z by AIS.
-
-        The estimate score_samples returns for this class; see there.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,), float64
-        """
-        check_is_fitted(self)
-        return self._log_likelihood_of(self._validate(X, reset=False), self._config())
-
-    def _log_likelihood_of(self, X, c):
-        out = np.empty(X.shape[0])
-        for a, R in _chunks(X):
-            out[a:a + R.shape[0]] = self._log_likelihood(self._likely_rows(R, c))
-        return out
-
-    def _likely_rows(self, R, c):
-        """Dense rows R as the visible states log_likelihood scores."""
-        return self._visible_rows(R, c)
-
-    def score_samples(self, X):
-        """log p(x) of each row of X (after binarize): log_likelihood(X).
-
-        score_method_ == "exact" when log Z enumerates at most
-        2^EXACT_LOG_Z_MAX_BITS states (the parity class of layers with fewer
-        units; a Gaussian layer is always integrated out), summing out at most
-        EXACT_LOG_Z_MAX_WORK units in all (2^bits times the units of the
-        other class), and, for a DBM, log p(v) enumerates at most
-        2^EXACT_ROW_MAX_BITS hidden states per row: then the result is
-        exact (these module constants keep it to about 2 s). Otherwise
-        ("ais") log Z is estimated by annealed importance sampling
-        (AIS_CHAINS runs, AIS_BETAS temperatures, drawn from random_state;
-        about 9 s for a 64-256 RBM), and log p(v) is exact given log Z for an
-        RBM or GRBM (the free energy is closed-form) and the mean-field lower
-        bound for a DBM. log Z is computed once per fitted model
-        (log_partition_), on first use.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,), float64
-        """
-        return self.log_likelihood(X)
-
-    def score(self, X, y=None):
-        """The mean of score_samples(X): the average log-likelihood."""
-        return float(np.mean(self.score_samples(X)))
 
     # -- sampling ---------------------------------------------------------------
 
