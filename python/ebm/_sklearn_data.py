@@ -86,3 +86,23 @@ def _is_int(v):
 
 def _is_real(v):
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+class _Uniforms:
+    """Uniforms in [0, 1) from an ebm.Generator, drawn BLOCK at a time: one C
+    call serves many minibatches (a call per minibatch of 10 rows cost as
+    much as its gradient)."""
+
+    BLOCK = 1 << 16
+
+    def __init__(self, rng):
+        self._rng, self._buf, self._at = rng, np.empty(0, np.float32), 0
+
+    def __call__(self, k):
+        """The next k uniforms (float32)."""
+        if self._at + k > self._buf.shape[0]:
+            fresh = self._rng.uniform(max(k, self.BLOCK))
+            self._buf, self._at = np.concatenate([self._buf[self._at:], fresh]), 0
+        u = self._buf[self._at:self._at + k]
+        self._at += k
+        return u

@@ -35,7 +35,7 @@ from ._likelihood import (AIS_BETAS, AIS_CHAINS, EXACT_LOG_Z_MAX_BITS,  # noqa: 
 from ._model import MAX_LAYERS, Model
 from ._sklearn_data import (_STREAM_FIT, _STREAM_SAMPLE, _check_probabilities,  # noqa: F401
                             _chunks, _Interrupted, _is_int, _is_real, _rows, _seed_from,
-                            _StopOnCtrlC)
+                            _StopOnCtrlC, _Uniforms)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -276,11 +276,13 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
             return _sk_validate_data(self, X, **kw)
         return self._validate_data(X, **kw)
 
-    def _visible_rows(self, X, c, rng=None):
+    def _visible_rows(self, X, c, draw=None):
         """Dense validated rows X as float32 visible values: binarized for binary
-        and spin units when binarize is set; with c["grey"] (BernoulliRBM's
-        binarize=None), values in [0, 1] are probabilities, drawn as 0/1
-        states from rng when one is given (the rows as they are otherwise)."""
+        and spin units when binarize is set. With c["grey"] (BernoulliRBM's
+        binarize=None) values in [0, 1] are probabilities: checked and
+        returned as they are, or, given draw (the training generator's
+        _Uniforms; _check_input checked the rows before training), drawn as
+        0/1 states (rows that hold only 0 and 1 are their own draw)."""
         visible, binarize = c["visible"], c["binarize"]
         if visible != "gaussian" and binarize is not None:
             low = 0.0 if visible == "binary" else -1.0
@@ -288,11 +290,12 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
         V = np.ascontiguousarray(X, dtype=np.float32)
         if not c["grey"] or visible == "gaussian":
             return V
-        _check_probabilities(X)
-        if rng is None or np.all((V == 0) | (V == 1)):
+        if draw is None:
+            _check_probabilities(X)
             return V
-        u = rng.uniform(V.size).reshape(V.shape)
-        return (u < V).astype(np.float32)
+        if np.all((V == 0) | (V == 1)):
+            return V
+        return (draw(V.size).reshape(V.shape) < V).astype(np.float32)
 
     # -- fitting ----------------------------------------------------------------
 
@@ -347,8 +350,9 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
         n, bs = X.shape[0], c["batch_size"]
         order = np.argsort(rng.uniform(n), kind="stable")
         lr = float(c["learning_rate"])
+        draw = _Uniforms(rng)
         for i in range(0, n, bs):
-            V = self._visible_rows(_rows(X, order[i:i + bs]), c, rng)
+            V = self._visible_rows(_rows(X, order[i:i + bs]), c, draw)
             grad = est.gradient(V, rng)
             model.axpy_params(lr, grad)
             if stop.requested:

@@ -85,7 +85,7 @@ def _visible_marginal(rbm):
 def test_grey_training_draws_states():
     """Training on probabilities p fits the data drawn from p: on constant grey
     0.3 (8 pixels, 2 hidden units, 20 epochs) the model's P(v_i = 1) is
-    0.3002 with a standard deviation of 0.0042 over 40 seeds, the same under
+    0.3011 with a standard deviation of 0.0042 over 40 seeds, the same under
     OPENBLAS_CORETYPE=Haswell and SandyBridge (scikit-learn's: 0.3027 +-
     0.0043); the bound 0.03 is 7 standard deviations (false failure < 1e-11).
     Thresholded at 0.5 (the old behaviour) it is 0.009."""
@@ -103,10 +103,25 @@ def test_public_attributes(digits, fitted):
         a, b = getattr(fitted, name), getattr(theirs, name)
         assert a.shape == b.shape and a.dtype == b.dtype, name
     assert fitted.n_features_in_ == 64
-    pd = pytest.importorskip("pandas")
-    df = pd.DataFrame(digits[:50], columns=["p%d" % i for i in range(64)])
+    df = _Frame(digits[:50], ["p%d" % i for i in range(64)])
     rbm = BernoulliRBM(n_components=4, n_iter=1, random_state=0).fit(df)
-    assert list(rbm.feature_names_in_) == list(df.columns)
+    assert list(rbm.feature_names_in_) == df.columns
+    assert list(rbm.get_feature_names_out()) == ["bernoullirbm%d" % i for i in range(4)]
+
+
+class _Frame:
+    """The little of a DataFrame that scikit-learn reads names from (pandas
+    is not installed here): an array with string .columns."""
+
+    def __init__(self, a, columns):
+        self._a, self.columns = a, columns
+        self.shape = a.shape
+
+    def __len__(self):
+        return len(self._a)
+
+    def __array__(self, dtype=None):
+        return self._a if dtype is None else self._a.astype(dtype)
 
 
 def test_gibbs_dtypes_and_shapes(digits, fitted):
@@ -169,6 +184,7 @@ def test_score_samples_speed_order(digits):
 def test_log_z_progress_line(fitted, digits, monkeypatch, capsys):
     rbm = BernoulliRBM(n_components=30, n_iter=1, random_state=0).fit(digits)
     monkeypatch.setattr(_likelihood, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(_likelihood, "AIS_BETAS", 1000)  # AIS (2^30 states): 0.1 s, not 4
     ll = rbm.log_likelihood((digits[:5] > 0.5).astype(float))
     err = capsys.readouterr().err
     assert "computing log Z" in err and "log Z = " in err and np.all(np.isfinite(ll))
