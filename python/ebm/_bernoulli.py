@@ -1,10 +1,11 @@
 """BernoulliRBM: a drop-in replacement of sklearn.neural_network.BernoulliRBM.
 
-Part of ebm.sklearn (import it from there; this module imports that one). What scikit-learn's API defines
-is kept: its parameters, attributes, sparse input, grey values as the
-visible units' probabilities, gibbs's bool output, score_samples as the
-pseudo-likelihood and the verbose lines. Training runs in libebm (PCD by
-default, as scikit-learn's "stochastic maximum likelihood").
+Part of ebm.sklearn: import it from there (this module builds on that one).
+What scikit-learn's API defines is kept: its parameters, attributes, sparse
+input, grey values as the visible units' probabilities, gibbs's bool
+output, score_samples as the pseudo-likelihood and the verbose lines.
+Training runs in libebm (PCD by default, as scikit-learn's "stochastic
+maximum likelihood").
 """
 import numpy as np
 from scipy.special import expit

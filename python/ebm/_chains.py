@@ -253,8 +253,8 @@ class Sampler(_OnModel):
         if np.shares_memory(x, y):
             raise ValueError("x and y share memory")
         met = np.zeros(x.shape[0], np.uint8)
-        self._call(_C.ebm_sampler_coupled_step, _generator(rng), x.shape[0], _ptr(x), ldx, _ptr(y), ldy,
-                   _ptr(met))
+        self._call(_C.ebm_sampler_coupled_step, _generator(rng), x.shape[0], _ptr(x), ldx, _ptr(y),
+                   ldy, _ptr(met))
         return met.astype(bool)
 
     def __reduce__(self):
@@ -321,7 +321,8 @@ class Estimator(_OnModel):
             raise ValueError("data has %d columns: expected %d visible columns" %
                              (data.shape[1], m.n_visible))
         out = _out_vector(out, m.param_count)
-        self._call(_C.ebm_estimator_gradient, _generator(rng), data.shape[0], _ptr(data), ld, _ptr(out))
+        self._call(_C.ebm_estimator_gradient, _generator(rng), data.shape[0], _ptr(data), ld,
+                   _ptr(out))
         return out
 
     @property

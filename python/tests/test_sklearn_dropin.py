@@ -266,3 +266,16 @@ def test_digits_pipeline_accuracy_matches_sklearn():
                       ("lr", LogisticRegression(C=6000, max_iter=1000))]).fit(Xtr, ytr)
         acc.append(p.score(Xte, yte))
     assert min(acc) > 0.85
+
+
+def test_boltzmann_machine_takes_sparse_input_too(digits):
+    """The general estimator (here a DBM, binarized) reads CSR as its dense copy."""
+    from ebm.sklearn import BoltzmannMachine
+    X = (digits[:120] > 0.5).astype(float)
+    kw = dict(hidden=(8, 4), n_iter=2, random_state=0)
+    a = BoltzmannMachine(**kw).fit(X)
+    b = BoltzmannMachine(**kw).fit(sp.csr_matrix(X))
+    np.testing.assert_array_equal(a.model_.params(), b.model_.params())
+    np.testing.assert_array_equal(a.transform(sp.csr_matrix(X)), a.transform(X))
+    np.testing.assert_array_equal(a.score_samples(sp.csr_matrix(X[:5])), a.score_samples(X[:5]))
+    assert a.gibbs(sp.csr_matrix(X[:3])).shape == (3, 64) and a.gibbs(X[0]).shape == (64,)
