@@ -9,8 +9,8 @@ import types
 
 import numpy as np
 
-from ._abi import (Coupling, EstimatorKind, EstimatorOption, EstimatorStat, Marginalize,
-                   PositivePhase, SamplerKind, SamplerOption, SamplerStat)
+from . import _abi, _options
+from ._abi import EstimatorKind, EstimatorOption, EstimatorStat, SamplerKind, SamplerOption, SamplerStat
 from ._arrays import (_check_int, _dense, _enum_value, _f32, _out_vector, _ptr, _readable,
                       _real, _writable)
 from ._errors import _check
@@ -20,19 +20,20 @@ from ._lib import checked as _C
 from ._model import Model, _model_errmsg
 
 # ---------------------------------------------------------------------------
-# Option values: the one place that knows each option's kind (enum, double or
-# integer) by name; the ranges are the library's (its setters check them).
+# Option values: each option's kind comes from the library's option tables
+# (_options.py, generated from them); the ranges are checked by the C
+# setters, which name the option and value.
 
-_DOUBLE_OPTIONS = {"step_size", "mean_field_tol"}
-_OPTION_ENUMS = {"coupling": Coupling, "marginalize": Marginalize, "positive": PositivePhase,
-                 "sampler": SamplerKind}
+_ENUM_CLASSES = {tag: cls for cls, tag, _prefix in _abi.ENUMS}
+_OPTION_KINDS = {o.name: o for o in _options.SAMPLER_OPTIONS + _options.ESTIMATOR_OPTIONS}
 
 
 def _option_value(name, value):
     """value as the C setter of option name takes it: an enum's int, a float or an int."""
-    if name in _OPTION_ENUMS:
-        return int(_enum_value(_OPTION_ENUMS[name], value, name))
-    if name in _DOUBLE_OPTIONS:
+    option = _OPTION_KINDS.get(name)
+    if option is not None and option.kind == "enum":
+        return int(_enum_value(_ENUM_CLASSES[option.values], value, name))
+    if option is not None and option.kind == "double":
         return _real(value, name)
     return _check_int(value, name)
 

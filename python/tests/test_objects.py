@@ -30,7 +30,7 @@ def errmsg(m):
 
 
 def check_error(exc, code, pytype=None):
-    """The EbmError conventions of _core.py for one raised exception."""
+    """The EbmError conventions of _errors.py for one raised exception."""
     e = exc.value
     assert isinstance(e, ebm.EbmError)
     assert e.code == int(code) and e.code < 0
