@@ -133,10 +133,10 @@ class BernoulliRBM(_sk.BoltzmannMachine):
 
     # -- scikit-learn's formulas, on dense float64 rows -------------------------
 
-    def _probabilities(self, R, c):
+    def _probabilities(self, R, c, first=0):
         """Dense rows R as float64 visible probabilities (binarized if asked)."""
         if c["binarize"] is None:
-            _check_probabilities(R)
+            _check_probabilities(R, first)
             return np.asarray(R, np.float64)
         return self._visible_rows(R, c).astype(np.float64)
 
@@ -159,7 +159,7 @@ class BernoulliRBM(_sk.BoltzmannMachine):
         X = self._validate(X, reset=False)
         out = np.empty((X.shape[0], self.components_.shape[0]), X.dtype)
         for a, R in _chunks(X):
-            out[a:a + R.shape[0]] = self._mean_hiddens(self._probabilities(R, c))
+            out[a:a + R.shape[0]] = self._mean_hiddens(self._probabilities(R, c, a))
         return out
 
     def score_samples(self, X):
@@ -188,7 +188,7 @@ class BernoulliRBM(_sk.BoltzmannMachine):
         W, b, hb = self.components_, self.intercept_visible_, self.intercept_hidden_
         out = np.empty(n)
         for a, R in _chunks(X):
-            V = self._probabilities(R, c)
+            V = self._probabilities(R, c, a)
             j = self._flipped(V)
             vj = V[np.arange(V.shape[0]), j]
             delta = 1.0 - 2.0 * vj  # v~_j - v_j
@@ -214,8 +214,8 @@ class BernoulliRBM(_sk.BoltzmannMachine):
             h = (h ^ (h >> 29)) * np.int64(0x5851F42D4C957F2D)
         return ((h >> 33) % d).astype(np.intp)
 
-    def _likely_rows(self, R, c):
-        V = self._visible_rows(R, c)
+    def _likely_rows(self, R, c, first=0):
+        V = self._visible_rows(R, c, first=first)
         if not np.all((V == 0) | (V == 1)):
             raise ValueError("log_likelihood scores 0/1 rows: a binary RBM gives grey values "
                              "no probability (set binarize=0.5 to threshold them)")

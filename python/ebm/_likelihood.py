@@ -128,12 +128,12 @@ class _LikelihoodMixin:
     def _log_likelihood_of(self, X, c):
         out = np.empty(X.shape[0])
         for a, R in _chunks(X):
-            out[a:a + R.shape[0]] = self._log_likelihood(self._likely_rows(R, c))
+            out[a:a + R.shape[0]] = self._log_likelihood(self._likely_rows(R, c, a))
         return out
 
-    def _likely_rows(self, R, c):
-        """Dense rows R as the visible states log_likelihood scores."""
-        return self._visible_rows(R, c)
+    def _likely_rows(self, R, c, first=0):
+        """Dense rows R (row first of X) as the visible states log_likelihood scores."""
+        return self._visible_rows(R, c, first=first)
 
     def score_samples(self, X):
         """log p(x) of each row of X (after binarize): log_likelihood(X).

@@ -70,14 +70,15 @@ class _StopOnCtrlC:
             signal.signal(signal.SIGINT, self._old)
 
 
-def _check_probabilities(X):
-    """ValueError unless every value of the dense rows X is in [0, 1] (NaN neither)."""
+def _check_probabilities(X, first=0):
+    """ValueError unless every value of the dense rows X is in [0, 1] (NaN neither);
+    the message counts rows from first (X's place in the caller's whole matrix)."""
     if X.size and not (np.min(X) >= 0 and np.max(X) <= 1):
         bad = np.flatnonzero(~((X >= 0) & (X <= 1)))[0]
         row, col = divmod(int(bad), X.shape[1])
         raise ValueError("BernoulliRBM takes values in [0, 1] (probabilities of the visible "
                          "units; binarize=t thresholds other data): row %d, feature %d is %r"
-                         % (row, col, float(X[row, col])))
+                         % (first + row, col, float(X[row, col])))
 
 
 def _is_int(v):

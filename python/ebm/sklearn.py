@@ -276,7 +276,7 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
             return _sk_validate_data(self, X, **kw)
         return self._validate_data(X, **kw)
 
-    def _visible_rows(self, X, c, draw=None):
+    def _visible_rows(self, X, c, draw=None, first=0):
         """Dense validated rows X as float32 visible values: binarized for binary
         and spin units when binarize is set. With c["grey"] (BernoulliRBM's
         binarize=None) values in [0, 1] are probabilities: checked and
@@ -291,7 +291,7 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
         if not c["grey"] or visible == "gaussian":
             return V
         if draw is None:
-            _check_probabilities(X)
+            _check_probabilities(X, first)
             return V
         if np.all((V == 0) | (V == 1)):
             return V
@@ -340,8 +340,8 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
 
     def _check_input(self, c, model, X):
         """Refuses X before any training: values the visible units cannot take."""
-        for _, R in _chunks(X):
-            V = self._visible_rows(R, c)
+        for a, R in _chunks(X):
+            V = self._visible_rows(R, c, first=a)
             if c["binarize"] is None and not c["grey"]:
                 self._check_rows(model, V)
 
@@ -539,7 +539,7 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
         m = self.model_
         out = np.empty((X.shape[0], m.sizes[1]), X.dtype)
         for a, R in _chunks(X):
-            mu = self._posterior_means(self._visible_rows(R, c))
+            mu = self._posterior_means(self._visible_rows(R, c, first=a))
             out[a:a + R.shape[0]] = mu[:, m.offsets[1]:m.offsets[1] + m.sizes[1]]
         return out
 
@@ -578,7 +578,7 @@ class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, Transf
         v = self._validate(np.reshape(v, (1, -1)) if one else v, reset=False)
         out = np.empty(v.shape, self._gibbs_dtype)
         for a, R in _chunks(v):
-            out[a:a + R.shape[0]] = self._gibbs_rows(self._visible_rows(R, c))
+            out[a:a + R.shape[0]] = self._gibbs_rows(self._visible_rows(R, c, first=a))
         return out[0] if one else out
 
     _gibbs_dtype = np.float64

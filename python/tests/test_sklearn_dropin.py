@@ -72,6 +72,19 @@ def test_values_outside_unit_interval_refused(digits, fitted, bad):
     BernoulliRBM(n_components=4, binarize=0.5, n_iter=1).fit(np.nan_to_num(X))  # thresholds
 
 
+
+def test_bad_value_named_by_its_row_in_x(fitted):
+    """A sparse X is densified a batch at a time; the message names the row of X."""
+    n = 2 * _sklearn_data.SPARSE_BATCH + 7
+    X = sp.lil_matrix((n, 64))
+    X[n - 3, 9] = 2.0
+    X = X.tocsr()
+    for call in (lambda: BernoulliRBM(n_components=4).fit(X), lambda: fitted.transform(X),
+                 lambda: fitted.score_samples(X), lambda: fitted.gibbs(X),
+                 lambda: fitted.log_likelihood(X)):
+        with pytest.raises(ValueError, match=r"row %d, feature 9 is 2\.0" % (n - 3)):
+            call()
+
 def _visible_marginal(rbm):
     """The model's mean P(v_i = 1) over the visible units, by enumeration."""
     import itertools
