@@ -1,6 +1,7 @@
 /*
- * The model's inside (model.c): its struct, its message slot, and the
- * argument checks every public call on a model uses.
+ * The model's inside: its struct, its life cycle and message slot
+ * (model.c), its parameters (params.c), and the argument checks every
+ * public call on a model uses (checks.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -78,6 +79,9 @@ int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg);
 /* Recompute params_d, the Gaussian caches and the centred biases from
  * params and the offsets. */
 void ebm__model_refresh(ebm_model_t *m);
+/* The Gaussian caches (1/sigma^2, diag(1/sigma^2) W_1) from params;
+ * nothing without Gaussian visible units. */
+void ebm__refresh_gaussian(ebm_model_t *m);
 /* The centred biases and c from params, params_d and the offsets. */
 void ebm__refresh_bias(ebm_model_t *m);
 /* out_l += alpha (W_l^T d_{l-1} + W_{l+1} d_{l+1}) over the layers, d = x -
