@@ -154,10 +154,10 @@ static void add_even_weights(const ebm_model_t *m, const float *base, double bet
         if (ebm__is_gaussian(m, l)) {
             continue;
         }
-        const double *b = m->bias_d + m->offset[l];
+        const double *b = m->bias_d + m->column[l];
         const float *b0 = l == 0 ? base : NULL;
         for (int64_t r = 0; r < n; r++) {
-            const float *xl = x + r * w + m->offset[l];
+            const float *xl = x + r * w + m->column[l];
             double s = 0.0;
             for (int64_t j = 0; j < m->size[l]; j++) {
                 s += (b[j] - (b0 != NULL ? (double)b0[j] : 0.0)) * xl[j];
@@ -192,7 +192,7 @@ static void anneal_step(const ebm_model_t *m, ebm_rng_t *rng, const float *base,
             lw[r] += s;
         }
         ebm__temper_input(m, l, n, a, nl, &beta, 1);
-        ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
+        ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->column[l], w);
     }
     for (int64_t l = 0; l < m->n_layers; l += 2) {
         const int64_t nl = m->size[l];
@@ -203,7 +203,7 @@ static void anneal_step(const ebm_model_t *m, ebm_rng_t *rng, const float *base,
                 a[r * nl + j] = (float)((double)a[r * nl + j] + (1.0 - beta) * base[j]);
             }
         }
-        ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->offset[l], w);
+        ebm__sample_from_input(m, l, &sweep[l], NULL, 0, n, a, nl, x + m->column[l], w);
     }
 }
 

@@ -54,7 +54,7 @@ static int check_value(const ebm_model_t *m, ebm__msg *msg, const char *name, in
                                          "Gaussian units take finite values", "",
                                          "dReLU units take finite values"};
     return ebm__fail(msg, EBM_EVALUE, "%s: row %lld, unit %lld (layer %lld, unit %lld) is %g; %s",
-                     name, (long long)r, (long long)(m->offset[l] + j), (long long)l, (long long)j,
+                     name, (long long)r, (long long)(m->column[l] + j), (long long)l, (long long)j,
                      (double)v, domain[m->units[l]]);
 }
 
@@ -98,9 +98,9 @@ int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uin
             if (!(layer_mask >> l & 1u)) {
                 continue;
             }
-            const float *xl = row + m->offset[l];
+            const float *xl = row + m->column[l];
             if (ebm__is_potts(m, l)) {
-                EBM__PROPAGATE(check_sites(m, msg, name, l, r, m->offset[l], xl));
+                EBM__PROPAGATE(check_sites(m, msg, name, l, r, m->column[l], xl));
                 continue;
             }
             if (ebm__kern()->values_ok(m->size[l], xl, m->units[l])) {

@@ -35,7 +35,7 @@ void ebm__layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x
                       float *a, int64_t lda)
 {
     int nl = (int)m->size[l];
-    const float *b = m->bias + m->offset[l];
+    const float *b = m->bias + m->column[l];
     for (int64_t r = 0; r < n; r++) {
         memcpy(a + r * lda, b, (size_t)nl * sizeof *a);
     }
@@ -46,19 +46,19 @@ void ebm__layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x
         /* Conditional mean mu + W_1 x_1. */
         int n1 = (int)m->size[1];
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0f,
-                    x + m->offset[1], (int)ldx, m->params + m->w_off[1], n1, 1.0f, a, (int)lda);
+                    x + m->column[1], (int)ldx, m->params + m->w_off[1], n1, 1.0f, a, (int)lda);
         return;
     }
     if (l > 0) {
         int nb = (int)m->size[l - 1];
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0f,
-                    x + m->offset[l - 1], (int)ldx, weights_from_below(m, l), nl, 1.0f, a,
+                    x + m->column[l - 1], (int)ldx, weights_from_below(m, l), nl, 1.0f, a,
                     (int)lda);
     }
     if (l + 1 < m->n_layers) {
         int na = (int)m->size[l + 1];
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0f,
-                    x + m->offset[l + 1], (int)ldx, m->params + m->w_off[l + 1], na, 1.0f, a,
+                    x + m->column[l + 1], (int)ldx, m->params + m->w_off[l + 1], na, 1.0f, a,
                     (int)lda);
     }
 }
@@ -67,7 +67,7 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
                         int64_t ldxd, double *a, int64_t lda)
 {
     int nl = (int)m->size[l];
-    const double *b = m->bias_d + m->offset[l];
+    const double *b = m->bias_d + m->column[l];
     for (int64_t r = 0; r < n; r++) {
         memcpy(a + r * lda, b, (size_t)nl * sizeof *a);
     }
@@ -77,19 +77,19 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
     if (ebm__is_gaussian(m, l)) {
         int n1 = (int)m->size[1];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0,
-                    xd + m->offset[1], (int)ldxd, m->params_d + m->w_off[1], n1, 1.0, a, (int)lda);
+                    xd + m->column[1], (int)ldxd, m->params_d + m->w_off[1], n1, 1.0, a, (int)lda);
         return;
     }
     if (l > 0) {
         int nb = (int)m->size[l - 1];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0,
-                    xd + m->offset[l - 1], (int)ldxd, weights_from_below_d(m, l), nl, 1.0, a,
+                    xd + m->column[l - 1], (int)ldxd, weights_from_below_d(m, l), nl, 1.0, a,
                     (int)lda);
     }
     if (l + 1 < m->n_layers) {
         int na = (int)m->size[l + 1];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0,
-                    xd + m->offset[l + 1], (int)ldxd, m->params_d + m->w_off[l + 1], na, 1.0, a,
+                    xd + m->column[l + 1], (int)ldxd, m->params_d + m->w_off[l + 1], na, 1.0, a,
                     (int)lda);
     }
 }
@@ -151,8 +151,8 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
     for (int64_t r = 0; r < rows; r++) {
         f[r] = m->shift;
         for (int64_t l = 0; l < m->n_layers; l++) {
-            const float *src = x + r * ldx + m->offset[l];
-            double *dst = xd + r * w + m->offset[l];
+            const float *src = x + r * ldx + m->column[l];
+            double *dst = xd + r * w + m->column[l];
             int kept = !(sum_out >> l & 1u);
             for (int64_t j = 0; j < m->size[l]; j++) {
                 dst[j] = kept ? (double)src[j] : 0.0;
@@ -164,9 +164,9 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
         if (sum_out >> l & 1u) {
             continue;
         }
-        const double *b = m->bias_d + m->offset[l];
+        const double *b = m->bias_d + m->column[l];
         for (int64_t r = 0; r < rows; r++) {
-            const double *xl = xd + r * w + m->offset[l];
+            const double *xl = xd + r * w + m->column[l];
             double s = 0.0;
             if (ebm__is_gaussian(m, l)) {
                 for (int64_t i = 0; i < m->size[l]; i++) {
@@ -197,10 +197,10 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
         }
         int nl = (int)m->size[l];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl, (int)m->size[l - 1],
-                    1.0, xd + m->offset[l - 1], (int)w, weights_from_below_d(m, l), nl, 0.0, t,
+                    1.0, xd + m->column[l - 1], (int)w, weights_from_below_d(m, l), nl, 0.0, t,
                     nl);
         for (int64_t r = 0; r < rows; r++) {
-            const double *xl = xd + r * w + m->offset[l];
+            const double *xl = xd + r * w + m->column[l];
             double s = 0.0;
             for (int64_t j = 0; j < nl; j++) {
                 s += t[r * nl + j] * xl[j];

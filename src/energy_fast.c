@@ -44,7 +44,7 @@ static double weight_norm(const ebm_model_t *m, int64_t l) /* sum |W_l|, entrywi
 
 static double bias_norm(const ebm_model_t *m, int64_t l)
 {
-    const float *b = m->bias + m->offset[l];
+    const float *b = m->bias + m->column[l];
     double sum = 0.0;
     for (int64_t j = 0; j < m->size[l]; j++) {
         sum += fabsf(b[j]);
@@ -128,13 +128,13 @@ void ebm__energy_from_input(const ebm_model_t *m, int64_t rows, const float *x, 
             if (l == 1) {
                 continue;
             }
-            const double *b = m->bias_d + m->offset[l];
-            const float *xl = x + r * ldx + m->offset[l];
+            const double *b = m->bias_d + m->column[l];
+            const float *xl = x + r * ldx + m->column[l];
             for (int64_t j = 0; j < m->size[l]; j++) {
                 s -= b[j] * (double)xl[j];
             }
         }
-        const float *x1 = x + r * ldx + m->offset[1], *ar = a1 + r * n1;
+        const float *x1 = x + r * ldx + m->column[1], *ar = a1 + r * n1;
         for (int64_t j = 0; j < n1; j++) {
             s -= (double)x1[j] * (double)ar[j];
         }
@@ -148,8 +148,8 @@ void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_
     for (int64_t r = 0; r < rows; r++) {
         double s = m->shift;
         for (int64_t l = 0; l < m->n_layers; l++) {
-            const double *b = m->bias_d + m->offset[l];
-            const float *xl = x + r * ldx + m->offset[l];
+            const double *b = m->bias_d + m->column[l];
+            const float *xl = x + r * ldx + m->column[l];
             for (int64_t j = 0; j < m->size[l]; j++) {
                 s -= b[j] * (double)xl[j];
             }
@@ -159,9 +159,9 @@ void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_
     for (int64_t l = 1; l < m->n_layers; l++) {
         const int nl = (int)m->size[l];
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl, (int)m->size[l - 1],
-                    1.0f, x + m->offset[l - 1], (int)ldx, m->params + m->w_off[l], nl, 0.0f, t, nl);
+                    1.0f, x + m->column[l - 1], (int)ldx, m->params + m->w_off[l], nl, 0.0f, t, nl);
         for (int64_t r = 0; r < rows; r++) {
-            const float *xl = x + r * ldx + m->offset[l], *tr = t + r * nl;
+            const float *xl = x + r * ldx + m->column[l], *tr = t + r * nl;
             double s = 0.0;
             for (int64_t j = 0; j < nl; j++) {
                 s += (double)tr[j] * (double)xl[j];

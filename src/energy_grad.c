@@ -28,8 +28,8 @@ static void expected_state(const ebm_model_t *m, uint32_t sum_out, int64_t rows,
     }
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (sum_out >> l & 1u) {
-            ebm__layer_input(m, l, rows, xh, w, xh + m->offset[l], w);
-            ebm__mean_from_input(m, l, rows, xh + m->offset[l], w);
+            ebm__layer_input(m, l, rows, xh, w, xh + m->column[l], w);
+            ebm__mean_from_input(m, l, rows, xh + m->column[l], w);
         }
     }
 }
@@ -83,7 +83,7 @@ static void add_drelu_shape_grad(const ebm_model_t *m, int summed, int64_t n, co
                 sn += coef[r] * 0.5 * gn * mo.pn * mo.m2n;
                 sd -= coef[r] * (mo.pp * mo.m1p - mo.pn * mo.m1n);
             } else {
-                const double h = x[r * ldx + m->offset[1] + j];
+                const double h = x[r * ldx + m->column[1] + j];
                 *(h > 0.0 ? &sp : &sn) += coef[r] * 0.5 * (h > 0.0 ? gp : gn) * h * h;
                 sd -= coef[r] * fabs(h);
             }
@@ -113,7 +113,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
     if (m->centred) {
         for (int64_t r = 0; r < n; r++) {
             for (int64_t j = 0; j < m->width; j++) {
-                work[r * m->width + j] -= m->offsets[j];
+                work[r * m->width + j] -= m->mu[j];
             }
         }
     }
@@ -130,7 +130,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         float *av = cx; /* n x n0 */
         if (summed) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n0, (int)n1, 1.0f,
-                        xh + m->offset[1], (int)ldh, m->params + m->w_off[1], (int)n1, 0.0f, av,
+                        xh + m->column[1], (int)ldh, m->params + m->w_off[1], (int)n1, 0.0f, av,
                         (int)n0);
         }
         const float *mu = m->params + m->b_off[0];
@@ -159,7 +159,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
     }
     for (int64_t l = 0; l < m->n_layers; l++) {
         int nl = (int)m->size[l];
-        const float *xl = xh + m->offset[l];
+        const float *xl = xh + m->column[l];
         /* dE/db_l = -x_l (binary, spin): column sums weighted by coef. */
         if (!ebm__is_gaussian(m, l)) {
             ebm__kern()->col_sums(n, nl, xl, ldh, coef, g + m->b_off[l]);
@@ -174,7 +174,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
             }
         }
         int nb = (int)m->size[l - 1];
-        const float *below = l == 1 && gauss ? vs : xh + m->offset[l - 1];
+        const float *below = l == 1 && gauss ? vs : xh + m->column[l - 1];
         int ldb = l == 1 && gauss ? (int)n0 : (int)ldh;
         if (l == 1 && gauss && !summed) {
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, 1.0f, below, ldb,
@@ -309,7 +309,7 @@ int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t 
             } else if (ebm__is_drelu(m, l)) {
                 /* dE/dh = gp h - a - D for h > 0, gn h - a + D for h < 0;
                  * at h = 0, -a (between the one-sided derivatives). */
-                const float *h = xh + r * w + m->offset[l];
+                const float *h = xh + r * w + m->column[l];
                 for (int64_t j = 0; j < nl; j++) {
                     double gp, gn, d;
                     ebm__drelu_shape(m, j, &gp, &gn, &d);

@@ -29,7 +29,7 @@ static const unsigned char io_magic[8] = {0x89, 'E', 'B', 'M', '\r', '\n', 0x1a,
 #define IO_FIXED 24u
 /* Version 2 only, after them: the visible layer's categories and the flags. */
 #define IO_EXT 8u
-#define IO_FLAG_OFFSETS 1u /* the offsets follow the parameters */
+#define IO_FLAG_CENTRED 1u /* the offsets follow the parameters */
 
 /* ---- bytes ------------------------------------------------------------ */
 
@@ -160,7 +160,7 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
     p += IO_FIXED;
     if (version >= 2) {
         put_u32(p, (uint32_t)m->categories[0]);
-        put_u32(p + 4, m->centred ? IO_FLAG_OFFSETS : 0u);
+        put_u32(p + 4, m->centred ? IO_FLAG_CENTRED : 0u);
         p += IO_EXT;
     }
     for (int64_t l = 0; l < m->n_layers; l++, p += 8) {
@@ -175,7 +175,7 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
     }
     for (int64_t j = 0; m->centred && j < m->width; j++, p += 4) {
         uint32_t bits;
-        memcpy(&bits, &m->offsets[j], sizeof bits);
+        memcpy(&bits, &m->mu[j], sizeof bits);
         put_u32(p, bits);
     }
     put_u32(p, crc32_ieee(start, (size_t)(p - start)));
@@ -288,7 +288,7 @@ typedef struct io_head {
 
 /* Version 2's categories and flags against the unit kinds: categories 1
  * unless the visible units are Potts units (then 2 to
- * EBM__MAX_CATEGORIES), no flag but IO_FLAG_OFFSETS, and something that
+ * EBM__MAX_CATEGORIES), no flag but IO_FLAG_CENTRED, and something that
  * version 1 cannot hold. EBM_OK or EBM_EFORMAT with its message. */
 static int check_ext(ebm__msg *msg, const io_head *h)
 {
@@ -302,7 +302,7 @@ static int check_ext(ebm__msg *msg, const io_head *h)
         return ebm__fail(msg, EBM_EFORMAT, "categories is %lu; Potts units have from 2 to %d",
                          (unsigned long)h->categories, EBM__MAX_CATEGORIES);
     }
-    if (h->flags & ~IO_FLAG_OFFSETS) {
+    if (h->flags & ~IO_FLAG_CENTRED) {
         return ebm__fail(msg, EBM_EFORMAT,
                          "flags is 0x%lx; only bit 0 (the offsets follow) is defined",
                          (unsigned long)h->flags);
@@ -378,11 +378,11 @@ static int parse_head(ebm__msg *msg, const unsigned char *p, size_t size, io_hea
     return EBM_OK;
 }
 
-/* The bytes of the offsets: with IO_FLAG_OFFSETS, one float per unit
+/* The bytes of the offsets: with IO_FLAG_CENTRED, one float per unit
  * follows the parameters. */
 static uint64_t offset_bytes(const io_head *h)
 {
-    return (h->flags & IO_FLAG_OFFSETS) ? 4 * (uint64_t)h->width : 0;
+    return (h->flags & IO_FLAG_CENTRED) ? 4 * (uint64_t)h->width : 0;
 }
 
 /*
@@ -467,7 +467,7 @@ static int check_crc(ebm__msg *msg, const unsigned char *p, uint64_t n)
     return EBM_OK;
 }
 
-/* m's parameters, and with IO_FLAG_OFFSETS its offsets (then centred),
+/* m's parameters, and with IO_FLAG_CENTRED its offsets (then centred),
  * from the bytes q after the head, each checked: parameters as
  * ebm_model_set_params does, offsets in their units' ranges, +0 rather
  * than -0, not all 0. EBM_OK or EBM_EFORMAT with its message (m is then
@@ -482,21 +482,21 @@ static int read_values(ebm__msg *msg, ebm_model_t *m, const io_head *h, const un
     if (rc != EBM_OK) {
         return EBM_EFORMAT;
     }
-    if (!(h->flags & IO_FLAG_OFFSETS)) {
+    if (!(h->flags & IO_FLAG_CENTRED)) {
         return EBM_OK;
     }
     int any = 0;
     for (int64_t j = 0; j < h->width; j++, q += 4) {
         uint32_t bits = get_u32(q);
-        memcpy(&m->offsets[j], &bits, sizeof bits);
-        any |= m->offsets[j] != 0.0f;
+        memcpy(&m->mu[j], &bits, sizeof bits);
+        any |= m->mu[j] != 0.0f;
         if (bits == 0x80000000u && rc == EBM_OK) {
             rc = ebm__fail(msg, EBM_EFORMAT,
                            "invalid offset: offsets[%lld] is -0; a model stores +0", (long long)j);
         }
     }
     if (rc == EBM_OK) {
-        rc = ebm__check_offsets(m, msg, "invalid offset: offsets", m->offsets);
+        rc = ebm__check_centring(m, msg, "invalid offset: offsets", m->mu);
     }
     if (rc == EBM_OK && !any) {
         rc = ebm__fail(msg, EBM_EFORMAT,

@@ -219,7 +219,7 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
             if (r != factors_row) { /* a row's K samples share its factors */
                 for (int64_t l = 1, j = 0; l < m->n_layers; l++) {
                     const int spin = m->units[l] == EBM_UNITS_SPIN;
-                    const float *ml = mu + r * w + m->offset[l];
+                    const float *ml = mu + r * w + m->column[l];
                     for (int64_t a = 0; (sampled >> l & 1u) && a < m->size[l]; a++, j++) {
                         const double p =
                             drawn_probability(spin ? 0.5 * (1.0 + (double)ml[a]) : (double)ml[a]);
@@ -238,7 +238,7 @@ int ebm_model_log_likelihood_is(const ebm_model_t *m, ebm_rng_t *rng, double log
                     continue;
                 }
                 const int spin = m->units[l] == EBM_UNITS_SPIN;
-                float *hl = xs + m->offset[l];
+                float *hl = xs + m->column[l];
                 for (int64_t a = 0; a < m->size[l]; a++, j++) {
                     const int on = (double)u[j + 1] < (uniform ? 0.5 : pq[3 * j]);
                     hl[a] = on ? 1.0f : spin ? -1.0f : 0.0f;

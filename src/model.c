@@ -1,7 +1,7 @@
 /* The model handle: its life cycle (creation, destruction, the caches
  * derived from the parameters), its message slot, and its shape and
  * parameter layout. Parameters: params.c; argument checks: checks.c;
- * initialisation: init.c; centring offsets: offsets.c. */
+ * initialisation: init.c; centring offsets: centring.c. */
 #include "error.h"
 #include "model.h"
 
@@ -67,7 +67,7 @@ static void model_free(ebm_model_t *m)
     free(m->inv_var_d);
     free(m->w1_scaled);
     free(m->w1_scaled_d);
-    free(m->offsets);
+    free(m->mu);
     free(m->bias);
     free(m->bias_d);
     pthread_mutex_destroy(&m->lock);
@@ -172,7 +172,7 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
     int64_t col = 0, woff = 0, boff = n_weights;
     for (int64_t l = 0; l < n_layers; l++) {
         m->size[l] = sizes[l];
-        m->offset[l] = col;
+        m->column[l] = col;
         col += sizes[l];
         m->units[l] = l == 0 ? visible_units : hidden_units;
         m->categories[l] = l == 0 && visible_units == EBM_UNITS_POTTS ? categories : 1;
@@ -190,10 +190,10 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
     m->shape_off = n_shape > 0 ? boff + n_logvar : -1;
     m->params = calloc((size_t)n_params, sizeof *m->params);
     m->params_d = calloc((size_t)n_params, sizeof *m->params_d);
-    m->offsets = calloc((size_t)width, sizeof *m->offsets);
+    m->mu = calloc((size_t)width, sizeof *m->mu);
     m->bias = malloc((size_t)width * sizeof *m->bias);
     m->bias_d = malloc((size_t)width * sizeof *m->bias_d);
-    int ok = m->params != NULL && m->params_d != NULL && m->offsets != NULL && m->bias != NULL &&
+    int ok = m->params != NULL && m->params_d != NULL && m->mu != NULL && m->bias != NULL &&
              m->bias_d != NULL;
     if (n_logvar > 0 && ok) {
         size_t n0 = (size_t)sizes[0], w1 = (size_t)(sizes[0] * sizes[1]);
@@ -277,10 +277,10 @@ void ebm__refresh_bias(ebm_model_t *m)
      * layers. */
     const double *b = m->params_d + m->b_off[0];
     memcpy(m->bias_d, b, (size_t)nb * sizeof *m->bias_d);
-    ebm__add_coupled(m, m->offsets, NULL, -1.0, m->bias_d);
+    ebm__add_coupled(m, m->mu, NULL, -1.0, m->bias_d);
     double c = 0.0;
     for (int64_t j = 0; j < nb; j++) {
-        c += (double)m->offsets[j] * (b[j] + 0.5 * (m->bias_d[j] - b[j]));
+        c += (double)m->mu[j] * (b[j] + 0.5 * (m->bias_d[j] - b[j]));
         m->bias[j] = (float)m->bias_d[j];
     }
     m->shift = c;
@@ -289,11 +289,11 @@ void ebm__refresh_bias(ebm_model_t *m)
 void ebm__add_coupled(const ebm_model_t *m, const float *x, const float *x0, double alpha,
                       double *out)
 {
-    /* Only binary, spin and Potts layers have offsets (offsets.c), so every
+    /* Only binary, spin and Potts layers have offsets (centring.c), so every
      * layer couples through W_l itself. */
     for (int64_t l = 1; l < m->n_layers; l++) {
         const int64_t na = m->size[l - 1], nl = m->size[l];
-        const int64_t oa = m->offset[l - 1], ol = m->offset[l];
+        const int64_t oa = m->column[l - 1], ol = m->column[l];
         const double *w = m->params_d + m->w_off[l];
         for (int64_t i = 0; i < na; i++) {
             const double *wi = w + i * nl;
@@ -331,7 +331,7 @@ int64_t ebm_model_layer_size(const ebm_model_t *m, int64_t l)
 
 int64_t ebm_model_layer_offset(const ebm_model_t *m, int64_t l)
 {
-    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->offset[l];
+    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->column[l];
 }
 
 int ebm_model_layer_units(const ebm_model_t *m, int64_t l)

@@ -95,7 +95,7 @@ static double enumerate(const ebm_model_t *m, uint32_t enum_mask, uint32_t sum_m
                 if (!(enum_mask >> l & 1u)) {
                     continue;
                 }
-                float *xl = ew->state + r * w + m->offset[l];
+                float *xl = ew->state + r * w + m->column[l];
                 const int64_t q = m->categories[l];
                 if (q > 1) {
                     for (int64_t i = 0; i < m->size[l]; i += q, k /= (uint64_t)q) {
