@@ -251,7 +251,7 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
     if (x == NULL || lw == NULL) {
         free(x);
         free(lw);
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for AIS"), &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory for AIS");
     }
     float *a = x + n * w, *draw = a + n * m->max_size;
     const double log_z0 = start_log_partition(m, base);
@@ -277,12 +277,10 @@ int ebm_model_log_partition_ais_base(const ebm_model_t *m, ebm_rng_t *rng, int64
     const double se = sqrt(var > 0 ? var : 0.0) / (mean * sqrt((double)n));
     if (!isfinite(z) || !isfinite(se)) {
         ebm__rng_restore(rng, &rng_saved);
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EVALUE,
-                      "AIS importance weights are not finite (the parameters are too large for "
-                      "the annealing path); log_z and rng are unchanged"),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EVALUE,
+            "AIS importance weights are not finite (the parameters are too large for "
+            "the annealing path); log_z and rng are unchanged");
     }
     *log_z = z;
     if (std_err != NULL) {

@@ -17,9 +17,8 @@ int ebm_model_get_offsets(const ebm_model_t *m, float *out)
     if (m == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     if (out == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "out is NULL");
     }
     memcpy(out, m->mu, (size_t)m->width * sizeof *out);
     return EBM_OK;

@@ -336,7 +336,7 @@ int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const fl
     const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
     double *xd = malloc((size_t)(chunk * (w + nl)) * sizeof *xd);
     if (xd == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory");
     }
     double *a = xd + chunk * w;
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
@@ -474,7 +474,7 @@ int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int6
     }
     ebm__msg msg;
     if (rng == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "rng is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "rng is NULL");
     }
     float *a;
     int rc = input_scratch(m, &msg, l, n, x, ldx, &a);

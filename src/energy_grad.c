@@ -231,8 +231,7 @@ int ebm_model_energy_grad(const ebm_model_t *m, uint32_t sum_out, int64_t n, con
     if (g == NULL || work == NULL) {
         free(g);
         free(work);
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for the gradient"),
-                                    &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory for the gradient");
     }
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
         int64_t rows = n - r0 < chunk ? n - r0 : chunk;
@@ -291,7 +290,7 @@ int ebm_model_energy_grad_input(const ebm_model_t *m, uint32_t sum_out, int64_t 
         free(xh);
         free(a);
         free(res);
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory");
     }
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
         int64_t rows = n - r0 < chunk ? n - r0 : chunk;

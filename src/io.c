@@ -204,20 +204,17 @@ int ebm_model_save_buffer(const ebm_model_t *m, void *buf, size_t cap, size_t *s
     if (m == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     if (buf == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "buf is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "buf is NULL");
     }
     if (size == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "size is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "size is NULL");
     }
     int64_t need = ebm_model_save_size(m);
     if ((uint64_t)cap < (uint64_t)need) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_ESHAPE, "cap is %zu bytes; the model needs %lld (ebm_model_save_size)",
-                      cap, (long long)need),
-            &msg);
+        return ebm__model_error(m, EBM_ESHAPE,
+                                "cap is %zu bytes; the model needs %lld (ebm_model_save_size)", cap,
+                                (long long)need);
     }
     serialise(m, buf);
     *size = (size_t)need;

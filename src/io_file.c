@@ -138,15 +138,13 @@ int ebm_model_save(const ebm_model_t *m, const char *path)
     }
     ebm__msg msg;
     if (path == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "path is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "path is NULL");
     }
     int64_t n = ebm_model_save_size(m);
     unsigned char *data = (uint64_t)n <= SIZE_MAX ? malloc((size_t)n) : NULL;
     if (data == NULL) {
-        return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for the %lld-byte image of '%s'",
-                         (long long)n, path),
-            &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory for the %lld-byte image of '%s'",
+                                (long long)n, path);
     }
     /* The image (data holds the n bytes it needs; a failure would set its
      * own message), then the file. */

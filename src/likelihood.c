@@ -80,7 +80,7 @@ int ebm_model_log_likelihood_bound(const ebm_model_t *m, double log_z, int64_t n
         free(clamp);
         free(work);
         free(e);
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory");
     }
     rc = posterior_means(m, &msg, n, data, ldd, mu, clamp);
     if (rc == EBM_OK) {

@@ -6,6 +6,7 @@
 #include "model.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,16 @@ int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg)
     return code;
 }
 
+int ebm__model_error(const ebm_model_t *m, int code, const char *fmt, ...)
+{
+    ebm__msg msg;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg.text, sizeof msg.text, fmt, ap);
+    va_end(ap);
+    return ebm__model_set_error(m, code, &msg);
+}
+
 const char *ebm_model_errmsg(const ebm_model_t *m)
 {
     return m == NULL ? "model is NULL" : m->errmsg;
@@ -47,8 +58,7 @@ int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size)
         return EBM_ENULL;
     }
     if (buf == NULL) {
-        ebm__msg msg;
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "buf is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "buf is NULL");
     }
     ebm_model_t *mm = (ebm_model_t *)(uintptr_t)m;
     pthread_mutex_lock(&mm->lock);
@@ -354,15 +364,12 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
     if (m == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     int64_t off, r, c;
     switch (kind) {
     case EBM_PARAM_WEIGHT:
         if (l < 1 || l >= m->n_layers) {
-            return ebm__model_set_error(
-                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; weight blocks are W_1 .. W_%lld",
-                             (long long)l, (long long)(m->n_layers - 1)),
-                &msg);
+            return ebm__model_error(m, EBM_ESHAPE, "l is %lld; weight blocks are W_1 .. W_%lld",
+                                    (long long)l, (long long)(m->n_layers - 1));
         }
         off = m->w_off[l];
         r = m->size[l - 1];
@@ -370,10 +377,8 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         break;
     case EBM_PARAM_BIAS:
         if (l < 0 || l >= m->n_layers) {
-            return ebm__model_set_error(
-                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; bias blocks are b_0 .. b_%lld",
-                             (long long)l, (long long)(m->n_layers - 1)),
-                &msg);
+            return ebm__model_error(m, EBM_ESHAPE, "l is %lld; bias blocks are b_0 .. b_%lld",
+                                    (long long)l, (long long)(m->n_layers - 1));
         }
         off = m->b_off[l];
         r = 1;
@@ -381,14 +386,11 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         break;
     case EBM_PARAM_SHAPE:
         if (m->shape_off < 0 || l != 1) {
-            return ebm__model_set_error(
-                m,
-                ebm__fail(&msg, m->shape_off < 0 ? EBM_EUNSUPPORTED : EBM_ESHAPE,
-                          "kind is EBM_PARAM_SHAPE with l %lld: the shape block belongs to a "
-                          "dReLU layer, and %s",
-                          (long long)l,
-                          m->shape_off < 0 ? "this model has none" : "this model's is layer 1"),
-                &msg);
+            return ebm__model_error(
+                m, m->shape_off < 0 ? EBM_EUNSUPPORTED : EBM_ESHAPE,
+                "kind is EBM_PARAM_SHAPE with l %lld: the shape block belongs to a "
+                "dReLU layer, and %s", (long long)l,
+                m->shape_off < 0 ? "this model has none" : "this model's is layer 1");
         }
         off = m->shape_off;
         r = 3;
@@ -396,31 +398,23 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         break;
     case EBM_PARAM_LOGVAR:
         if (m->logvar_off < 0) {
-            return ebm__model_set_error(
-                m,
-                ebm__fail(&msg, EBM_EUNSUPPORTED,
-                          "kind is EBM_PARAM_LOGVAR but the visible units are %s, not Gaussian",
-                          units_name(m->units[0])),
-                &msg);
+            return ebm__model_error(
+                m, EBM_EUNSUPPORTED,
+                "kind is EBM_PARAM_LOGVAR but the visible units are %s, not Gaussian",
+                units_name(m->units[0]));
         }
         if (l != 0) {
-            return ebm__model_set_error(
-                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; the log-variance block is layer 0",
-                             (long long)l),
-                &msg);
+            return ebm__model_error(m, EBM_ESHAPE, "l is %lld; the log-variance block is layer 0",
+                                    (long long)l);
         }
         off = m->logvar_off;
         r = 1;
         c = m->size[0];
         break;
     default:
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EVALUE,
-                      "kind is %d; it must be EBM_PARAM_WEIGHT (0), EBM_PARAM_BIAS (1), "
-                      "EBM_PARAM_LOGVAR (2) or EBM_PARAM_SHAPE (3)",
-                      kind),
-            &msg);
+        return ebm__model_error(m, EBM_EVALUE,
+                                "kind is %d; it must be EBM_PARAM_WEIGHT (0), EBM_PARAM_BIAS (1), "
+                                "EBM_PARAM_LOGVAR (2) or EBM_PARAM_SHAPE (3)", kind);
     }
     if (offset != NULL) {
         *offset = off;

@@ -76,8 +76,11 @@ int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, con
 int ebm__check_centring(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *mu);
 /* Store a message in the model's slot (thread-safe; m may be const). Returns code. */
 int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg);
+/* Format a message into the model's slot (as ebm__model_set_error) and
+ * return code: a failing call's last line. */
+int ebm__model_error(const ebm_model_t *m, int code, const char *fmt, ...) EBM__PRINTF(3, 4);
 /* Recompute params_d, the Gaussian caches and the centred biases from
- * params and the offsets. */
+ * params and the centring offsets. */
 void ebm__model_refresh(ebm_model_t *m);
 /* The Gaussian caches (1/sigma^2, diag(1/sigma^2) W_1) from params;
  * nothing without Gaussian visible units. */

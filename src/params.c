@@ -79,9 +79,8 @@ int ebm_model_get_params(const ebm_model_t *m, float *out)
     if (m == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     if (out == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "out is NULL");
     }
     memcpy(out, m->params, (size_t)m->n_params * sizeof *out);
     return EBM_OK;
@@ -94,7 +93,7 @@ int ebm_model_set_params(ebm_model_t *m, const float *in)
     }
     ebm__msg msg;
     if (in == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "in is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "in is NULL");
     }
     int rc = ebm__check_params(m, &msg, "in", in);
     if (rc != EBM_OK) {
@@ -112,11 +111,10 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
     }
     ebm__msg msg;
     if (g == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "g is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "g is NULL");
     }
     if (!isfinite(alpha)) {
-        return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_EVALUE, "alpha is %g; it must be finite", (double)alpha), &msg);
+        return ebm__model_error(m, EBM_EVALUE, "alpha is %g; it must be finite", (double)alpha);
     }
     /* First pass checks every result, so that a failure changes nothing: a
      * quick scan (NaN fails every comparison), then the exact check with a
@@ -127,11 +125,8 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
         if (!isfinite(g[i])) {
             char where[64];
             param_name(m, i, where, sizeof where);
-            return ebm__model_set_error(
-                m,
-                ebm__fail(&msg, EBM_EVALUE, "g[%lld] (%s) is %g; gradients must be finite",
-                          (long long)i, where, (double)g[i]),
-                &msg);
+            return ebm__model_error(m, EBM_EVALUE, "g[%lld] (%s) is %g; gradients must be finite",
+                                    (long long)i, where, (double)g[i]);
         }
         int rc = check_param_value(m, &msg, "theta + alpha*g", i, m->params[i] + alpha * g[i]);
         if (rc != EBM_OK) {

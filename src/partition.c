@@ -147,7 +147,7 @@ int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z)
     }
     ebm__msg msg;
     if (log_z == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "log_z is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "log_z is NULL");
     }
     uint32_t even = ebm__parity_mask(m, 0), odd = ebm__parity_mask(m, 1);
     /* A Gaussian layer or a dReLU layer (layer 1) cannot be enumerated: it
@@ -159,13 +159,10 @@ int ebm_model_log_partition_exact(const ebm_model_t *m, double *log_z)
     }
     const double bits = ebm__class_bits(m, enum_mask);
     if (bits > LOGZ_MAX_BITS + 1e-9) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_ELIMIT,
-                      "exact log Z would enumerate 2^%.4g states (the %s layers); the limit is "
-                      "2^%d: use AIS",
-                      bits, enum_mask == even ? "even" : "odd", LOGZ_MAX_BITS),
-            &msg);
+        return ebm__model_error(
+            m, EBM_ELIMIT,
+            "exact log Z would enumerate 2^%.4g states (the %s layers); the limit is "
+            "2^%d: use AIS", bits, enum_mask == even ? "even" : "odd", LOGZ_MAX_BITS);
     }
     enum_work ew;
     int rc = enum_work_alloc(m, &ew, &msg);
