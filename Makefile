@@ -18,6 +18,9 @@
 #   make python     install the Python package (python/, ctypes over the shared
 #                   library) into the venv VENV (.venv), made if missing by
 #                   PYTHON (/usr/bin/python3) with Debian's numpy and scikit-learn
+#   make wheel      build/wheel/ebm-*.whl: the Python package with the library
+#                   inside, for pip install --no-index into any venv with numpy
+#   make check-wheel  that wheel in a fresh venv, python/tests against it
 #   make check-python  make python, then python/tests under pytest in the venv
 #                   (check-python-asan: against an ASan+UBSan build of the library;
 #                   check-python-valgrind: the lifetime tests under memcheck)
@@ -114,7 +117,8 @@ TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
 .PHONY: FORCE all check check-install deb check-deb check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs fingerprint install uninstall clean symbols deps \
-  python check-python check-python-asan check-python-valgrind generated check-generated
+  python check-python check-python-asan check-python-valgrind generated check-generated \
+  wheel check-wheel
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc $(CMAKE_FILES)
 
 # Examples use only the public header; they link the static library and the
@@ -378,6 +382,31 @@ generated:
 check-generated:
 	$(PYTHON) python/tools/gen_abi.py --check
 	$(PYTHON) python/tools/gen_options.py --check
+
+# make wheel: build/wheel/ebm-<version>-py3-none-<platform>.whl, the package
+# with the library inside it (setup.py copies lib/libebm.so.0 into ebm/), for
+# `pip install --no-index` into any Python 3 environment that has numpy.
+# make check-wheel: that wheel installed into a fresh venv in a temporary
+# directory (seeing the system's numpy, scikit-learn and pytest), then the
+# Python tests run from there against the installed package (no EBM_LIBRARY;
+# the package must load the library it carries), in WHEEL_TIMEOUT seconds.
+WHEEL_DIR = build/wheel
+WHEEL_TIMEOUT ?= 900
+wheel: $(SOFILE)
+	@rm -rf $(PIP_BUILD_JUNK) $(WHEEL_DIR)
+	$(PYTHON) -m pip wheel -q --no-build-isolation --no-index --no-deps -w $(WHEEL_DIR) ./python
+	@rm -rf $(PIP_BUILD_JUNK)
+	@ls $(WHEEL_DIR)/*.whl
+check-wheel: wheel build/examples/bas_ucd
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) -m venv --system-site-packages "$$tmp/venv" && \
+	"$$tmp/venv/bin/python" -m pip install -q --no-index $(CURDIR)/$(WHEEL_DIR)/*.whl && \
+	cd "$$tmp" && env -u EBM_LIBRARY "$$tmp/venv/bin/python" -c 'import ebm, sys; \
+	  assert ebm.__file__.startswith(sys.prefix) and ebm.library_path.startswith(sys.prefix), \
+	  (ebm.__file__, ebm.library_path); print("check-wheel: ebm", ebm.version(), "from", ebm.library_path)' && \
+	env -u EBM_LIBRARY EBM_REPO=$(CURDIR) PYTHONSAFEPATH=1 OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} \
+	  timeout $(WHEEL_TIMEOUT) "$$tmp/venv/bin/python" -m pytest $(PYTEST_ARGS) --rootdir="$$tmp" \
+	  $(CURDIR)/python/tests
 
 # make check-python-asan: the same tests against a library built with
 # AddressSanitizer and UBSan (lib/ as `make all CFLAGS="... -fsanitize=address,undefined"`

@@ -180,13 +180,13 @@ void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t
             if (!(layers >> l & 1u)) {
                 continue;
             }
-            float *d = draw + m->offset[l];
+            float *d = draw + m->column[l];
             if (ebm__is_potts(m, l)) {
                 /* A uniform category per site (the uniform at its first
                  * column); a clamped site (whole, ebm__check_clamp) is kept. */
                 const int64_t q = m->categories[l];
                 for (int64_t i = 0; i < m->size[l]; i += q) {
-                    const int64_t k0 = m->offset[l] + i;
+                    const int64_t k0 = m->column[l] + i;
                     if (c != NULL && c[k0]) {
                         continue;
                     }
@@ -202,7 +202,7 @@ void ebm__random_units(const ebm_model_t *m, const ebm__stream *s, const int64_t
                 ebm__stream_normal(s, id, NORMAL_WORDS, m->size[l], d);
             }
             for (int64_t j = 0; j < m->size[l]; j++) {
-                int64_t k = m->offset[l] + j;
+                int64_t k = m->column[l] + j;
                 if (c != NULL && c[k]) {
                     continue;
                 }
@@ -336,7 +336,7 @@ int ebm_model_layer_logprob(const ebm_model_t *m, int64_t l, int64_t n, const fl
     const int64_t chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
     double *xd = malloc((size_t)(chunk * (w + nl)) * sizeof *xd);
     if (xd == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory");
     }
     double *a = xd + chunk * w;
     for (int64_t r0 = 0; r0 < n; r0 += chunk) {
@@ -436,13 +436,13 @@ int ebm_model_layer_argmin(const ebm_model_t *m, int64_t l, int64_t n, float *x,
             return ebm__model_set_error(m, ebm__fail_overflow(&msg, "layer argmin"), &msg);
         }
         for (int64_t r = 0; r < n; r++) {
-            memcpy(x + r * ldx + m->offset[l], modes + r * nl, (size_t)nl * sizeof *x);
+            memcpy(x + r * ldx + m->column[l], modes + r * nl, (size_t)nl * sizeof *x);
         }
         free(a);
         return EBM_OK;
     }
     for (int64_t r = 0; r < n; r++) {
-        float *xl = x + r * ldx + m->offset[l];
+        float *xl = x + r * ldx + m->column[l];
         const float *ar = a + r * nl;
         if (ebm__is_potts(m, l)) {
             /* Each site's category of the largest input (the lowest of ties). */
@@ -474,7 +474,7 @@ int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int6
     }
     ebm__msg msg;
     if (rng == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "rng is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "rng is NULL");
     }
     float *a;
     int rc = input_scratch(m, &msg, l, n, x, ldx, &a);
@@ -496,7 +496,7 @@ int ebm_model_layer_sample(const ebm_model_t *m, int64_t l, ebm_rng_t *rng, int6
         return ebm__model_set_error(m, ebm__fail_overflow(&msg, "layer sample"), &msg);
     }
     for (int64_t r = 0; r < n; r++) {
-        memcpy(x + r * ldx + m->offset[l], draws + r * nl, (size_t)nl * sizeof *x);
+        memcpy(x + r * ldx + m->column[l], draws + r * nl, (size_t)nl * sizeof *x);
     }
     free(a);
     return EBM_OK;

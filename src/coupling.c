@@ -95,7 +95,7 @@ static void ratio_setup(couple *c)
         if (!(c->blk >> l & 1u) || ebm__is_gaussian(m, l)) {
             continue;
         }
-        const int64_t off = m->offset[l];
+        const int64_t off = m->column[l];
         if (ebm__is_potts(m, l)) {
             /* log p(z | a) = sum over sites of a(site, z) - lse(a_site); the
              * sites' probabilities as ebm__potts_draw makes them */
@@ -126,8 +126,8 @@ static void block_uniforms(const couple *c, const ebm__stream *st, int64_t n, co
     const ebm_model_t *m = c->m;
     for (int64_t l = 0; l < m->n_layers; l++) {
         if ((c->blk >> l & 1u) && !ebm__is_gaussian(m, l)) {
-            ebm__stream_uniform_rows(st, n, id, (uint64_t)m->offset[l], m->size[l],
-                                     u + m->offset[l], ldu);
+            ebm__stream_uniform_rows(st, n, id, (uint64_t)m->column[l], m->size[l],
+                                     u + m->column[l], ldu);
         }
     }
 }
@@ -152,7 +152,7 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
         if (!(c->blk >> l & 1u)) {
             continue;
         }
-        const int64_t off = m->offset[l], nl = m->size[l];
+        const int64_t off = m->column[l], nl = m->size[l];
         float *z = dst + off;
         if (ebm__is_potts(m, l)) {
             const int64_t q = m->categories[l];
@@ -185,7 +185,7 @@ static void copy_layers(const ebm_model_t *m, uint32_t mask, const float *src, f
 {
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (mask >> l & 1u) {
-            memcpy(dst + m->offset[l], src + m->offset[l], (size_t)m->size[l] * sizeof *dst);
+            memcpy(dst + m->column[l], src + m->column[l], (size_t)m->size[l] * sizeof *dst);
         }
     }
 }
@@ -313,8 +313,8 @@ static int block_setup(couple *c)
     const ebm__kernels *k = ebm__kern();
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (c->blk >> l & 1u) {
-            ebm__layer_input(m, l, c->na, c->x_rows, c->w, c->x_input + m->offset[l], c->w);
-            ebm__layer_input(m, l, c->na, c->y_rows, c->w, c->y_input + m->offset[l], c->w);
+            ebm__layer_input(m, l, c->na, c->x_rows, c->w, c->x_input + m->column[l], c->w);
+            ebm__layer_input(m, l, c->na, c->y_rows, c->w, c->y_input + m->column[l], c->w);
         }
     }
     ratio_setup(c);
@@ -323,7 +323,7 @@ static int block_setup(couple *c)
             return 0;
         }
         for (int64_t l = 0; l < m->n_layers; l++) {
-            const int64_t off = r * c->w + m->offset[l], nl = m->size[l];
+            const int64_t off = r * c->w + m->column[l], nl = m->size[l];
             if ((c->blk >> l & 1u) && ebm__is_gaussian(m, l) &&
                 (!k->values_ok(nl, c->x_input + off, EBM_UNITS_GAUSSIAN) ||
                  !k->values_ok(nl, c->y_input + off, EBM_UNITS_GAUSSIAN))) {
@@ -423,7 +423,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
         if (!(c->b2 >> l & 1u)) {
             continue;
         }
-        const int64_t nl = m->size[l], off = m->offset[l];
+        const int64_t nl = m->size[l], off = m->column[l];
         ebm__layer_input(m, l, na, c->x_rows, w, a, nl);
         ebm__layer_input(m, l, na, c->y_rows, w, c->x_input, nl);
         if (!ebm__kern()->values_ok(na * nl, a, EBM_UNITS_GAUSSIAN) ||

@@ -1,6 +1,8 @@
 /*
- * Layer inputs, energies, free energies and their gradients (energy.c).
- * No argument checks: callers have validated.
+ * Layer inputs, energies, free energies and their gradients: energy.c
+ * (layer inputs, free energies in double), energy_fast.c (the MH kernels'
+ * float energies with certified bounds), energy_grad.c (gradients). No
+ * argument checks but ebm__check_energy_args: callers have validated.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -31,6 +33,13 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
 /* f over any n, allocating scratch once. Returns EBM_OK or EBM_ENOMEM. */
 int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
                      const float *x, int64_t ldx, double *f);
+
+/* The checks of the public energy calls: sum_out valid, x an n x width
+ * matrix (stride ldx) of valid states of the kept layers, out (named
+ * out_name in the message) not NULL when n > 0. Returns EBM_OK or the
+ * first failure's code, its message in msg. */
+int ebm__check_energy_args(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
+                           const float *x, int64_t ldx, const void *out, const char *out_name);
 
 /* Energies of binary/spin states (every layer binary or spin:
  * ebm__energy_fast_ok) with the coupling sums in float GEMMs: e[r] is within

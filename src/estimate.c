@@ -132,7 +132,7 @@ static int add_f_after_step(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler
 {
     const float *hidden_input = ebm__sampler_hidden_input(s);
     const ebm_model_t *m = e->m;
-    const int64_t w = m->width, off1 = m->offset[1], n1 = m->size[1];
+    const int64_t w = m->width, off1 = m->column[1], n1 = m->size[1];
     uint32_t mask[2];
     double weight[2];
     const int terms = f_sum_outs(e, clamped, mask, weight);

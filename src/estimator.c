@@ -36,7 +36,6 @@ static int is_grbm(const ebm_model_t *m) { return m->n_layers == 2 && ebm__is_ga
 
 int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
 {
-    ebm__msg msg;
     if (out != NULL) {
         *out = NULL;
     }
@@ -44,53 +43,41 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
         return EBM_ENULL;
     }
     if (out == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "out is NULL");
     }
     if (kind < EBM_ESTIMATOR_CD || kind > EBM_ESTIMATOR_PT) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EVALUE,
-                      "kind is %d; it must be EBM_ESTIMATOR_CD (0), _PCD (1), _UCD (2), "
-                      "_UCD_LMI (3), _GRBM_CD (4) or _PT (5)",
-                      kind),
-            &msg);
+        return ebm__model_error(m, EBM_EVALUE,
+                                "kind is %d; it must be EBM_ESTIMATOR_CD (0), _PCD (1), _UCD (2), "
+                                "_UCD_LMI (3), _GRBM_CD (4) or _PT (5)", kind);
     }
     if (kind == EBM_ESTIMATOR_GRBM_CD && !is_grbm(m)) {
-        return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_EUNSUPPORTED,
-                         "EBM_ESTIMATOR_GRBM_CD needs a GRBM (2 layers, Gaussian visible units)"),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EUNSUPPORTED,
+            "EBM_ESTIMATOR_GRBM_CD needs a GRBM (2 layers, Gaussian visible units)");
     }
     if (kind == EBM_ESTIMATOR_UCD_LMI && ebm__is_potts(m, 0)) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "EBM_ESTIMATOR_UCD_LMI's local search and uniform MH proposals flip single "
-                      "units; a Potts site moves between categories: use EBM_ESTIMATOR_UCD"),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EUNSUPPORTED,
+            "EBM_ESTIMATOR_UCD_LMI's local search and uniform MH proposals flip single "
+            "units; a Potts site moves between categories: use EBM_ESTIMATOR_UCD");
     }
     if (kind == EBM_ESTIMATOR_UCD_LMI && ebm__is_gaussian(m, 0)) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "EBM_ESTIMATOR_UCD_LMI's uniform MH proposal has no Gaussian version: use "
-                      "EBM_ESTIMATOR_UCD for Gaussian visible units"),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EUNSUPPORTED,
+            "EBM_ESTIMATOR_UCD_LMI's uniform MH proposal has no Gaussian version: use "
+            "EBM_ESTIMATOR_UCD for Gaussian visible units");
     }
     if ((kind == EBM_ESTIMATOR_UCD || kind == EBM_ESTIMATOR_UCD_LMI ||
          kind == EBM_ESTIMATOR_PT) &&
         ebm__is_drelu(m, 1)) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "%s is not supported for dReLU hidden units yet (it needs coupled or "
-                      "tempered dReLU draws): use EBM_ESTIMATOR_CD or EBM_ESTIMATOR_PCD",
-                      kind_name(kind)),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EUNSUPPORTED,
+            "%s is not supported for dReLU hidden units yet (it needs coupled or "
+            "tempered dReLU draws): use EBM_ESTIMATOR_CD or EBM_ESTIMATOR_PCD", kind_name(kind));
     }
     ebm_estimator_t *e = calloc(1, sizeof *e);
     if (e == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory");
     }
     e->m = m;
     e->kind = kind;
@@ -135,7 +122,7 @@ int ebm_estimator_create(ebm_estimator_t **out, const ebm_model_t *m, int kind)
     }
     if (rc != EBM_OK) {
         ebm_estimator_destroy(e);
-        return ebm__model_set_error(m, ebm__fail(&msg, rc, "out of memory"), &msg);
+        return ebm__model_error(m, rc, "out of memory");
     }
     e->stat[EBM_ESTIMATOR_STAT_ACCEPT_RATE] = 1.0;
     e->stat[EBM_ESTIMATOR_STAT_SWAP_RATE] = NAN;

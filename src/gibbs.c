@@ -25,9 +25,9 @@ int ebm__gibbs_sweep(const ebm__kernel_in *k, const ebm__stream *layer_streams,
                     return 0;
                 }
                 ebm__sample_from_input(m, l, &layer_streams[l], rows, 0, n, a, m->size[l],
-                                       x + m->offset[l], ldx);
+                                       x + m->column[l], ldx);
                 for (int64_t r = 0; r < n && !ebm__is_discrete(m, l); r++) {
-                    if (!ebm__kern()->values_ok(m->size[l], x + r * ldx + m->offset[l],
+                    if (!ebm__kern()->values_ok(m->size[l], x + r * ldx + m->column[l],
                                                 EBM_UNITS_GAUSSIAN)) {
                         return 0; /* a draw of a finite mean overflowed */
                     }

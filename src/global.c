@@ -210,7 +210,7 @@ static int upward_pass(const global_work *wk, const ebm__stream *st, int64_t ng,
     /* t holds layers below l (the odd ones as means) and zeros above, so
      * that layer l's input ignores the layers above it */
     for (int64_t l = 1; l < m->n_layers - 1 + (m->n_layers % 2); l++) {
-        const int64_t nl = m->size[l], off = m->offset[l];
+        const int64_t nl = m->size[l], off = m->column[l];
         ebm__layer_input(m, l, ng, t, w, a, nl);
         if (!ebm__kern()->values_ok(ng * nl, a, EBM_UNITS_GAUSSIAN)) {
             return 0;
@@ -244,7 +244,7 @@ static int draw_odd(const global_work *wk, const ebm__stream *st, int64_t ng)
             return 0;
         }
         ebm__sample_from_input(m, l, &st[ST_LAYER + l], wk->global_ids, 0, ng, wk->a, nl,
-                               wk->prop + m->offset[l], wk->w);
+                               wk->prop + m->column[l], wk->w);
     }
     return 1;
 }
@@ -303,7 +303,7 @@ static void free_energies(const global_work *wk, int64_t ng, const float *s, dou
         memcpy(wk->t, s, (size_t)(ng * w) * sizeof *s);
         for (int64_t l = 1; l < m->n_layers; l += 2) {
             for (int64_t r = 0; r < ng; r++) {
-                memset(wk->t + r * w + m->offset[l], 0, (size_t)m->size[l] * sizeof *s);
+                memset(wk->t + r * w + m->column[l], 0, (size_t)m->size[l] * sizeof *s);
             }
         }
         s = wk->t;

@@ -45,11 +45,11 @@ static void gradient_layout(ebm__arena *arena, void *ctx)
                         : NULL;
 }
 
-/* ids[r] = offset + r for r < n, if ids is not NULL. */
-static const int64_t *number_rows(int64_t *ids, int64_t offset, int64_t n)
+/* ids[r] = row_offset + r for r < n (the stream rows), if ids is not NULL. */
+static const int64_t *number_rows(int64_t *ids, int64_t row_offset, int64_t n)
 {
     for (int64_t r = 0; ids != NULL && r < n; r++) {
-        ids[r] = offset + r;
+        ids[r] = row_offset + r;
     }
     return ids;
 }

@@ -132,27 +132,22 @@ int ebm_model_init(ebm_model_t *m, ebm_rng_t *rng, int scheme, double scale)
     }
     ebm__msg msg;
     if (rng == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "rng is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "rng is NULL");
     }
     if (scheme != EBM_INIT_ORTHOGONAL && scheme != EBM_INIT_GAUSSIAN) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EVALUE,
-                      "scheme is %d; it must be EBM_INIT_ORTHOGONAL (0) or EBM_INIT_GAUSSIAN (1)",
-                      scheme),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EVALUE,
+            "scheme is %d; it must be EBM_INIT_ORTHOGONAL (0) or EBM_INIT_GAUSSIAN (1)", scheme);
     }
     if (!(scale > 0) || !isfinite(scale) || scale > 1e30) {
-        return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_EVALUE, "scale is %g; it must be > 0 and at most 1e30", scale),
-            &msg);
+        return ebm__model_error(m, EBM_EVALUE, "scale is %g; it must be > 0 and at most 1e30",
+                                scale);
     }
     /* Work on a copy so that a failure changes nothing. */
     float *p = calloc((size_t)m->n_params, sizeof *p);
     if (p == NULL) {
-        return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for %lld parameters", (long long)m->n_params),
-            &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory for %lld parameters",
+                                (long long)m->n_params);
     }
     const ebm__rng_mark rng_saved = ebm__rng_save(rng);
     for (int64_t l = 1; l < m->n_layers; l++) {

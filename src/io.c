@@ -1,19 +1,17 @@
-/* Model files: the byte format (docs/format.md; version 2 adds the offsets
- * of a centred model), its validating loader and the atomic saver. Every multi-byte field is little-endian and
- * is read and written byte by byte, so the format does not depend on the
- * host's byte order, alignment or struct padding. */
+/* Model files' byte format (docs/format.md; version 2 adds the offsets of
+ * a centred model and the Potts and dReLU kinds): the image of a model in a
+ * caller's buffer and its validating loader. Every multi-byte field is
+ * little-endian and is read and written byte by byte, so the format does
+ * not depend on the host's byte order, alignment or struct padding. Files
+ * on disk (the atomic saver, the non-blocking reader): io_file.c. */
 #include "error.h"
 #include "model.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* Parameters are stored as IEEE-754 binary32 bit patterns copied from the
  * floats: refuse to build where float is anything else. */
@@ -31,7 +29,7 @@ static const unsigned char io_magic[8] = {0x89, 'E', 'B', 'M', '\r', '\n', 0x1a,
 #define IO_FIXED 24u
 /* Version 2 only, after them: the visible layer's categories and the flags. */
 #define IO_EXT 8u
-#define IO_FLAG_OFFSETS 1u /* the offsets follow the parameters */
+#define IO_FLAG_CENTRED 1u /* the offsets follow the parameters */
 
 /* ---- bytes ------------------------------------------------------------ */
 
@@ -162,7 +160,7 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
     p += IO_FIXED;
     if (version >= 2) {
         put_u32(p, (uint32_t)m->categories[0]);
-        put_u32(p + 4, m->centred ? IO_FLAG_OFFSETS : 0u);
+        put_u32(p + 4, m->centred ? IO_FLAG_CENTRED : 0u);
         p += IO_EXT;
     }
     for (int64_t l = 0; l < m->n_layers; l++, p += 8) {
@@ -177,7 +175,7 @@ static void serialise(const ebm_model_t *m, unsigned char *p)
     }
     for (int64_t j = 0; m->centred && j < m->width; j++, p += 4) {
         uint32_t bits;
-        memcpy(&bits, &m->offsets[j], sizeof bits);
+        memcpy(&bits, &m->mu[j], sizeof bits);
         put_u32(p, bits);
     }
     put_u32(p, crc32_ieee(start, (size_t)(p - start)));
@@ -206,163 +204,21 @@ int ebm_model_save_buffer(const ebm_model_t *m, void *buf, size_t cap, size_t *s
     if (m == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     if (buf == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "buf is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "buf is NULL");
     }
     if (size == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "size is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "size is NULL");
     }
     int64_t need = ebm_model_save_size(m);
     if ((uint64_t)cap < (uint64_t)need) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_ESHAPE, "cap is %zu bytes; the model needs %lld (ebm_model_save_size)",
-                      cap, (long long)need),
-            &msg);
+        return ebm__model_error(m, EBM_ESHAPE,
+                                "cap is %zu bytes; the model needs %lld (ebm_model_save_size)", cap,
+                                (long long)need);
     }
     serialise(m, buf);
     *size = (size_t)need;
     return EBM_OK;
-}
-
-/* An EBM_EIO message: what failed, on which path, and the system's reason. */
-static int io_fail(ebm__msg *msg, const char *what, const char *path, int err)
-{
-    char reason[128];
-    if (strerror_r(err, reason, sizeof reason) != 0) {
-        snprintf(reason, sizeof reason, "error %d", err);
-    }
-    return ebm__fail(msg, EBM_EIO, "%s '%s': %s", what, path, reason);
-}
-
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = write(fd, p, n < (size_t)SSIZE_MAX ? n : (size_t)SSIZE_MAX);
-        if (k < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Make the rename itself durable. The file at path is already replaced, so
- * a failure here is not reported: the call has done what it promised. */
-static void sync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t len = slash == NULL ? 0 : (slash == path ? 1 : (size_t)(slash - path));
-    char *dir = malloc(len + 2);
-    if (dir == NULL) {
-        return;
-    }
-    if (len == 0) {
-        strcpy(dir, ".");
-    } else {
-        memcpy(dir, path, len);
-        dir[len] = '\0';
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
-/*
- * Write data to a fresh temporary file beside path, flush it to the disk,
- * then rename it over path: readers see the old file or the new one, never
- * a part. On any failure the temporary file is removed and path untouched.
- */
-static int write_atomic(ebm__msg *msg, const char *path, const unsigned char *data, size_t n)
-{
-    static const char suffix[] = ".tmp.XXXXXX";
-    /* Only a regular file (or nothing) is replaced: never a directory, a
-     * FIFO or a device that the path names, even through a link. */
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        if (errno != ENOENT) {
-            return io_fail(msg, "cannot save to", path, errno);
-        }
-    } else if (!S_ISREG(st.st_mode)) {
-        return ebm__fail(msg, EBM_EIO,
-                         "cannot save to '%s': it exists and is not a regular file (a directory, "
-                         "FIFO or device is never replaced)",
-                         path);
-    }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + sizeof suffix);
-    if (tmp == NULL) {
-        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the name of a temporary file");
-    }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, suffix, sizeof suffix);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = io_fail(msg, "cannot create a temporary file beside", path, errno);
-        free(tmp);
-        return rc;
-    }
-    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    const char *what = NULL;
-    int err = 0;
-    if (write_all(fd, data, n) != 0) {
-        what = "cannot write";
-    } else if (fchmod(fd, 0644) != 0) { /* mkstemp made it 0600 */
-        what = "cannot set the mode of";
-    } else if (fsync(fd) != 0) {
-        what = "cannot flush";
-    }
-    if (what != NULL) {
-        err = errno;
-    }
-    if (close(fd) != 0 && what == NULL) {
-        what = "cannot close";
-        err = errno;
-    }
-    int rc = EBM_OK;
-    if (what != NULL) {
-        rc = io_fail(msg, what, tmp, err);
-        (void)unlink(tmp);
-    } else if (rename(tmp, path) != 0) {
-        err = errno;
-        (void)unlink(tmp);
-        rc = io_fail(msg, "cannot rename the temporary file over", path, err);
-    } else {
-        sync_parent_dir(path);
-    }
-    free(tmp);
-    return rc;
-}
-
-int ebm_model_save(const ebm_model_t *m, const char *path)
-{
-    if (m == NULL) {
-        return EBM_ENULL;
-    }
-    ebm__msg msg;
-    if (path == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "path is NULL"), &msg);
-    }
-    int64_t n = ebm_model_save_size(m);
-    unsigned char *data = (uint64_t)n <= SIZE_MAX ? malloc((size_t)n) : NULL;
-    if (data == NULL) {
-        return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_ENOMEM, "out of memory for the %lld-byte image of '%s'",
-                         (long long)n, path),
-            &msg);
-    }
-    serialise(m, data);
-    int rc = write_atomic(&msg, path, data, (size_t)n);
-    free(data);
-    return rc == EBM_OK ? EBM_OK : ebm__model_set_error(m, rc, &msg);
 }
 
 /* ---- loading ---------------------------------------------------------- */
@@ -417,10 +273,50 @@ static int check_units(ebm__msg *msg, uint32_t version, uint32_t visible, uint32
     return ebm__fail(msg, EBM_EFORMAT, "invalid units: %s", inner.text);
 }
 
-/* Validate the image p[0 .. size) in the order of docs/format.md and build
- * the model. Nothing is allocated for the declared shape before the buffer
- * is known to hold that many parameters. */
-static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_t size)
+/* What the head of a model image declares, up to param_count. */
+typedef struct io_head {
+    uint32_t version, n_layers, visible, hidden;
+    uint32_t categories, flags; /* version 2's fields; 1 and 0 in version 1 */
+    uint64_t head;              /* bytes before the parameters */
+    int64_t sizes[EBM_MAX_LAYERS];
+    int64_t width;
+    uint64_t declared; /* param_count */
+} io_head;
+
+/* Version 2's categories and flags against the unit kinds: categories 1
+ * unless the visible units are Potts units (then 2 to
+ * EBM__MAX_CATEGORIES), no flag but IO_FLAG_CENTRED, and something that
+ * version 1 cannot hold. EBM_OK or EBM_EFORMAT with its message. */
+static int check_ext(ebm__msg *msg, const io_head *h)
+{
+    if (h->visible != EBM_UNITS_POTTS && h->categories != 1) {
+        return ebm__fail(msg, EBM_EFORMAT,
+                         "categories is %lu; visible units that are not Potts units have 1",
+                         (unsigned long)h->categories);
+    }
+    if (h->visible == EBM_UNITS_POTTS &&
+        (h->categories < 2 || h->categories > EBM__MAX_CATEGORIES)) {
+        return ebm__fail(msg, EBM_EFORMAT, "categories is %lu; Potts units have from 2 to %d",
+                         (unsigned long)h->categories, EBM__MAX_CATEGORIES);
+    }
+    if (h->flags & ~IO_FLAG_CENTRED) {
+        return ebm__fail(msg, EBM_EFORMAT,
+                         "flags is 0x%lx; only bit 0 (the offsets follow) is defined",
+                         (unsigned long)h->flags);
+    }
+    if (h->flags == 0 && h->visible != EBM_UNITS_POTTS && h->hidden != EBM_UNITS_DRELU) {
+        return ebm__fail(msg, EBM_EFORMAT,
+                         "version 2 with flags 0 and no Potts or dReLU units: such a model "
+                         "is saved as version 1");
+    }
+    return EBM_OK;
+}
+
+/* Validate the head of the image p[0 .. size) in the order of
+ * docs/format.md (length, magic, version, n_layers, units, version 2's
+ * fields, sizes) and fill *h. Nothing is allocated but check_units's 1 x 1
+ * probe. EBM_OK, EBM_EFORMAT or EBM_ENOMEM with its message. */
+static int parse_head(ebm__msg *msg, const unsigned char *p, size_t size, io_head *h)
 {
     if (size < IO_FIXED) {
         return ebm__fail(msg, EBM_EFORMAT, "file is %zu bytes; a model file has at least %u",
@@ -429,162 +325,218 @@ static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_
     if (memcmp(p, io_magic, sizeof io_magic) != 0) {
         return bad_magic(msg, p);
     }
-    uint32_t version = get_u32(p + 8);
-    if (version < 1 || version > IO_VERSION_MAX) {
+    h->version = get_u32(p + 8);
+    if (h->version < 1 || h->version > IO_VERSION_MAX) {
         return ebm__fail(msg, EBM_EFORMAT,
                          "format version %lu is not supported; this libebm reads versions 1 "
                          "to %u",
-                         (unsigned long)version, IO_VERSION_MAX);
+                         (unsigned long)h->version, IO_VERSION_MAX);
     }
-    uint32_t n_layers = get_u32(p + 12);
-    if (n_layers < 2 || n_layers > EBM_MAX_LAYERS) {
+    h->n_layers = get_u32(p + 12);
+    if (h->n_layers < 2 || h->n_layers > EBM_MAX_LAYERS) {
         return ebm__fail(msg, EBM_EFORMAT, "n_layers is %lu; it must be from 2 to %d",
-                         (unsigned long)n_layers, EBM_MAX_LAYERS);
+                         (unsigned long)h->n_layers, EBM_MAX_LAYERS);
     }
-    uint32_t visible = get_u32(p + 16), hidden = get_u32(p + 20);
-    int rc = check_units(msg, version, visible, hidden);
+    h->visible = get_u32(p + 16);
+    h->hidden = get_u32(p + 20);
+    int rc = check_units(msg, h->version, h->visible, h->hidden);
     if (rc != EBM_OK) {
         return rc;
     }
-    const uint64_t head = head_size(version, n_layers);
-    if (size < head) {
+    h->head = head_size(h->version, h->n_layers);
+    if (size < h->head) {
         return ebm__fail(msg, EBM_EFORMAT,
                          "file is %zu bytes; with %lu layers the sizes and param_count end at "
                          "byte %llu",
-                         size, (unsigned long)n_layers, (unsigned long long)head);
+                         size, (unsigned long)h->n_layers, (unsigned long long)h->head);
     }
-    uint32_t flags = 0, categories = 1;
-    if (version >= 2) {
-        categories = get_u32(p + IO_FIXED);
-        flags = get_u32(p + IO_FIXED + 4);
-        if (visible != EBM_UNITS_POTTS && categories != 1) {
-            return ebm__fail(msg, EBM_EFORMAT,
-                             "categories is %lu; visible units that are not Potts units have 1",
-                             (unsigned long)categories);
-        }
-        if (visible == EBM_UNITS_POTTS && (categories < 2 || categories > EBM__MAX_CATEGORIES)) {
-            return ebm__fail(msg, EBM_EFORMAT,
-                             "categories is %lu; Potts units have from 2 to %d",
-                             (unsigned long)categories, EBM__MAX_CATEGORIES);
-        }
-        if (flags & ~IO_FLAG_OFFSETS) {
-            return ebm__fail(msg, EBM_EFORMAT,
-                             "flags is 0x%lx; only bit 0 (the offsets follow) is defined",
-                             (unsigned long)flags);
-        }
-        if (flags == 0 && visible != EBM_UNITS_POTTS && hidden != EBM_UNITS_DRELU) {
-            return ebm__fail(msg, EBM_EFORMAT,
-                             "version 2 with flags 0 and no Potts or dReLU units: such a model "
-                             "is saved as version 1");
+    h->flags = 0;
+    h->categories = 1;
+    if (h->version >= 2) {
+        h->categories = get_u32(p + IO_FIXED);
+        h->flags = get_u32(p + IO_FIXED + 4);
+        rc = check_ext(msg, h);
+        if (rc != EBM_OK) {
+            return rc;
         }
     }
-    const unsigned char *size_at = p + head - 8 - 8 * (uint64_t)n_layers;
-    int64_t sizes[EBM_MAX_LAYERS];
-    int64_t width = 0;
-    for (uint32_t l = 0; l < n_layers; l++) {
+    const unsigned char *size_at = p + h->head - 8 - 8 * (uint64_t)h->n_layers;
+    h->width = 0;
+    for (uint32_t l = 0; l < h->n_layers; l++) {
         uint64_t s = get_u64(size_at + 8 * l);
         if (s < 1 || s > (uint64_t)EBM__BLAS_MAX) {
             return ebm__fail(msg, EBM_EFORMAT, "sizes[%lu] is %llu; it must be from 1 to %lld",
                              (unsigned long)l, (unsigned long long)s, (long long)EBM__BLAS_MAX);
         }
-        sizes[l] = (int64_t)s;
-        width += sizes[l]; /* < 32 * 2^31: no overflow */
+        h->sizes[l] = (int64_t)s;
+        h->width += h->sizes[l]; /* < 32 * 2^31: no overflow */
     }
-    uint64_t declared = get_u64(p + head - 8);
+    h->declared = get_u64(p + h->head - 8);
+    return EBM_OK;
+}
 
-    /* ebm__model_new validates the shape and allocates it, so it runs only
-     * when the buffer holds the parameters the shape implies, or when the
-     * width already breaks its limit (it then fails before allocating). A
-     * larger shape in a smaller buffer is reported as a count or length
-     * error below: a 60-byte file never makes a 19 GB allocation. */
-    int64_t n_params = width <= EBM__BLAS_MAX ? layout_param_count(n_layers, sizes, (int)visible,
-                                                                (int)hidden)
-                                             : -1;
-    /* With IO_FLAG_OFFSETS, the offsets, one per unit, follow the parameters. */
-    const uint64_t extra = (flags & IO_FLAG_OFFSETS) ? 4 * (uint64_t)width : 0;
-    uint64_t room = size >= head + extra + 4 ? (size - head - extra - 4) / 4 : 0;
-    ebm_model_t *m = NULL;
-    if (n_params < 0 || (uint64_t)n_params <= room) {
+/* The bytes of the offsets: with IO_FLAG_CENTRED, one float per unit
+ * follows the parameters. */
+static uint64_t offset_bytes(const io_head *h)
+{
+    return (h->flags & IO_FLAG_CENTRED) ? 4 * (uint64_t)h->width : 0;
+}
+
+/*
+ * *m = the model of the shape h declares, or NULL when an image of size
+ * bytes cannot hold its parameters; *n_params = the shape's parameter
+ * count (-1: the width breaks ebm__model_new's limit). ebm__model_new
+ * validates the shape and allocates it, so it runs only when the buffer
+ * holds the parameters the shape implies, or when the width already breaks
+ * its limit (it then fails before allocating). A larger shape in a smaller
+ * buffer is reported as a count or length error after this: a 60-byte file
+ * never makes a 19 GB allocation. EBM_OK, or EBM_EFORMAT, EBM_ENOMEM,
+ * EBM_EINTERNAL with *m NULL.
+ */
+static int new_model(ebm__msg *msg, const io_head *h, size_t size, ebm_model_t **m,
+                     int64_t *n_params)
+{
+    int64_t count = h->width <= EBM__BLAS_MAX ? layout_param_count(h->n_layers, h->sizes,
+                                                                   (int)h->visible, (int)h->hidden)
+                                              : -1;
+    const uint64_t extra = offset_bytes(h);
+    uint64_t room = size >= h->head + extra + 4 ? (size - h->head - extra - 4) / 4 : 0;
+    *m = NULL;
+    if (count < 0 || (uint64_t)count <= room) {
         ebm__msg inner;
-        const int64_t q = categories;
-        rc = ebm__model_new(&m, &inner, n_layers, sizes, (int)visible, (int)hidden, &q);
+        const int64_t q = h->categories;
+        int rc = ebm__model_new(m, &inner, h->n_layers, h->sizes, (int)h->visible,
+                                (int)h->hidden, &q);
         if (rc == EBM_ENOMEM) {
             return ebm__fail(msg, rc, "%s", inner.text);
         }
         if (rc != EBM_OK) {
             return ebm__fail(msg, EBM_EFORMAT, "invalid shape: %s", inner.text);
         }
-        if (n_params >= 0 && m->n_params != n_params) {
+        if (count >= 0 && (*m)->n_params != count) {
             rc = ebm__fail(msg, EBM_EINTERNAL,
                            "the format counts %lld parameters, the model %lld: please report",
-                           (long long)n_params, (long long)m->n_params);
-            ebm_model_destroy(m);
+                           (long long)count, (long long)(*m)->n_params);
+            ebm_model_destroy(*m);
+            *m = NULL;
             return rc;
         }
-        n_params = m->n_params;
+        count = (*m)->n_params;
     }
-    if (declared != (uint64_t)n_params) {
-        ebm_model_destroy(m);
+    *n_params = count;
+    return EBM_OK;
+}
+
+/* param_count equal to the shape's n_params, and the image exactly size =
+ * *expected bytes: the head, the parameters, the offsets, the CRC.
+ * EBM_OK or EBM_EFORMAT with its message. */
+static int check_length(ebm__msg *msg, const io_head *h, size_t size, int64_t n_params,
+                        uint64_t *expected)
+{
+    if (h->declared != (uint64_t)n_params) {
         return ebm__fail(msg, EBM_EFORMAT, "param_count is %llu; the shape has %lld parameters",
-                         (unsigned long long)declared, (long long)n_params);
+                         (unsigned long long)h->declared, (long long)n_params);
     }
-    uint64_t expected = head + 4 * (uint64_t)n_params + extra + 4; /* n_params < 2^61 */
-    if (size < expected) {
-        ebm_model_destroy(m);
+    /* n_params < 2^61 */
+    *expected = h->head + 4 * (uint64_t)n_params + offset_bytes(h) + 4;
+    if (size < *expected) {
         return ebm__fail(msg, EBM_EFORMAT, "file is %zu bytes; the header declares %llu", size,
-                         (unsigned long long)expected);
+                         (unsigned long long)*expected);
     }
-    if (size > expected) {
-        ebm_model_destroy(m);
+    if (size > *expected) {
         return ebm__fail(msg, EBM_EFORMAT, "%llu trailing bytes after the CRC",
-                         (unsigned long long)(size - expected));
+                         (unsigned long long)(size - *expected));
     }
-    if (m == NULL) { /* size == expected means the buffer held the parameters */
-        return ebm__fail(msg, EBM_EINTERNAL, "no model after the length check: please report");
-    }
-    uint32_t stored = get_u32(p + expected - 4);
-    uint32_t computed = crc32_ieee(p, (size_t)expected - 4);
+    return EBM_OK;
+}
+
+/* The CRC-32 stored in the last 4 of the n bytes of p is that of the
+ * others. EBM_OK or EBM_EFORMAT with its message. */
+static int check_crc(ebm__msg *msg, const unsigned char *p, uint64_t n)
+{
+    uint32_t stored = get_u32(p + n - 4);
+    uint32_t computed = crc32_ieee(p, (size_t)n - 4);
     if (stored != computed) {
-        ebm_model_destroy(m);
         return ebm__fail(msg, EBM_EFORMAT,
                          "CRC-32 mismatch: the file stores 0x%08lx, its contents give 0x%08lx",
                          (unsigned long)stored, (unsigned long)computed);
     }
-    const unsigned char *q = p + head;
-    for (int64_t i = 0; i < n_params; i++, q += 4) {
+    return EBM_OK;
+}
+
+/* m's parameters, and with IO_FLAG_CENTRED its offsets (then centred),
+ * from the bytes q after the head, each checked: parameters as
+ * ebm_model_set_params does, offsets in their units' ranges, +0 rather
+ * than -0, not all 0. EBM_OK or EBM_EFORMAT with its message (m is then
+ * the caller's to destroy). */
+static int read_values(ebm__msg *msg, ebm_model_t *m, const io_head *h, const unsigned char *q)
+{
+    for (int64_t i = 0; i < m->n_params; i++, q += 4) {
         uint32_t bits = get_u32(q);
         memcpy(&m->params[i], &bits, sizeof bits);
     }
-    rc = ebm__check_params(m, msg, "invalid parameter", m->params);
+    int rc = ebm__check_params(m, msg, "invalid parameter", m->params);
     if (rc != EBM_OK) {
-        ebm_model_destroy(m);
         return EBM_EFORMAT;
     }
-    if (flags & IO_FLAG_OFFSETS) {
-        int any = 0;
-        for (int64_t j = 0; j < width; j++, q += 4) {
-            uint32_t bits = get_u32(q);
-            memcpy(&m->offsets[j], &bits, sizeof bits);
-            any |= m->offsets[j] != 0.0f;
-            if (bits == 0x80000000u && rc == EBM_OK) {
-                rc = ebm__fail(msg, EBM_EFORMAT,
-                               "invalid offset: offsets[%lld] is -0; a model stores +0",
-                               (long long)j);
-            }
-        }
-        if (rc == EBM_OK) {
-            rc = ebm__check_offsets(m, msg, "invalid offset: offsets", m->offsets);
-        }
-        if (rc == EBM_OK && !any) {
+    if (!(h->flags & IO_FLAG_CENTRED)) {
+        return EBM_OK;
+    }
+    int any = 0;
+    for (int64_t j = 0; j < h->width; j++, q += 4) {
+        uint32_t bits = get_u32(q);
+        memcpy(&m->mu[j], &bits, sizeof bits);
+        any |= m->mu[j] != 0.0f;
+        if (bits == 0x80000000u && rc == EBM_OK) {
             rc = ebm__fail(msg, EBM_EFORMAT,
-                           "flags say the offsets follow, but every offset is 0: a model "
-                           "without offsets is saved with flag bit 0 clear");
+                           "invalid offset: offsets[%lld] is -0; a model stores +0", (long long)j);
         }
-        if (rc != EBM_OK) {
-            ebm_model_destroy(m);
-            return EBM_EFORMAT;
-        }
-        m->centred = 1;
+    }
+    if (rc == EBM_OK) {
+        rc = ebm__check_centring(m, msg, "invalid offset: offsets", m->mu);
+    }
+    if (rc == EBM_OK && !any) {
+        rc = ebm__fail(msg, EBM_EFORMAT,
+                       "flags say the offsets follow, but every offset is 0: a model "
+                       "without offsets is saved with flag bit 0 clear");
+    }
+    if (rc != EBM_OK) {
+        return EBM_EFORMAT;
+    }
+    m->centred = 1;
+    return EBM_OK;
+}
+
+/* Validate the image p[0 .. size) in the order of docs/format.md and build
+ * the model into *out. Nothing is allocated for the declared shape before
+ * the buffer is known to hold that many parameters. */
+static int parse(ebm_model_t **out, ebm__msg *msg, const unsigned char *p, size_t size)
+{
+    io_head h;
+    int rc = parse_head(msg, p, size, &h);
+    if (rc != EBM_OK) {
+        return rc;
+    }
+    ebm_model_t *m = NULL;
+    int64_t n_params = 0;
+    rc = new_model(msg, &h, size, &m, &n_params);
+    if (rc != EBM_OK) {
+        return rc;
+    }
+    uint64_t expected = 0;
+    rc = check_length(msg, &h, size, n_params, &expected);
+    if (rc == EBM_OK && m == NULL) { /* size == expected means the buffer held the parameters */
+        return ebm__fail(msg, EBM_EINTERNAL, "no model after the length check: please report");
+    }
+    if (rc == EBM_OK) {
+        rc = check_crc(msg, p, expected);
+    }
+    if (rc == EBM_OK) {
+        rc = read_values(msg, m, &h, p + h.head);
+    }
+    if (rc != EBM_OK) {
+        ebm_model_destroy(m);
+        return rc;
     }
     ebm__model_refresh(m);
     *out = m;
@@ -609,97 +561,5 @@ int ebm_model_load_buffer(ebm_model_t **out, const void *buf, size_t size, char 
     if (rc != EBM_OK) {
         ebm__copy_text(errbuf, errbuf_size, msg.text);
     }
-    return rc;
-}
-
-/* Read n bytes from fd, retrying short reads and interrupts; the count
- * read (less than n at the end of the file or on an error, in errno). */
-static size_t read_all(int fd, unsigned char *p, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = read(fd, p + got, n - got);
-        if (k < 0 && errno == EINTR) {
-            continue;
-        }
-        if (k <= 0) {
-            break;
-        }
-        got += (size_t)k;
-    }
-    return got;
-}
-
-/*
- * Read the whole regular file at path into a new buffer of its size. The
- * path is opened without blocking and checked by fstat before any read, so
- * a FIFO, a device or a directory is refused without waiting for a writer.
- */
-static int read_file(ebm__msg *msg, const char *path, unsigned char **data, size_t *size)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        return io_fail(msg, "cannot open", path, errno);
-    }
-    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    struct stat st;
-    int rc = EBM_OK;
-    if (fstat(fd, &st) != 0) {
-        rc = io_fail(msg, "cannot stat", path, errno);
-    } else if (S_ISDIR(st.st_mode)) {
-        rc = io_fail(msg, "cannot read", path, EISDIR);
-    } else if (!S_ISREG(st.st_mode)) {
-        rc = ebm__fail(msg, EBM_EIO, "cannot read '%s': not a regular file", path);
-    } else if (st.st_size < 0 || (uintmax_t)st.st_size >= SIZE_MAX) {
-        rc = ebm__fail(msg, EBM_ENOMEM, "cannot read '%s': %jd bytes do not fit in memory", path,
-                       (intmax_t)st.st_size);
-    }
-    if (rc != EBM_OK) {
-        close(fd);
-        return rc;
-    }
-    size_t n = (size_t)st.st_size;
-    unsigned char *buf = malloc(n > 0 ? n : 1);
-    if (buf == NULL) {
-        close(fd);
-        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the %zu bytes of '%s'", n, path);
-    }
-    errno = 0;
-    size_t got = read_all(fd, buf, n);
-    int err = got < n ? errno : 0;
-    close(fd);
-    if (got != n) {
-        free(buf);
-        return err != 0 ? io_fail(msg, "cannot read", path, err)
-                        : ebm__fail(msg, EBM_EIO, "cannot read '%s': it ended after %zu of %zu bytes",
-                                    path, got, n);
-    }
-    *data = buf;
-    *size = n;
-    return EBM_OK;
-}
-
-int ebm_model_load(ebm_model_t **out, const char *path, char *errbuf, size_t errbuf_size)
-{
-    ebm__msg msg;
-    int rc;
-    unsigned char *data = NULL;
-    size_t size = 0;
-    if (out != NULL) {
-        *out = NULL;
-    }
-    if (out == NULL) {
-        rc = ebm__fail(&msg, EBM_ENULL, "out is NULL");
-    } else if (path == NULL) {
-        rc = ebm__fail(&msg, EBM_ENULL, "path is NULL");
-    } else {
-        rc = read_file(&msg, path, &data, &size);
-    }
-    if (rc != EBM_OK) {
-        ebm__copy_text(errbuf, errbuf_size, msg.text);
-        return rc;
-    }
-    rc = ebm_model_load_buffer(out, data, size, errbuf, errbuf_size);
-    free(data);
     return rc;
 }

@@ -92,7 +92,7 @@ static int all_finite(const float *v, int64_t count)
  */
 static void marginal_grad(const ebm_model_t *m, int64_t n, float *xs, float *g)
 {
-    const int64_t w = m->width, n0 = m->size[0], off1 = m->offset[1];
+    const int64_t w = m->width, n0 = m->size[0], off1 = m->column[1];
     ebm__layer_input(m, 1, n, xs, w, xs + off1, w);
     ebm__mean_from_input(m, 1, n, xs + off1, w);
     ebm__layer_input(m, 0, n, xs, w, g, n0); /* mu + W_1 m_1 */
@@ -362,7 +362,7 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
     const ebm_model_t *m = in->m;
     const int64_t K = in->settings->langevin_steps;
     const int64_t n0 = m->size[0], n1 = m->size[1], w = m->width;
-    const int64_t off1 = m->offset[1], chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
+    const int64_t off1 = m->column[1], chunk = n < EBM__CHUNK ? n : EBM__CHUNK;
     const uint32_t clamp = in->settings->clamp_layers;
     const int move_v = !(clamp & 1u), move_h = !(clamp >> 1 & 1u);
     /* With v held the step is a Gibbs draw of h, which eq. 12 always accepts. */

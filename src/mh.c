@@ -124,7 +124,7 @@ static int mh_run(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg, 
                 memcpy(q, xp + r * w, (size_t)w * sizeof *q);
                 for (int64_t l = 0; l < m->n_layers; l++) {
                     if (!(layers >> l & 1u)) {
-                        memcpy(q + m->offset[l], yc + r * ldy + m->offset[l],
+                        memcpy(q + m->column[l], yc + r * ldy + m->column[l],
                                (size_t)m->size[l] * sizeof *q);
                     }
                 }

@@ -1,14 +1,17 @@
-/* The model handle: shape, parameter layout, parameters, and the argument
- * checks every public call uses (initialisation: init.c). */
+/* The model handle: its life cycle (creation, destruction, the caches
+ * derived from the parameters), its message slot, and its shape and
+ * parameter layout. Parameters: params.c; argument checks: checks.c;
+ * initialisation: init.c; centring offsets: centring.c. */
 #include "error.h"
 #include "model.h"
-#include "kernels.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The name of a kind of unit, for messages. */
 static const char *units_name(int units)
 {
     switch (units) {
@@ -34,6 +37,16 @@ int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg)
     return code;
 }
 
+int ebm__model_error(const ebm_model_t *m, int code, const char *fmt, ...)
+{
+    ebm__msg msg;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg.text, sizeof msg.text, fmt, ap);
+    va_end(ap);
+    return ebm__model_set_error(m, code, &msg);
+}
+
 const char *ebm_model_errmsg(const ebm_model_t *m)
 {
     return m == NULL ? "model is NULL" : m->errmsg;
@@ -45,8 +58,7 @@ int ebm_model_errmsg_copy(const ebm_model_t *m, char *buf, size_t size)
         return EBM_ENULL;
     }
     if (buf == NULL) {
-        ebm__msg msg;
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "buf is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "buf is NULL");
     }
     ebm_model_t *mm = (ebm_model_t *)(uintptr_t)m;
     pthread_mutex_lock(&mm->lock);
@@ -65,7 +77,7 @@ static void model_free(ebm_model_t *m)
     free(m->inv_var_d);
     free(m->w1_scaled);
     free(m->w1_scaled_d);
-    free(m->offsets);
+    free(m->mu);
     free(m->bias);
     free(m->bias_d);
     pthread_mutex_destroy(&m->lock);
@@ -170,7 +182,7 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
     int64_t col = 0, woff = 0, boff = n_weights;
     for (int64_t l = 0; l < n_layers; l++) {
         m->size[l] = sizes[l];
-        m->offset[l] = col;
+        m->column[l] = col;
         col += sizes[l];
         m->units[l] = l == 0 ? visible_units : hidden_units;
         m->categories[l] = l == 0 && visible_units == EBM_UNITS_POTTS ? categories : 1;
@@ -188,10 +200,10 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
     m->shape_off = n_shape > 0 ? boff + n_logvar : -1;
     m->params = calloc((size_t)n_params, sizeof *m->params);
     m->params_d = calloc((size_t)n_params, sizeof *m->params_d);
-    m->offsets = calloc((size_t)width, sizeof *m->offsets);
+    m->mu = calloc((size_t)width, sizeof *m->mu);
     m->bias = malloc((size_t)width * sizeof *m->bias);
     m->bias_d = malloc((size_t)width * sizeof *m->bias_d);
-    int ok = m->params != NULL && m->params_d != NULL && m->offsets != NULL && m->bias != NULL &&
+    int ok = m->params != NULL && m->params_d != NULL && m->mu != NULL && m->bias != NULL &&
              m->bias_d != NULL;
     if (n_logvar > 0 && ok) {
         size_t n0 = (size_t)sizes[0], w1 = (size_t)(sizes[0] * sizes[1]);
@@ -242,8 +254,8 @@ void ebm_model_destroy(ebm_model_t *m)
     }
 }
 
-/* The Gaussian caches (1/sigma^2, diag(1/sigma^2) W_1) from the parameters. */
-static void refresh_gaussian(ebm_model_t *m)
+/* The Gaussian caches from the parameters (contract in model.h). */
+void ebm__refresh_gaussian(ebm_model_t *m)
 {
     if (m->logvar_off < 0) {
         return;
@@ -275,10 +287,10 @@ void ebm__refresh_bias(ebm_model_t *m)
      * layers. */
     const double *b = m->params_d + m->b_off[0];
     memcpy(m->bias_d, b, (size_t)nb * sizeof *m->bias_d);
-    ebm__add_coupled(m, m->offsets, NULL, -1.0, m->bias_d);
+    ebm__add_coupled(m, m->mu, NULL, -1.0, m->bias_d);
     double c = 0.0;
     for (int64_t j = 0; j < nb; j++) {
-        c += (double)m->offsets[j] * (b[j] + 0.5 * (m->bias_d[j] - b[j]));
+        c += (double)m->mu[j] * (b[j] + 0.5 * (m->bias_d[j] - b[j]));
         m->bias[j] = (float)m->bias_d[j];
     }
     m->shift = c;
@@ -287,11 +299,11 @@ void ebm__refresh_bias(ebm_model_t *m)
 void ebm__add_coupled(const ebm_model_t *m, const float *x, const float *x0, double alpha,
                       double *out)
 {
-    /* Only binary, spin and Potts layers have offsets (offsets.c), so every
+    /* Only binary, spin and Potts layers have offsets (centring.c), so every
      * layer couples through W_l itself. */
     for (int64_t l = 1; l < m->n_layers; l++) {
         const int64_t na = m->size[l - 1], nl = m->size[l];
-        const int64_t oa = m->offset[l - 1], ol = m->offset[l];
+        const int64_t oa = m->column[l - 1], ol = m->column[l];
         const double *w = m->params_d + m->w_off[l];
         for (int64_t i = 0; i < na; i++) {
             const double *wi = w + i * nl;
@@ -311,7 +323,7 @@ void ebm__model_refresh(ebm_model_t *m)
     for (int64_t i = 0; i < m->n_params; i++) {
         m->params_d[i] = m->params[i];
     }
-    refresh_gaussian(m);
+    ebm__refresh_gaussian(m);
     ebm__refresh_bias(m);
     m->bounds_valid = 0;
 }
@@ -329,7 +341,7 @@ int64_t ebm_model_layer_size(const ebm_model_t *m, int64_t l)
 
 int64_t ebm_model_layer_offset(const ebm_model_t *m, int64_t l)
 {
-    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->offset[l];
+    return (m == NULL || l < 0 || l >= m->n_layers) ? -1 : m->column[l];
 }
 
 int ebm_model_layer_units(const ebm_model_t *m, int64_t l)
@@ -352,15 +364,12 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
     if (m == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     int64_t off, r, c;
     switch (kind) {
     case EBM_PARAM_WEIGHT:
         if (l < 1 || l >= m->n_layers) {
-            return ebm__model_set_error(
-                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; weight blocks are W_1 .. W_%lld",
-                             (long long)l, (long long)(m->n_layers - 1)),
-                &msg);
+            return ebm__model_error(m, EBM_ESHAPE, "l is %lld; weight blocks are W_1 .. W_%lld",
+                                    (long long)l, (long long)(m->n_layers - 1));
         }
         off = m->w_off[l];
         r = m->size[l - 1];
@@ -368,10 +377,8 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         break;
     case EBM_PARAM_BIAS:
         if (l < 0 || l >= m->n_layers) {
-            return ebm__model_set_error(
-                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; bias blocks are b_0 .. b_%lld",
-                             (long long)l, (long long)(m->n_layers - 1)),
-                &msg);
+            return ebm__model_error(m, EBM_ESHAPE, "l is %lld; bias blocks are b_0 .. b_%lld",
+                                    (long long)l, (long long)(m->n_layers - 1));
         }
         off = m->b_off[l];
         r = 1;
@@ -379,14 +386,11 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         break;
     case EBM_PARAM_SHAPE:
         if (m->shape_off < 0 || l != 1) {
-            return ebm__model_set_error(
-                m,
-                ebm__fail(&msg, m->shape_off < 0 ? EBM_EUNSUPPORTED : EBM_ESHAPE,
-                          "kind is EBM_PARAM_SHAPE with l %lld: the shape block belongs to a "
-                          "dReLU layer, and %s",
-                          (long long)l,
-                          m->shape_off < 0 ? "this model has none" : "this model's is layer 1"),
-                &msg);
+            return ebm__model_error(
+                m, m->shape_off < 0 ? EBM_EUNSUPPORTED : EBM_ESHAPE,
+                "kind is EBM_PARAM_SHAPE with l %lld: the shape block belongs to a "
+                "dReLU layer, and %s", (long long)l,
+                m->shape_off < 0 ? "this model has none" : "this model's is layer 1");
         }
         off = m->shape_off;
         r = 3;
@@ -394,31 +398,23 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
         break;
     case EBM_PARAM_LOGVAR:
         if (m->logvar_off < 0) {
-            return ebm__model_set_error(
-                m,
-                ebm__fail(&msg, EBM_EUNSUPPORTED,
-                          "kind is EBM_PARAM_LOGVAR but the visible units are %s, not Gaussian",
-                          units_name(m->units[0])),
-                &msg);
+            return ebm__model_error(
+                m, EBM_EUNSUPPORTED,
+                "kind is EBM_PARAM_LOGVAR but the visible units are %s, not Gaussian",
+                units_name(m->units[0]));
         }
         if (l != 0) {
-            return ebm__model_set_error(
-                m, ebm__fail(&msg, EBM_ESHAPE, "l is %lld; the log-variance block is layer 0",
-                             (long long)l),
-                &msg);
+            return ebm__model_error(m, EBM_ESHAPE, "l is %lld; the log-variance block is layer 0",
+                                    (long long)l);
         }
         off = m->logvar_off;
         r = 1;
         c = m->size[0];
         break;
     default:
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EVALUE,
-                      "kind is %d; it must be EBM_PARAM_WEIGHT (0), EBM_PARAM_BIAS (1), "
-                      "EBM_PARAM_LOGVAR (2) or EBM_PARAM_SHAPE (3)",
-                      kind),
-            &msg);
+        return ebm__model_error(m, EBM_EVALUE,
+                                "kind is %d; it must be EBM_PARAM_WEIGHT (0), EBM_PARAM_BIAS (1), "
+                                "EBM_PARAM_LOGVAR (2) or EBM_PARAM_SHAPE (3)", kind);
     }
     if (offset != NULL) {
         *offset = off;
@@ -428,336 +424,6 @@ int ebm_model_param_block(const ebm_model_t *m, int kind, int64_t l, int64_t *of
     }
     if (cols != NULL) {
         *cols = c;
-    }
-    return EBM_OK;
-}
-
-/* ---- parameters ------------------------------------------------------- */
-
-/* Name parameter i as its block and index, e.g. "W_2[3,4]". */
-static void param_name(const ebm_model_t *m, int64_t i, char *buf, size_t size)
-{
-    if (m->shape_off >= 0 && i >= m->shape_off) {
-        static const char *const rows[3] = {"log_gamma_plus_1", "log_gamma_minus_1", "delta_1"};
-        const int64_t k = i - m->shape_off, n = m->size[1];
-        snprintf(buf, size, "%s[%lld]", rows[k / n], (long long)(k % n));
-        return;
-    }
-    if (m->logvar_off >= 0 && i >= m->logvar_off) {
-        snprintf(buf, size, "logvar_0[%lld]", (long long)(i - m->logvar_off));
-        return;
-    }
-    for (int64_t l = m->n_layers - 1; l >= 0; l--) {
-        if (i >= m->b_off[l]) {
-            snprintf(buf, size, "b_%lld[%lld]", (long long)l, (long long)(i - m->b_off[l]));
-            return;
-        }
-    }
-    for (int64_t l = m->n_layers - 1; l >= 1; l--) {
-        if (i >= m->w_off[l]) {
-            int64_t k = i - m->w_off[l];
-            snprintf(buf, size, "W_%lld[%lld,%lld]", (long long)l, (long long)(k / m->size[l]),
-                     (long long)(k % m->size[l]));
-            return;
-        }
-    }
-    snprintf(buf, size, "parameter %lld", (long long)i);
-}
-
-/* 0 if value v may stand at index i, else an error with a message. */
-static int check_param_value(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t i,
-                             double v)
-{
-    char where[64];
-    if (!isfinite(v)) {
-        param_name(m, i, where, sizeof where);
-        return ebm__fail(msg, EBM_EVALUE, "%s: %s (index %lld) is %g; parameters must be finite",
-                         name, where, (long long)i, v);
-    }
-    if (m->shape_off >= 0 && i >= m->shape_off && i < m->shape_off + 2 * m->size[1] &&
-        fabs(v) > EBM__LOGVAR_MAX) {
-        param_name(m, i, where, sizeof where);
-        return ebm__fail(msg, EBM_EVALUE,
-                         "%s: %s (index %lld) is %g; dReLU log gammas must be within +-%g",
-                         name, where, (long long)i, v, EBM__LOGVAR_MAX);
-    }
-    if (m->logvar_off >= 0 && i >= m->logvar_off && i < m->logvar_off + m->size[0] &&
-        fabs(v) > EBM__LOGVAR_MAX) {
-        param_name(m, i, where, sizeof where);
-        return ebm__fail(msg, EBM_EVALUE,
-                         "%s: %s (index %lld) is %g; log-variances must be within +-%g",
-                         name, where, (long long)i, v, EBM__LOGVAR_MAX);
-    }
-    return EBM_OK;
-}
-
-int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *p)
-{
-    for (int64_t i = 0; i < m->n_params; i++) {
-        EBM__PROPAGATE(check_param_value(m, msg, name, i, p[i]));
-    }
-    return EBM_OK;
-}
-
-int ebm_model_get_params(const ebm_model_t *m, float *out)
-{
-    if (m == NULL) {
-        return EBM_ENULL;
-    }
-    ebm__msg msg;
-    if (out == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
-    }
-    memcpy(out, m->params, (size_t)m->n_params * sizeof *out);
-    return EBM_OK;
-}
-
-int ebm_model_set_params(ebm_model_t *m, const float *in)
-{
-    if (m == NULL) {
-        return EBM_ENULL;
-    }
-    ebm__msg msg;
-    if (in == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "in is NULL"), &msg);
-    }
-    int rc = ebm__check_params(m, &msg, "in", in);
-    if (rc != EBM_OK) {
-        return ebm__model_set_error(m, rc, &msg);
-    }
-    memmove(m->params, in, (size_t)m->n_params * sizeof *in);
-    ebm__model_refresh(m);
-    return EBM_OK;
-}
-
-int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
-{
-    if (m == NULL) {
-        return EBM_ENULL;
-    }
-    ebm__msg msg;
-    if (g == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "g is NULL"), &msg);
-    }
-    if (!isfinite(alpha)) {
-        return ebm__model_set_error(
-            m, ebm__fail(&msg, EBM_EVALUE, "alpha is %g; it must be finite", (double)alpha), &msg);
-    }
-    /* First pass checks every result, so that a failure changes nothing: a
-     * quick scan (NaN fails every comparison), then the exact check with a
-     * message only if it found something. */
-    const ebm__kernels *k = ebm__kern();
-    const int suspect = k->update_suspect(m->n_params, alpha, g, m->params);
-    for (int64_t i = suspect ? 0 : m->n_params; i < m->n_params; i++) {
-        if (!isfinite(g[i])) {
-            char where[64];
-            param_name(m, i, where, sizeof where);
-            return ebm__model_set_error(
-                m,
-                ebm__fail(&msg, EBM_EVALUE, "g[%lld] (%s) is %g; gradients must be finite",
-                          (long long)i, where, (double)g[i]),
-                &msg);
-        }
-        int rc = check_param_value(m, &msg, "theta + alpha*g", i, m->params[i] + alpha * g[i]);
-        if (rc != EBM_OK) {
-            return ebm__model_set_error(m, rc, &msg);
-        }
-    }
-    /* The bounded blocks (log-variances, dReLU log gammas) are checked even
-     * when the scan found nothing: their bound is not float's. */
-    const int64_t bounded = m->logvar_off >= 0   ? m->logvar_off
-                            : m->shape_off >= 0 ? m->shape_off
-                                                : m->n_params;
-    for (int64_t i = bounded; i < m->n_params; i++) {
-        int rc = check_param_value(m, &msg, "theta + alpha*g", i, m->params[i] + alpha * g[i]);
-        if (rc != EBM_OK) {
-            return ebm__model_set_error(m, rc, &msg);
-        }
-    }
-    k->update_apply(m->n_params, alpha, g, m->params, m->params_d);
-    refresh_gaussian(m);
-    ebm__refresh_bias(m);
-    m->bounds_valid = 0;
-    return EBM_OK;
-}
-
-/* ---- argument checks -------------------------------------------------- */
-
-int ebm__check_matrix(ebm__msg *msg, const char *name, int64_t n, const void *x, int64_t ld,
-                      int64_t width)
-{
-    if (n < 0) {
-        return ebm__fail(msg, EBM_ESHAPE, "n is %lld; it must be >= 0", (long long)n);
-    }
-    if (n > EBM__BLAS_MAX) {
-        return ebm__fail(msg, EBM_ESHAPE, "n is %lld; at most %lld rows per call", (long long)n,
-                         (long long)EBM__BLAS_MAX);
-    }
-    if (n == 0) {
-        return EBM_OK;
-    }
-    if (x == NULL) {
-        return ebm__fail(msg, EBM_ENULL, "%s is NULL", name);
-    }
-    if (ld < width || ld > EBM__BLAS_MAX) {
-        return ebm__fail(msg, EBM_ESHAPE, "the row stride of %s is %lld; it must be from %lld to %lld",
-                         name, (long long)ld, (long long)width, (long long)EBM__BLAS_MAX);
-    }
-    int64_t span;
-    if (ebm__mul_overflow(n - 1, ld, &span) || span > INT64_MAX - width) {
-        return ebm__fail(msg, EBM_ESHAPE, "%s: %lld rows of stride %lld overflow", name,
-                         (long long)n, (long long)ld);
-    }
-    return EBM_OK;
-}
-
-static int check_value(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l, int64_t r,
-                       int64_t j, float v)
-{
-    int ok;
-    switch (m->units[l]) {
-    case EBM_UNITS_BINARY: ok = v == 0.0f || v == 1.0f; break;
-    case EBM_UNITS_SPIN: ok = v == -1.0f || v == 1.0f; break;
-    default: ok = isfinite(v); break;
-    }
-    if (ok) {
-        return EBM_OK;
-    }
-    static const char *const domain[] = {"binary units take 0 or 1", "spin units take -1 or +1",
-                                         "Gaussian units take finite values", "",
-                                         "dReLU units take finite values"};
-    return ebm__fail(msg, EBM_EVALUE, "%s: row %lld, unit %lld (layer %lld, unit %lld) is %g; %s",
-                     name, (long long)r, (long long)(m->offset[l] + j), (long long)l, (long long)j,
-                     (double)v, domain[m->units[l]]);
-}
-
-/* Every site of Potts layer l in row r of the caller's matrix holds one 1
- * and q - 1 zeros; col0 is the layer's first column in the caller's row. */
-static int check_sites(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l,
-                       int64_t r, int64_t col0, const float *xl)
-{
-    const int64_t q = m->categories[l];
-    for (int64_t i = 0; i < m->size[l]; i += q) {
-        int64_t ones = 0, bad = -1;
-        for (int64_t k = 0; k < q; k++) {
-            ones += xl[i + k] == 1.0f;
-            bad = bad < 0 && xl[i + k] != 0.0f && xl[i + k] != 1.0f ? k : bad;
-        }
-        if (bad >= 0) {
-            return ebm__fail(msg, EBM_EVALUE,
-                             "%s: row %lld, unit %lld (layer %lld, site %lld, category %lld) is "
-                             "%g; Potts units take 0 or 1",
-                             name, (long long)r, (long long)(col0 + i + bad), (long long)l,
-                             (long long)(i / q), (long long)bad, (double)xl[i + bad]);
-        }
-        if (ones != 1) {
-            return ebm__fail(msg, EBM_EVALUE,
-                             "%s: row %lld, units %lld to %lld (layer %lld, site %lld) hold %lld "
-                             "ones; a Potts site holds exactly one",
-                             name, (long long)r, (long long)(col0 + i),
-                             (long long)(col0 + i + q - 1), (long long)l, (long long)(i / q),
-                             (long long)ones);
-        }
-    }
-    return EBM_OK;
-}
-
-int ebm__check_states(const ebm_model_t *m, ebm__msg *msg, const char *name, uint32_t layer_mask,
-                      int64_t n, const float *x, int64_t ldx)
-{
-    for (int64_t r = 0; r < n; r++) {
-        const float *row = x + r * ldx;
-        for (int64_t l = 0; l < m->n_layers; l++) {
-            if (!(layer_mask >> l & 1u)) {
-                continue;
-            }
-            const float *xl = row + m->offset[l];
-            if (ebm__is_potts(m, l)) {
-                EBM__PROPAGATE(check_sites(m, msg, name, l, r, m->offset[l], xl));
-                continue;
-            }
-            if (ebm__kern()->values_ok(m->size[l], xl, m->units[l])) {
-                continue;
-            }
-            for (int64_t j = 0; j < m->size[l]; j++) {
-                EBM__PROPAGATE(check_value(m, msg, name, l, r, j, xl[j]));
-            }
-        }
-    }
-    return EBM_OK;
-}
-
-int ebm__check_layer_values(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l,
-                            int64_t n, const float *xl, int64_t ld)
-{
-    int rc = ebm__check_matrix(msg, name, n, xl, ld, m->size[l]);
-    for (int64_t r = 0; r < n && rc == EBM_OK; r++) {
-        if (ebm__is_potts(m, l)) {
-            rc = check_sites(m, msg, name, l, r, 0, xl + r * ld);
-            continue;
-        }
-        if (ebm__kern()->values_ok(m->size[l], xl + r * ld, m->units[l])) {
-            continue;
-        }
-        for (int64_t j = 0; j < m->size[l] && rc == EBM_OK; j++) {
-            rc = check_value(m, msg, name, l, r, j, xl[r * ld + j]);
-        }
-    }
-    return rc;
-}
-
-int ebm__check_sum_out(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out)
-{
-    if (sum_out & ~ebm__all_layers(m)) {
-        return ebm__fail(msg, EBM_EVALUE, "sum_out is 0x%x; the model has layers 0 .. %lld only",
-                         (unsigned)sum_out, (long long)(m->n_layers - 1));
-    }
-    if (sum_out & (sum_out >> 1)) {
-        unsigned both = sum_out & (sum_out >> 1);
-        int l = 0;
-        while (!(both >> l & 1u)) {
-            l++;
-        }
-        return ebm__fail(msg, EBM_EVALUE,
-                         "sum_out is 0x%x: layers %d and %d are adjacent; summed-out layers must "
-                         "be pairwise non-adjacent",
-                         (unsigned)sum_out, l, l + 1);
-    }
-    return EBM_OK;
-}
-
-int ebm__check_clamp(const ebm_model_t *m, ebm__msg *msg, int64_t n, const uint8_t *clamp,
-                     int64_t ldc)
-{
-    if (clamp == NULL || n == 0) {
-        return EBM_OK;
-    }
-    const int64_t rows = ldc == 0 ? 1 : n;
-    EBM__PROPAGATE(ldc == 0 ? EBM_OK : ebm__check_matrix(msg, "clamp", n, clamp, ldc, m->width));
-    /* A Potts site is clamped whole or not at all. */
-    for (int64_t r = 0; ebm__is_potts(m, 0) && r < rows; r++) {
-        const uint8_t *c = clamp + r * ldc;
-        const int64_t q = m->categories[0];
-        for (int64_t i = 0; i < m->size[0]; i += q) {
-            for (int64_t k = 1; k < q; k++) {
-                if ((c[i + k] != 0) != (c[i] != 0)) {
-                    return ebm__fail(msg, EBM_EVALUE,
-                                     "clamp: row %lld clamps part of site %lld of layer 0 (units "
-                                     "%lld to %lld); a Potts site is clamped whole or not at all",
-                                     (long long)r, (long long)(i / q), (long long)i,
-                                     (long long)(i + q - 1));
-                }
-            }
-        }
-    }
-    return EBM_OK;
-}
-
-int ebm__check_layer(const ebm_model_t *m, ebm__msg *msg, const char *name, int64_t l, int64_t lo)
-{
-    if (l < lo || l >= m->n_layers) {
-        return ebm__fail(msg, EBM_ESHAPE, "%s is %lld; it must be from %lld to %lld", name,
-                         (long long)l, (long long)lo, (long long)(m->n_layers - 1));
     }
     return EBM_OK;
 }

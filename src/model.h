@@ -1,6 +1,7 @@
 /*
- * The model's inside (model.c): its struct, its message slot, and the
- * argument checks every public call on a model uses.
+ * The model's inside: its struct, its life cycle and message slot
+ * (model.c), its parameters (params.c), and the argument checks every
+ * public call on a model uses (checks.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,7 +22,7 @@
 struct ebm_model {
     int64_t n_layers;
     int64_t size[EBM_MAX_LAYERS];
-    int64_t offset[EBM_MAX_LAYERS]; /* first column of layer l in a state row */
+    int64_t column[EBM_MAX_LAYERS]; /* layer column: where layer l starts in a state row */
     int units[EBM_MAX_LAYERS];
     int64_t categories[EBM_MAX_LAYERS]; /* q of a Potts layer (sites of q columns), else 1 */
     int64_t width;
@@ -39,13 +40,13 @@ struct ebm_model {
     double *inv_var_d;
     float *w1_scaled;   /* diag(1/sigma^2) W_1: couples v/sigma^2 to layer 1 */
     double *w1_scaled_d;
-    /* Centring (offsets.c): the offsets mu [width] (all 0 unless set), the
+    /* Centring (centring.c): the centring offsets mu [width] (all 0 unless set), the
      * biases the energy is computed with [width], bt_l = b_l - W_l^T
      * mu_{l-1} - W_{l+1} mu_{l+1} (b_l itself when uncentred), and the
      * constant c = sum_l b_l.mu_l - sum_l mu_{l-1}^T W_l mu_l, so that E(x) =
      * -sum_l bt_l.x_l - sum_l x_{l-1}^T W_l x_l + c. */
-    float *offsets;
-    int centred;        /* some offset is nonzero */
+    float *mu;
+    int centred;        /* some centring offset is nonzero */
     float *bias;
     double *bias_d;
     double shift;       /* c */
@@ -72,12 +73,18 @@ int ebm__check_params(const ebm_model_t *m, ebm__msg *msg, const char *name, con
 /* Every offset in mu (state width) in its unit's range: [0, 1] for binary
  * units, [-1, 1] for spin units; all 0 in a model with Gaussian visible
  * units (else EBM_EUNSUPPORTED). The message names name[k], layer and unit. */
-int ebm__check_offsets(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *mu);
+int ebm__check_centring(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *mu);
 /* Store a message in the model's slot (thread-safe; m may be const). Returns code. */
 int ebm__model_set_error(const ebm_model_t *m, int code, const ebm__msg *msg);
+/* Format a message into the model's slot (as ebm__model_set_error) and
+ * return code: a failing call's last line. */
+int ebm__model_error(const ebm_model_t *m, int code, const char *fmt, ...) EBM__PRINTF(3, 4);
 /* Recompute params_d, the Gaussian caches and the centred biases from
- * params and the offsets. */
+ * params and the centring offsets. */
 void ebm__model_refresh(ebm_model_t *m);
+/* The Gaussian caches (1/sigma^2, diag(1/sigma^2) W_1) from params;
+ * nothing without Gaussian visible units. */
+void ebm__refresh_gaussian(ebm_model_t *m);
 /* The centred biases and c from params, params_d and the offsets. */
 void ebm__refresh_bias(ebm_model_t *m);
 /* out_l += alpha (W_l^T d_{l-1} + W_{l+1} d_{l+1}) over the layers, d = x -

@@ -55,7 +55,6 @@ static int default_coupling(const ebm_model_t *m)
 
 int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
 {
-    ebm__msg msg;
     if (out != NULL) {
         *out = NULL;
     }
@@ -63,48 +62,37 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
         return EBM_ENULL;
     }
     if (out == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "out is NULL");
     }
     if (kind < EBM_SAMPLER_GIBBS || kind > EBM_SAMPLER_TEMPERING) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EVALUE,
-                      "kind is %d; it must be EBM_SAMPLER_GIBBS (0), EBM_SAMPLER_MH_UNIFORM (1), "
-                      "EBM_SAMPLER_LANGEVIN (2), EBM_SAMPLER_GIBBS_LANGEVIN (3) or "
-                      "EBM_SAMPLER_TEMPERING (4)",
-                      kind),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EVALUE,
+            "kind is %d; it must be EBM_SAMPLER_GIBBS (0), EBM_SAMPLER_MH_UNIFORM (1), "
+            "EBM_SAMPLER_LANGEVIN (2), EBM_SAMPLER_GIBBS_LANGEVIN (3) or "
+            "EBM_SAMPLER_TEMPERING (4)", kind);
     }
     if ((kind == EBM_SAMPLER_LANGEVIN || kind == EBM_SAMPLER_GIBBS_LANGEVIN) &&
         (m->n_layers != 2 || !ebm__is_gaussian(m, 0))) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "%s needs a GRBM (2 layers, Gaussian visible units); this model has %lld "
-                      "layers and %s visible units",
-                      kind_name(kind), (long long)m->n_layers,
-                      ebm__is_gaussian(m, 0) ? "Gaussian" : "discrete"),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EUNSUPPORTED,
+            "%s needs a GRBM (2 layers, Gaussian visible units); this model has %lld "
+            "layers and %s visible units", kind_name(kind), (long long)m->n_layers,
+            ebm__is_gaussian(m, 0) ? "Gaussian" : "discrete");
     }
     if (kind == EBM_SAMPLER_MH_UNIFORM && ebm__is_potts(m, 0)) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "EBM_SAMPLER_MH_UNIFORM is not supported for Potts units yet: use "
-                      "EBM_SAMPLER_GIBBS or EBM_SAMPLER_TEMPERING"),
-            &msg);
+        return ebm__model_error(m, EBM_EUNSUPPORTED,
+                                "EBM_SAMPLER_MH_UNIFORM is not supported for Potts units yet: use "
+                                "EBM_SAMPLER_GIBBS or EBM_SAMPLER_TEMPERING");
     }
     if ((kind == EBM_SAMPLER_MH_UNIFORM || kind == EBM_SAMPLER_TEMPERING) && ebm__is_drelu(m, 1)) {
-        return ebm__model_set_error(
-            m,
-            ebm__fail(&msg, EBM_EUNSUPPORTED,
-                      "%s is not supported for dReLU hidden units yet: use EBM_SAMPLER_GIBBS",
-                      kind_name(kind)),
-            &msg);
+        return ebm__model_error(
+            m, EBM_EUNSUPPORTED,
+            "%s is not supported for dReLU hidden units yet: use EBM_SAMPLER_GIBBS",
+            kind_name(kind));
     }
     ebm_sampler_t *s = calloc(1, sizeof *s);
     if (s == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENOMEM, "out of memory"), &msg);
+        return ebm__model_error(m, EBM_ENOMEM, "out of memory");
     }
     s->m = m;
     s->kind = kind;

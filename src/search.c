@@ -68,7 +68,7 @@ static const uint8_t *clamp_row(const relax *rx, int64_t row)
 static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int64_t lda)
 {
     const ebm_model_t *m = rx->m;
-    const int64_t w = m->width, nl = m->size[l], off = m->offset[l];
+    const int64_t w = m->width, nl = m->size[l], off = m->column[l];
     const int argmin = rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN;
     const float low = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
     const ebm__kernels *kern = ebm__kern();
@@ -124,9 +124,9 @@ static void propagate_flips(relax *rx, int64_t l, int64_t active)
         const float *wrows = t > l ? m->params + m->w_off[l + 1] : rx->wt + m->w_off[l];
         const float step = m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f;
         EBM__FOR_ROWS(i, active, total * nt, {
-            const int64_t o = i * w + m->offset[l];
+            const int64_t o = i * w + m->column[l];
             kern->add_flips(nt, rx->nflip[i * m->n_layers + l], rx->flip + o, rx->work + o, step,
-                            wrows, nt, rx->in + i * w + m->offset[t]);
+                            wrows, nt, rx->in + i * w + m->column[t]);
         });
     }
 }
@@ -149,7 +149,7 @@ static void update_parity(relax *rx, int parity, int64_t active)
             set_layer(rx, l, active, rx->a, nl);
             continue;
         }
-        float *in = rx->in + m->offset[l];
+        float *in = rx->in + m->column[l];
         if (!(rx->valid >> l & 1u)) {
             ebm__layer_input(m, l, active, rx->work, w, in, w);
             rx->valid |= 1u << l;
@@ -284,7 +284,7 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     rx->free_layers = clamp == NULL ? ebm__all_layers(m) : 0;
     for (int64_t r = 0; r < mask_rows; r++) {
         for (int64_t l = 0; l < m->n_layers; l++) {
-            const uint8_t *c = clamp + r * ldc + m->offset[l];
+            const uint8_t *c = clamp + r * ldc + m->column[l];
             for (int64_t j = 0; j < m->size[l] && !(rx->free_layers >> l & 1u); j++) {
                 if (!c[j]) {
                     rx->free_layers |= 1u << l;
@@ -394,7 +394,7 @@ static int check_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const flo
 {
     for (int64_t r = 0; r < n; r++) {
         for (int64_t l = 0; l < m->n_layers; l++) {
-            const float *v = mu + r * ldmu + m->offset[l];
+            const float *v = mu + r * ldmu + m->column[l];
             float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
             for (int64_t j = 0; j < m->size[l]; j++) {
                 int ok = m->units[l] == EBM_UNITS_GAUSSIAN ? isfinite(v[j])
@@ -403,7 +403,7 @@ static int check_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const flo
                     return ebm__fail(msg, EBM_EVALUE,
                                      "mu: row %lld, unit %lld (layer %lld, unit %lld) is %g; "
                                      "means of this layer %s",
-                                     (long long)r, (long long)(m->offset[l] + j), (long long)l,
+                                     (long long)r, (long long)(m->column[l] + j), (long long)l,
                                      (long long)j, (double)v[j],
                                      m->units[l] == EBM_UNITS_GAUSSIAN ? "must be finite"
                                      : lo < 0.0f                       ? "lie in [-1, 1]"
@@ -421,8 +421,8 @@ static int check_means(const ebm_model_t *m, ebm__msg *msg, int64_t n, const flo
                                      "mu: row %lld, site %lld of layer %lld (units %lld to %lld) "
                                      "sums to %g; a Potts site's means sum to 1",
                                      (long long)r, (long long)(i / q), (long long)l,
-                                     (long long)(m->offset[l] + i),
-                                     (long long)(m->offset[l] + i + q - 1), sum);
+                                     (long long)(m->column[l] + i),
+                                     (long long)(m->column[l] + i + q - 1), sum);
                 }
             }
         }

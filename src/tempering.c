@@ -162,11 +162,11 @@ int ebm__tempering_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg 
             ebm__temper_input(m, l, n, wk.a, nl, betas, R);
             ok = kern->values_ok(n * nl, wk.a, EBM_UNITS_GAUSSIAN);
             if (ok) {
-                ebm__sample_from_input(m, l, &streams[l], ids, 0, n, wk.a, nl, x + m->offset[l],
+                ebm__sample_from_input(m, l, &streams[l], ids, 0, n, wk.a, nl, x + m->column[l],
                                        ldx);
                 for (int64_t r = 0; r < n && ok && ebm__is_gaussian(m, l); r++) {
                     /* a draw of a finite mean overflowed */
-                    ok = kern->values_ok(nl, x + r * ldx + m->offset[l], EBM_UNITS_GAUSSIAN);
+                    ok = kern->values_ok(nl, x + r * ldx + m->column[l], EBM_UNITS_GAUSSIAN);
                 }
             }
         }

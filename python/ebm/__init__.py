@@ -4,6 +4,11 @@ A thin, complete layer over the C library (ctypes): every exported function
 is reachable, through the objects below or as ebm.lib.<name> with ctypes
 signatures. Errors raise EbmError. See python/README.md.
 
+Modules: _lib (the library, its functions bound once), _abi (the header's
+declarations and enums), _errors, _arrays (argument marshalling), _handle
+(C object lifetimes), _generator, _model, _chains (samplers, estimators),
+sklearn (scikit-learn estimators).
+
     import ebm
     m = ebm.RBM(64, 16)
     m.init(ebm.Generator(1), scheme="gaussian", scale=0.1)
@@ -13,11 +18,12 @@ signatures. Errors raise EbmError. See python/README.md.
 from ._abi import (Coupling, EstimatorKind, EstimatorOption, EstimatorStat, InitScheme,
                    Marginalize, ParamKind, PositivePhase, SamplerKind, SamplerOption,
                    SamplerStat, Status, Units)
-from ._core import (DBM, GRBM, MAX_LAYERS, RBM, RNG_STATE_WORDS, EbmError, EbmIOError,
-                    EbmMemoryError, EbmValueError, Estimator, Generator, Model, Sampler,
-                    from_bytes, load, version)
-from ._lib import lib
+from ._chains import Estimator, Sampler
+from ._errors import EbmError, EbmIOError, EbmMemoryError, EbmValueError
+from ._generator import RNG_STATE_WORDS, Generator
+from ._lib import lib, version
 from ._lib import path as library_path
+from ._model import DBM, GRBM, MAX_LAYERS, RBM, Model, from_bytes, load
 
 __version__ = "0.1.0"
 

@@ -125,6 +125,11 @@ class _Checked:
     def __init__(self, fn, name, checks):
         self.fn, self.name, self.checks = fn, name, checks
 
+    @property
+    def __name__(self):
+        """The C function's name, as a ctypes function has it."""
+        return self.name
+
     def __call__(self, *args):
         for i, param, bounds in self.checks:
             try:
@@ -157,3 +162,8 @@ for _decl in _abi.DECLARATIONS:
     _checks = tuple((i, p, _RANGES[t]) for i, (t, p) in
                     enumerate(zip(_argtypes, _param_names(_decl))) if t in _RANGES)
     setattr(checked, _name, _Checked(_fn, _name, _checks) if _checks else _fn)
+
+
+def version():
+    """The version of the libebm in use, e.g. "0.1.0"."""
+    return checked.ebm_version_string().decode()

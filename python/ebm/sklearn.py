@@ -10,22 +10,32 @@ BoltzmannMachine is the general estimator (any layer sizes, unit kinds and
 gradient estimator of the library); BernoulliRBM takes exactly the
 parameters of sklearn.neural_network.BernoulliRBM (plus estimator and
 binarize) and replaces it (its docstring lists the differences). Both pass
-scikit-learn's check_estimator (SKIPPED_CHECKS would list the checks they
-do not, with the reason; it is empty).
+scikit-learn's check_estimator, but for the checks in SKIPPED_CHECKS (with
+the reason: BernoulliRBM refuses their values outside [0, 1];
+BernoulliRBM(binarize=0.5) passes them all).
 
-This is the only module of the package that imports scikit-learn.
+The modules that import scikit-learn (and scipy) are this one and its
+parts: _bernoulli (BernoulliRBM), _likelihood (log Z and log p(v), the
+constants EXACT_* and AIS_* re-exported here) and _sklearn_data (seeds,
+input rows, Ctrl-C).
 """
-import numbers
 import sys
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core as _ebm
-from ._core import Estimator, Generator, Model, Sampler
+from ._abi import Units
+from ._chains import Estimator, Sampler
+from ._generator import Generator
+from ._likelihood import (AIS_BETAS, AIS_CHAINS, EXACT_LOG_Z_MAX_BITS,  # noqa: F401
+                          EXACT_LOG_Z_MAX_WORK, EXACT_ROW_MAX_BITS, _LikelihoodMixin)
+from ._model import MAX_LAYERS, Model
+from ._sklearn_data import (_STREAM_FIT, _STREAM_SAMPLE, _check_probabilities,  # noqa: F401
+                            _chunks, _Interrupted, _is_int, _is_real, _rows, _seed_from,
+                            _StopOnCtrlC, _Uniforms)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -40,23 +50,22 @@ __all__ = ["BoltzmannMachine", "BernoulliRBM", "SKIPPED_CHECKS"]
 # marks them xfail. Empty: both classes pass every check.
 SKIPPED_CHECKS = {
     "BoltzmannMachine": {},
-    "BernoulliRBM": {},
+    # BernoulliRBM refuses values outside [0, 1] with its default
+    # binarize=None (they are probabilities), and these checks feed such
+    # values; BernoulliRBM(binarize=0.5), which takes any real input, passes
+    # every check (python/tests/test_sklearn.py runs both).
+    "BernoulliRBM": {name: "feeds values outside [0, 1], which BernoulliRBM refuses (ValueError)"
+                     " by design; BernoulliRBM(binarize=0.5) passes it" for name in (
+        "check_estimators_dtypes", "check_estimators_fit_returns_self",
+        "check_pipeline_consistency", "check_estimators_overwrite_params",
+        "check_estimators_pickle", "check_transformer_data_not_an_array",
+        "check_transformer_general", "check_transformer_preserve_dtypes",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+        "check_fit2d_1sample", "check_fit2d_1feature", "check_dict_unchanged",
+        "check_dont_overwrite_parameters", "check_fit_idempotent",
+        "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d")},
 }
 
-# score_samples uses exact enumeration when it is cheap (see
-# BoltzmannMachine.score_samples): log Z enumerates 2^EXACT_LOG_Z_MAX_BITS
-# states at most (the library allows 2^32, hours of work) and sums out
-# EXACT_LOG_Z_MAX_WORK units at most over all of them (2^bits times the
-# units of the other class; 2^26 is about 2 s: a 20-256 RBM, 2^28, takes
-# 9 s exactly, 3 s by AIS), and a DBM's log p(v) enumerates at most
-# 2^EXACT_ROW_MAX_BITS hidden states per row (the library allows 2^24).
-# Past any of these, log Z comes from AIS.
-EXACT_LOG_Z_MAX_BITS = 20
-EXACT_LOG_Z_MAX_WORK = 1 << 26
-EXACT_ROW_MAX_BITS = 16
-# AIS settings: independent runs and inverse temperatures.
-AIS_CHAINS = 100
-AIS_BETAS = 10000
 
 _ESTIMATORS = ("pcd", "cd", "ucd", "ucd_lmi", "grbm_cd")
 _UNITS = ("binary", "spin")
@@ -67,32 +76,10 @@ _DEFAULT_RMS = 0.01  # root-mean-square weight of the default initialisation
 # ebm_model_log_likelihood_bound, so that transform returns the Q of score_samples.
 _MF_ITERS = 200
 _MF_TOL = 1e-7
-# Generator streams derived from the seed: training (initialisation,
-# shuffles, gradients), sampling (gibbs, sample), AIS.
-_STREAM_FIT, _STREAM_SAMPLE, _STREAM_AIS = 0, 1, 2
 
 
-def _seed_from(random_state):
-    """A 64-bit seed: an int as is; from a RandomState (or np.random for None) else."""
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        seed = int(random_state)
-        if not 0 <= seed < 1 << 64:
-            raise ValueError("random_state must be in [0, 2^64) as an integer, not %d" % seed)
-        return seed
-    rs = check_random_state(random_state)  # None -> np.random's singleton; ValueError else
-    hi, lo = (int(v) for v in rs.randint(0, 1 << 32, size=2, dtype=np.uint64))
-    return hi << 32 | lo
-
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
-class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class BoltzmannMachine(_LikelihoodMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                       BaseEstimator):
     """A restricted or deep Boltzmann machine, or a Gaussian-Bernoulli RBM (libebm).
 
     One hidden layer makes an RBM (a GRBM with visible="gaussian"), more a
@@ -146,8 +133,16 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         gives a seed drawn from it, None a seed drawn from np.random. Fits
         with the same int are identical.
     verbose : int, default=0
-        Print one line per epoch: the mean exact log-likelihood when it is
-        cheap (score_method_ == "exact"), and the epoch time.
+        Print one line per epoch, whatever the size: "[BoltzmannMachine]
+        Iteration 1, log-likelihood = -25.39, time = 0.06s", the mean exact
+        log-likelihood when it is cheap (score_method_ == "exact"; the line
+        has only the time otherwise).
+
+    X may be dense or a scipy.sparse matrix (densified 1024 rows at
+    a time) in every method. Ctrl-C (SIGINT) during fit or partial_fit stops
+    after the current minibatch update: the machine keeps the updates made
+    so far (fitted, usable, n_iter_ counting the epoch interrupted) and
+    KeyboardInterrupt is raised.
 
     Attributes
     ----------
@@ -159,7 +154,13 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Biases of the first hidden layer.
     intercept_visible_ : ndarray of shape (n_features_in_,)
         Visible biases (for Gaussian visible units: their means mu).
+    h_samples_ : ndarray of shape (chains, hidden[0])
+        The first hidden layer of the persistent chains (PCD: batch_size of
+        them), float64; zeros of shape (batch_size, hidden[0]) for the
+        estimators that keep no chains.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X had string column names (a DataFrame).
     n_iter_ : int
         Epochs trained: n_iter after fit, plus one per partial_fit.
     score_method_ : {"exact", "ais"}
@@ -216,9 +217,9 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if not hidden or not all(_is_int(h) and h >= 1 for h in hidden):
             raise ValueError("hidden must be a non-empty tuple of positive integers, not %r" %
                              (c["hidden"],))
-        if len(hidden) + 1 > _ebm.MAX_LAYERS:
+        if len(hidden) + 1 > MAX_LAYERS:
             raise ValueError("hidden: at most %d hidden layers, not %d" %
-                             (_ebm.MAX_LAYERS - 1, len(hidden)))
+                             (MAX_LAYERS - 1, len(hidden)))
         c["hidden"] = tuple(int(h) for h in hidden)
         if c["units"] not in _UNITS:
             raise ValueError("units must be one of %s, not %r" % (_UNITS, c["units"]))
@@ -260,6 +261,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         b = c["binarize"]
         if b is not None and not (_is_real(b) and np.isfinite(b)):
             raise ValueError("binarize must be None or a finite number, not %r" % (b,))
+        c["grey"] = bool(c.get("grey", False))
         return c
 
     def _hidden_param(self):
@@ -269,17 +271,31 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     # -- data -------------------------------------------------------------------
 
     def _validate(self, X, reset):
-        kw = dict(dtype=(np.float64, np.float32), reset=reset)
+        kw = dict(dtype=(np.float64, np.float32), reset=reset, accept_sparse="csr")
         if _sk_validate_data is not None:  # pragma: no cover
             return _sk_validate_data(self, X, **kw)
         return self._validate_data(X, **kw)
 
-    def _visible_rows(self, X, visible, binarize):
-        """Validated X as float32 visible states (binarized for binary and spin units)."""
-        if visible == "gaussian" or binarize is None:
-            return np.ascontiguousarray(X, dtype=np.float32)
-        low = 0.0 if visible == "binary" else -1.0
-        return np.where(X > binarize, np.float32(1.0), np.float32(low))
+    def _visible_rows(self, X, c, draw=None, first=0):
+        """Dense validated rows X as float32 visible values: binarized for binary
+        and spin units when binarize is set. With c["grey"] (BernoulliRBM's
+        binarize=None) values in [0, 1] are probabilities: checked and
+        returned as they are, or, given draw (the training generator's
+        _Uniforms; _check_input checked the rows before training), drawn as
+        0/1 states (rows that hold only 0 and 1 are their own draw)."""
+        visible, binarize = c["visible"], c["binarize"]
+        if visible != "gaussian" and binarize is not None:
+            low = 0.0 if visible == "binary" else -1.0
+            return np.where(X > binarize, np.float32(1.0), np.float32(low))
+        V = np.ascontiguousarray(X, dtype=np.float32)
+        if not c["grey"] or visible == "gaussian":
+            return V
+        if draw is None:
+            _check_probabilities(X, first)
+            return V
+        if np.all((V == 0) | (V == 1)):
+            return V
+        return (draw(V.size).reshape(V.shape) < V).astype(np.float32)
 
     # -- fitting ----------------------------------------------------------------
 
@@ -322,13 +338,26 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         x[:, :model.n_visible] = V
         model.layer_input(x, 1)
 
-    def _epoch(self, c, model, est, rng, V):
-        n, bs = V.shape[0], c["batch_size"]
+    def _check_input(self, c, model, X):
+        """Refuses X before any training: values the visible units cannot take."""
+        for a, R in _chunks(X):
+            V = self._visible_rows(R, c, first=a)
+            if c["binarize"] is None and not c["grey"]:
+                self._check_rows(model, V)
+
+    def _epoch(self, c, model, est, rng, X, stop):
+        """One shuffled pass of minibatches; False if stop asked to stop (after an update)."""
+        n, bs = X.shape[0], c["batch_size"]
         order = np.argsort(rng.uniform(n), kind="stable")
         lr = float(c["learning_rate"])
+        draw = _Uniforms(rng)
         for i in range(0, n, bs):
-            grad = est.gradient(V[order[i:i + bs]], rng)
+            V = self._visible_rows(_rows(X, order[i:i + bs]), c, draw)
+            grad = est.gradient(V, rng)
             model.axpy_params(lr, grad)
+            if stop.requested:
+                return False
+        return True
 
     def _finish(self, model, est, seed, rng, n_iter, new):
         """Store the fitted state: everything at once, after training succeeded."""
@@ -339,31 +368,51 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         if new:
             self._sample_rng = Generator(seed, _STREAM_SAMPLE)
         self._log_z = None
+        self._flip_key = None
         self.n_iter_ = n_iter
         self._n_features_out = model.sizes[1]
         self._update_attributes()
 
     def _update_attributes(self):
-        m = self.model_
+        m, est = self.model_, self._ebm_estimator
         self.components_ = m.weight(1).T.astype(np.float64)
         self.intercept_hidden_ = m.bias(1).astype(np.float64)
         self.intercept_visible_ = m.bias(0).astype(np.float64)
-
-    def _report(self, epoch, V, elapsed):
-        if self._score_method(self.model_) == "exact":
-            ll = self._log_likelihood(V).mean()
-            print("[%s] Iteration %d, log-likelihood = %.2f, time = %.2fs" %
-                  (type(self).__name__, epoch, ll, elapsed))
+        a, b = m.offsets[1], m.offsets[1] + m.sizes[1]
+        if est.num_chains:  # the persistent chains' first hidden layer
+            self.h_samples_ = est.chains[:, a:b].astype(np.float64)
         else:
+            self.h_samples_ = np.zeros((self._config()["batch_size"], m.sizes[1]))
+
+    def _progress(self, X):
+        """(name, value) of the per-epoch line of verbose, or None: the mean
+        log-likelihood when it is exact and cheap."""
+        if self._score_method(self.model_) != "exact":
+            return None
+        return "log-likelihood", float(np.mean(self._log_likelihood_of(X, self._config())))
+
+    def _report(self, epoch, X, elapsed):
+        score = self._progress(X)
+        if score is None:
             print("[%s] Iteration %d, time = %.2fs" % (type(self).__name__, epoch, elapsed))
+        else:
+            print("[%s] Iteration %d, %s = %.2f, time = %.2fs" %
+                  (type(self).__name__, epoch, score[0], score[1], elapsed))
         sys.stdout.flush()
+
+    def _interrupted(self, model, est, seed, rng, epoch, new, X):
+        """Keep the model trained so far, say so, and raise _Interrupted."""
+        self._finish(model, est, seed, rng, epoch, new)
+        print("[%s] Interrupted in iteration %d: the model keeps the updates made so far "
+              "(n_iter_ = %d)" % (type(self).__name__, epoch, epoch), file=sys.stderr)
+        raise _Interrupted("fit interrupted in iteration %d; the model is usable" % epoch)
 
     def fit(self, X, y=None):
         """Train a new machine on X for n_iter epochs of shuffled minibatches.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : ignored
 
         Returns
@@ -381,6 +430,8 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         saved = dict(self.__dict__)
         try:
             return method(X)
+        except _Interrupted:
+            raise  # the model trained so far is kept
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -389,16 +440,20 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def _fit(self, X):
         c = self._config()
         X = self._validate(X, reset=True)
-        V = self._visible_rows(X, c["visible"], c["binarize"])
         model, est, seed, rng = self._start(c, X.shape[1])
-        if c["binarize"] is None:
-            self._check_rows(model, V)
-        for epoch in range(1, c["n_iter"] + 1):
-            t0 = time.time()
-            self._epoch(c, model, est, rng, V)
-            if c["verbose"]:
-                self._finish(model, est, seed, rng, epoch, new=True)
-                self._report(epoch, V, time.time() - t0)
+        self._check_input(c, model, X)
+        with _StopOnCtrlC() as stop:
+            for epoch in range(1, c["n_iter"] + 1):
+                t0 = time.time()
+                try:
+                    done = self._epoch(c, model, est, rng, X, stop)
+                except KeyboardInterrupt:  # raised in Python code: the last update is whole
+                    done = False
+                if not done:
+                    self._interrupted(model, est, seed, rng, epoch, True, X)
+                if c["verbose"]:
+                    self._finish(model, est, seed, rng, epoch, new=True)
+                    self._report(epoch, X, time.time() - t0)
         self._finish(model, est, seed, rng, c["n_iter"], new=True)
         return self
 
@@ -407,7 +462,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : ignored
 
         Returns
@@ -420,7 +475,6 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         c = self._config()
         first = not hasattr(self, "model_")
         X = self._validate(X, reset=first)
-        V = self._visible_rows(X, c["visible"], c["binarize"])
         t0 = time.time()
         if first:
             model, est, seed, rng = self._start(c, X.shape[1])
@@ -428,12 +482,17 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         else:
             model, est, seed, rng = self.model_, self._ebm_estimator, self._seed, self._rng
             n_iter = self.n_iter_
-        if c["binarize"] is None:
-            self._check_rows(model, V)
-        self._epoch(c, model, est, rng, V)
+        self._check_input(c, model, X)
+        with _StopOnCtrlC() as stop:
+            try:
+                done = self._epoch(c, model, est, rng, X, stop)
+            except KeyboardInterrupt:
+                done = False
+        if not done:
+            self._interrupted(model, est, seed, rng, n_iter + 1, first, X)
         self._finish(model, est, seed, rng, n_iter + 1, new=first)
         if c["verbose"]:
-            self._report(self.n_iter_, V, time.time() - t0)
+            self._report(self.n_iter_, X, time.time() - t0)
         return self
 
     # -- representation -----------------------------------------------------------
@@ -447,7 +506,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             mu[:, m.n_visible:] = m.layer_mean(V, 1)
             return mu
         for l in range(1, m.n_layers):  # start: every hidden unit at its mean under no input
-            if m.units[l] == _ebm.Units.BINARY:
+            if m.units[l] == Units.BINARY:
                 mu[:, m.offsets[l]:m.offsets[l] + m.sizes[l]] = 0.5
         mu[:, :m.n_visible] = V
         clamp = np.zeros(m.state_width, bool)
@@ -468,7 +527,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -477,98 +536,12 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         check_is_fitted(self)
         c = self._config()
         X = self._validate(X, reset=False)
-        V = self._visible_rows(X, c["visible"], c["binarize"])
-        mu = self._posterior_means(V)
         m = self.model_
-        return mu[:, m.offsets[1]:m.offsets[1] + m.sizes[1]].astype(X.dtype, copy=False)
-
-    # -- likelihood -------------------------------------------------------------------
-
-    @staticmethod
-    def _enumeration_bits(model):
-        """(bits of exact log Z, bits per row of exact log p(v)), as the library enumerates."""
-        s = model.sizes
-        even, odd = sum(s[0::2]), sum(s[1::2])
-        logz = odd if model.units[0] == _ebm.Units.GAUSSIAN else min(even, odd)
-        row = 0 if len(s) == 2 else min(sum(s[2::2]), odd)
-        return logz, row
-
-    @classmethod
-    def _score_method(cls, model):
-        logz, row = cls._enumeration_bits(model)
-        exact = (logz <= EXACT_LOG_Z_MAX_BITS and row <= EXACT_ROW_MAX_BITS
-                 and (1 << logz) * (model.state_width - logz) <= EXACT_LOG_Z_MAX_WORK)
-        return "exact" if exact else "ais"
-
-    @property
-    def score_method_(self):
-        """ "exact" or "ais": how score_samples computes log Z (see there)."""
-        check_is_fitted(self)
-        return self._score_method(self.model_)
-
-    def _partition(self):
-        if self._log_z is None:
-            m = self.model_
-            if self._score_method(m) == "exact":
-                self._log_z = (m.log_partition("exact"), 0.0)
-            else:
-                self._log_z = m.log_partition("ais", Generator(self._seed, _STREAM_AIS),
-                                              chains=AIS_CHAINS, betas=AIS_BETAS,
-                                              return_std=True)
-        return self._log_z
-
-    @property
-    def log_partition_(self):
-        """log Z of the fitted model (exact or AIS, per score_method_), cached."""
-        check_is_fitted(self)
-        return self._partition()[0]
-
-    @property
-    def log_partition_std_(self):
-        """The AIS standard error of log_partition_; 0.0 when exact."""
-        check_is_fitted(self)
-        return self._partition()[1]
-
-    def _log_likelihood(self, V):
-        m = self.model_
-        log_z = self._partition()[0]
-        if self._score_method(m) == "exact" or m.n_layers == 2:
-            return m.log_likelihood(V, log_z)
-        return m.log_likelihood_bound(V, log_z)
-
-    def score_samples(self, X):
-        """log p(x) of each row of X (after binarize).
-
-        score_method_ == "exact" when log Z enumerates at most
-        2^EXACT_LOG_Z_MAX_BITS states (the parity class of layers with fewer
-        units; a Gaussian layer is always integrated out), summing out at most
-        EXACT_LOG_Z_MAX_WORK units in all (2^bits times the units of the
-        other class), and, for a DBM, log p(v) enumerates at most
-        2^EXACT_ROW_MAX_BITS hidden states per row: then the result is
-        exact (these module constants keep it to about 2 s). Otherwise
-        ("ais") log Z is estimated by annealed importance sampling
-        (AIS_CHAINS runs, AIS_BETAS temperatures, drawn from random_state;
-        about 9 s for a 64-256 RBM), and log p(v) is exact given log Z for an
-        RBM or GRBM (the free energy is closed-form) and the mean-field lower
-        bound for a DBM. log Z is computed once per fitted model
-        (log_partition_), on first use.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,), float64
-        """
-        check_is_fitted(self)
-        c = self._config()
-        X = self._validate(X, reset=False)
-        return self._log_likelihood(self._visible_rows(X, c["visible"], c["binarize"]))
-
-    def score(self, X, y=None):
-        """The mean of score_samples(X): the average log-likelihood."""
-        return float(np.mean(self.score_samples(X)))
+        out = np.empty((X.shape[0], m.sizes[1]), X.dtype)
+        for a, R in _chunks(X):
+            mu = self._posterior_means(self._visible_rows(R, c, first=a))
+            out[a:a + R.shape[0]] = mu[:, m.offsets[1]:m.offsets[1] + m.sizes[1]]
+        return out
 
     # -- sampling ---------------------------------------------------------------
 
@@ -577,7 +550,7 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         m = self.model_
         for parity in (1, 0):
             for l in range(parity, m.n_layers, 2):
-                x = m.sample_layer(x, l, rng)
+                x = m.layer_sample(x, l, rng)
         return x
 
     def gibbs(self, v):
@@ -592,16 +565,26 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
         Parameters
         ----------
-        v : array-like of shape (n_samples, n_features)
+        v : {array-like, sparse matrix} of shape (n_samples, n_features), or one
+            row of shape (n_features,)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features), float64
+        ndarray of v's shape, float64 (bool for BernoulliRBM)
         """
         check_is_fitted(self)
         c = self._config()
-        v = self._validate(v, reset=False)
-        V = self._visible_rows(v, c["visible"], c["binarize"])
+        one = not sp.issparse(v) and np.ndim(v) == 1
+        v = self._validate(np.reshape(v, (1, -1)) if one else v, reset=False)
+        out = np.empty(v.shape, self._gibbs_dtype)
+        for a, R in _chunks(v):
+            out[a:a + R.shape[0]] = self._gibbs_rows(self._visible_rows(R, c, first=a))
+        return out[0] if one else out
+
+    _gibbs_dtype = np.float64
+
+    def _gibbs_rows(self, V):
+        """One Gibbs sweep (see gibbs) from the float32 visible rows V."""
         m, rng = self.model_, self._sample_rng
         x = np.zeros((V.shape[0], m.state_width), np.float32)
         x[:, :m.n_visible] = V
@@ -610,12 +593,12 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             for l in range(2, m.n_layers, 2):
                 a, b = m.offsets[l], m.offsets[l] + m.sizes[l]
                 u = rng.uniform(V.shape[0] * m.sizes[l]).reshape(V.shape[0], m.sizes[l])
-                if m.units[l] == _ebm.Units.BINARY:
+                if m.units[l] == Units.BINARY:
                     x[:, a:b] = u < mu[:, a:b]
                 else:
                     x[:, a:b] = np.where(u < (1 + mu[:, a:b]) / 2, 1.0, -1.0)
         x = self._sweep(x, rng)
-        return x[:, :m.n_visible].astype(np.float64)
+        return x[:, :m.n_visible]
 
     def sample(self, n_samples, n_steps=1000):
         """n_samples visible rows from the model: n_steps Gibbs sweeps from random states.
@@ -642,70 +625,16 @@ class BoltzmannMachine(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     # -- scikit-learn ---------------------------------------------------------
 
+    def _skipped_checks(self):
+        """The checks this instance is expected to fail: {name: reason}."""
+        return SKIPPED_CHECKS.get(type(self).__name__)
+
     def _more_tags(self):
         tags = {"preserves_dtype": [np.float64, np.float32]}
-        xfail = SKIPPED_CHECKS.get(type(self).__name__)
+        xfail = self._skipped_checks()
         if xfail:
             tags["_xfail_checks"] = dict(xfail)
         return tags
 
 
-class BernoulliRBM(BoltzmannMachine):
-    """A binary RBM with the parameters of sklearn.neural_network.BernoulliRBM.
-
-    A replacement for scikit-learn's BernoulliRBM, trained by
-    libebm: BoltzmannMachine(hidden=(n_components,), units="binary",
-    init="gaussian", init_scale=0.01) (scikit-learn's N(0, 0.01^2) weights
-    and zero biases), with the same learning_rate, batch_size, n_iter,
-    verbose and random_state. Differences from scikit-learn's: the input
-    is binarized (values > binarize become 1) instead of being read as
-    probabilities; minibatches are shuffled each epoch; score_samples is
-    the log-likelihood (exact or AIS, see BoltzmannMachine.score_samples),
-    not a random pseudo-likelihood.
-
-    Parameters
-    ----------
-    n_components : int, default=256
-        Hidden units.
-    learning_rate : float, default=0.1
-    batch_size : int, default=10
-    n_iter : int, default=10
-    verbose : int, default=0
-    random_state : int, RandomState instance or None, default=None
-    estimator : {"pcd", "cd", "ucd", "ucd_lmi"}, default="pcd"
-        scikit-learn's BernoulliRBM uses PCD ("stochastic maximum likelihood").
-    binarize : float or None, default=0.5
-        As in BoltzmannMachine.
-
-    Attributes are those of BoltzmannMachine.
-
-    Notes
-    -----
-    check_estimator: every check passes (SKIPPED_CHECKS["BernoulliRBM"] is
-    empty).
-    """
-
-    def __init__(self, n_components=256, *, learning_rate=0.1, batch_size=10, n_iter=10,
-                 verbose=0, random_state=None, estimator="pcd", binarize=0.5):
-        self.n_components = n_components
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.verbose = verbose
-        self.random_state = random_state
-        self.estimator = estimator
-        self.binarize = binarize
-
-    def _hidden_param(self):
-        return "n_components=%r" % (self.n_components,)
-
-    def _settings(self):
-        n = self.n_components
-        if not (_is_int(n) and n >= 1):
-            raise ValueError("n_components must be an integer >= 1, not %r" % (n,))
-        return {"hidden": (int(n),), "units": "binary", "visible": "binary",
-                "estimator": self.estimator, "estimator_options": None,
-                "learning_rate": self.learning_rate, "batch_size": self.batch_size,
-                "n_iter": self.n_iter, "init": "gaussian", "init_scale": _DEFAULT_RMS,
-                "binarize": self.binarize, "random_state": self.random_state,
-                "verbose": self.verbose}
+from ._bernoulli import BernoulliRBM  # noqa: E402  (it builds on BoltzmannMachine)

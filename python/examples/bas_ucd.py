@@ -70,7 +70,7 @@ def train(name, data, theta, a):
         opts["chains"] = a.chains
     est = ebm.Estimator(m, {"ucd-cap": "ucd", "ucd-lmi": "ucd_lmi"}.get(name, name), **opts)
     if name == "pcd":
-        est.chains = m.sample_layer(draw_rows(data, rng, a.chains)[0], 1, rng)
+        est.chains = m.layer_sample(draw_rows(data, rng, a.chains)[0], 1, rng)
     n, taus, tau_max = len(data), [], 0.0
     for it in range(a.iters + 1):
         if it % a.every == 0 or it == a.iters:

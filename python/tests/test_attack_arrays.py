@@ -97,7 +97,7 @@ CALLS = {
     "layer_logprob": ("x", lambda m, a, g: m.layer_logprob(a, 1, _layer1(m))),
     "layer_logprob_xl": ("xl", lambda m, a, g: m.layer_logprob(_states(m), 1, a)),
     "layer_argmin": ("x", lambda m, a, g: m.layer_argmin(a, 1)),
-    "sample_layer": ("x", lambda m, a, g: m.sample_layer(a, 1, g)),
+    "layer_sample": ("x", lambda m, a, g: m.layer_sample(a, 1, g)),
     "random_state": ("x", lambda m, a, g: m.random_state(g, x=a, clamp=_clamp(m))),
     "random_state_clamp": ("clamp", lambda m, a, g: m.random_state(g, x=_states(m), clamp=a)),
     "local_search": ("x", lambda m, a, g: m.local_search(a, g, max_sweeps=20)),

@@ -40,7 +40,7 @@ def test_model_copy_is_identical_and_independent(model_kind, attack, how):
     np.testing.assert_array_equal(c.centring_offsets, m.centring_offsets)
     x = _states(m)
     np.testing.assert_array_equal(c.energy(x), m.energy(x))
-    np.testing.assert_array_equal(c.sample_layer(x, 1, 4), m.sample_layer(x, 1, 4))
+    np.testing.assert_array_equal(c.layer_sample(x, 1, 4), m.layer_sample(x, 1, 4))
     before = m.to_bytes()
     c.axpy_params(0.5, np.ones(c.param_count, F32))
     c.close()

@@ -15,6 +15,7 @@ import copy
 import gc
 import pickle
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -58,6 +59,13 @@ def _tempering(cls, m, kind, **options):
 # ---------------------------------------------------------------------------
 # Closed handles: every public member, by class
 
+def _quiet(fn, *args):
+    """fn(*args) without its DeprecationWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return fn(*args)
+
+
 # member -> call(object); each must raise ValueError "... closed"
 MODEL_CALLS = {
     "init": lambda m: m.init(1),
@@ -72,7 +80,7 @@ MODEL_CALLS = {
     "weight": lambda m: m.weight(1),
     "bias": lambda m: m.bias(0),
     "logvar": lambda m: m.logvar(),
-    "shape": lambda m: m.shape(),
+    "shape_params": lambda m: m.shape_params(),
     "energy": lambda m: m.energy(np.zeros((1, m.state_width), F32)),
     "free_energy": lambda m: m.free_energy(np.zeros((1, m.state_width), F32)),
     "energy_grad": lambda m: m.energy_grad(np.zeros((1, m.state_width), F32)),
@@ -82,7 +90,10 @@ MODEL_CALLS = {
     "layer_logprob": lambda m: m.layer_logprob(np.zeros((1, m.state_width), F32), 1,
                                                np.zeros((1, m.sizes[1]), F32)),
     "layer_argmin": lambda m: m.layer_argmin(np.zeros((1, m.state_width), F32), 1),
-    "sample_layer": lambda m: m.sample_layer(np.zeros((1, m.state_width), F32), 1, 1),
+    "layer_sample": lambda m: m.layer_sample(np.zeros((1, m.state_width), F32), 1, 1),
+    # The deprecated names (kept one release) call the new ones.
+    "sample_layer": lambda m: _quiet(m.sample_layer, np.zeros((1, m.state_width), F32), 1, 1),
+    "shape": lambda m: _quiet(m.shape),
     "random_state": lambda m: m.random_state(1, 2),
     "local_search": lambda m: m.local_search(np.zeros((1, m.state_width), F32), 1),
     "mean_field": lambda m: m.mean_field(np.zeros((1, m.state_width), F32)),
@@ -137,7 +148,7 @@ GENERATOR_CALLS = {
     "deepcopy": lambda g: copy.deepcopy(g),
     "copy.copy": lambda g: copy.copy(g),
     "Model.init": lambda g: ebm.RBM(3, 2).init(g),
-    "Model.sample_layer": lambda g: ebm.RBM(3, 2).sample_layer(np.zeros((1, 5), F32), 1, g),
+    "Model.layer_sample": lambda g: ebm.RBM(3, 2).layer_sample(np.zeros((1, 5), F32), 1, g),
     "Model.log_partition": lambda g: ebm.RBM(3, 2).log_partition("ais", g, chains=2, betas=3),
     "Sampler.step": lambda g: ebm.Sampler(ebm.RBM(3, 2)).step(np.zeros((1, 5), F32), g),
     "Estimator.gradient": lambda g: ebm.Estimator(ebm.RBM(3, 2), "cd").gradient(
@@ -473,7 +484,7 @@ CLOSING = {
     "Sampler": (lambda m: ebm.Sampler(m), lambda o, m: o.step(_states(m), 1)),
     "Estimator": (lambda m: ebm.Estimator(m, "pcd", chains=3),
                   lambda o, m: (o.gradient(_visible(m), 2), o.chains)),
-    "Generator": (lambda m: ebm.Generator(1), lambda o, m: m.sample_layer(_states(m), 1, o)),
+    "Generator": (lambda m: ebm.Generator(1), lambda o, m: m.layer_sample(_states(m), 1, o)),
 }
 
 

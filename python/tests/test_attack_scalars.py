@@ -109,7 +109,7 @@ INTEGERS = {
     "layer_size": (lambda m, v, g: m.layer_size(v), "layer", "layer"),
     "layer_mean": (lambda m, v, g: m.layer_mean(_states(m), v), "layer", "layer"),
     "energy_grad_input": (lambda m, v, g: m.energy_grad_input(_states(m), v), "layer", "layer"),
-    "sample_layer": (lambda m, v, g: m.sample_layer(_states(m), v, g), "layer", "layer"),
+    "layer_sample": (lambda m, v, g: m.layer_sample(_states(m), v, g), "layer", "layer"),
     "param_block": (lambda m, v, g: m.param_block("bias", v), r"\bl\b", r"\bl\b"),
     "weight": (lambda m, v, g: m.weight(v), r"\bl\b", r"\bl\b"),
     "free_energy.sum_out": (lambda m, v, g: m.free_energy(_states(m), [v]), "sum_out",

@@ -52,7 +52,7 @@ def drelu_energy(m, x):
     x = np.asarray(x, np.float64)
     v, h = x[:, :m.n_visible], x[:, m.n_visible:]
     W, b0, b1 = (a.astype(np.float64) for a in (m.weight(1), m.bias(0), m.bias(1)))
-    lgp, lgm, delta = m.shape().astype(np.float64)
+    lgp, lgm, delta = m.shape_params().astype(np.float64)
     hp, hm = np.maximum(h, 0), np.minimum(h, 0)
     s = np.exp(lgp) * hp ** 2 / 2 + np.exp(lgm) * hm ** 2 / 2 - delta * np.abs(h)
     return -v @ b0 - h @ b1 - np.sum((v @ W) * h, axis=1) + s.sum(axis=1)
@@ -62,7 +62,7 @@ def quadrature_free_energy(m, v):
     """F(v) = -log int exp(-E(v, h)) dh by the trapezoid rule on [-40, 40]."""
     v = np.asarray(v, np.float64)
     W, b0, b1 = (a.astype(np.float64) for a in (m.weight(1), m.bias(0), m.bias(1)))
-    lgp, lgm, delta = m.shape().astype(np.float64)
+    lgp, lgm, delta = m.shape_params().astype(np.float64)
     h = np.linspace(-40.0, 40.0, 160001)
     hp, hm = np.maximum(h, 0), np.minimum(h, 0)
     f = -v @ b0
@@ -89,21 +89,21 @@ def test_create_kinds_and_shape_block():
     assert m.param_block("shape", 1) == (19, 3, 3)
     assert m.param_block(ebm.ParamKind.SHAPE, 1) == m.param_block("SHAPE", 1) == (19, 3, 3)
     assert m.param_block("bias", 1) == (16, 1, 3)
-    s = m.shape()
+    s = m.shape_params()
     assert s.shape == (3, 3) and s.dtype == np.float32 and np.all(s == 0)
     # init leaves the shapes at 0 (gamma+- = 1, delta = 0)
     m.init(ebm.Generator(2), scale=0.5)
-    assert np.all(m.shape() == 0) and np.any(m.weight(1) != 0)
+    assert np.all(m.shape_params() == 0) and np.any(m.weight(1) != 0)
     rs = np.random.default_rng(0)
     p = rs.normal(0, 0.3, m.param_count).astype(np.float32)
     m.set_params(p)
-    np.testing.assert_array_equal(m.shape(), p[19:].reshape(3, 3))
+    np.testing.assert_array_equal(m.shape_params(), p[19:].reshape(3, 3))
     # a copy, like weight() and bias()
-    s = m.shape()
+    s = m.shape_params()
     s[:] = 5.0
-    np.testing.assert_array_equal(m.shape(), p[19:].reshape(3, 3))
+    np.testing.assert_array_equal(m.shape_params(), p[19:].reshape(3, 3))
     # the block of a 4-5 model is 3 x 5
-    assert ebm.Model([4, 5], "binary", "drelu").shape().shape == (3, 5)
+    assert ebm.Model([4, 5], "binary", "drelu").shape_params().shape == (3, 5)
 
 
 def test_refusals_name_the_rule():
@@ -120,7 +120,7 @@ def test_refusals_name_the_rule():
         ebm.Model([4, 3], "drelu", "binary")
     assert e.value.code == ebm.Status.EVALUE
     with pytest.raises(ebm.EbmValueError, match="dReLU layer, and this model has none") as e:
-        ebm.Model([4, 3], "binary", "binary").shape()
+        ebm.Model([4, 3], "binary", "binary").shape_params()
     assert e.value.code == ebm.Status.EUNSUPPORTED
     m = ebm.Model([4, 3], "binary", "drelu")
     with pytest.raises(ebm.EbmValueError) as e:
@@ -144,7 +144,7 @@ def test_log_gammas_are_bounded():
     p[off + 2] = 0.0
     p[off + 4] = 31.0  # delta_0: not a log gamma, so unbounded
     m.set_params(p)
-    assert m.shape()[2, 0] == 31.0
+    assert m.shape_params()[2, 0] == 31.0
     m.set_params(np.zeros(m.param_count, np.float32))
     assert m.to_bytes() == before
 
@@ -155,7 +155,7 @@ def test_axpy_keeps_log_gammas_bounded():
     g[m.param_block("shape", 1)[0]] = 1.0
     with pytest.raises(ebm.EbmValueError, match="30"):
         m.axpy_params(35.0, g)
-    assert np.all(m.shape() == 0)
+    assert np.all(m.shape_params() == 0)
 
 
 # ---------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def test_energy_pins_the_rows_of_the_shape_block():
     m = tiny(seed=3, sizes=(3, 4))
     # distinct rows, so that a swapped row or a transposed block shows
     set_shape(m, [0.1, -0.2, 0.3, 0.4], [-0.3, 0.5, 0.0, -0.1], [0.7, -0.4, 0.2, 1.1])
-    np.testing.assert_array_equal(m.shape()[1], np.float32([-0.3, 0.5, 0.0, -0.1]))
+    np.testing.assert_array_equal(m.shape_params()[1], np.float32([-0.3, 0.5, 0.0, -0.1]))
     rs = np.random.default_rng(4)
     x = np.concatenate([visible_states(m), rs.normal(0, 1.5, (8, 4)).astype(np.float32)], 1)
     np.testing.assert_allclose(m.energy(x), drelu_energy(m, x), rtol=1e-6, atol=1e-6)
@@ -215,7 +215,7 @@ def test_gibbs_draws_follow_the_exact_law():
     assert 0.5 * np.abs(emp - p).sum() < 0.04
     # the twin: the law of a model with another delta is far from the draws
     twin = m.copy()
-    lgp, lgm, delta = m.shape()
+    lgp, lgm, delta = m.shape_params()
     set_shape(twin, lgp, lgm, delta + 1.5)
     q = np.exp(twin.log_likelihood(v))
     assert 0.5 * np.abs(emp - q).sum() > 0.15
@@ -243,7 +243,7 @@ def test_pcd_training_raises_the_likelihood():
     # 1.04 to 1.16 nats (mean 1.08, sd 0.03) from -3.46.
     assert end <= -np.log(4) + 1e-9
     assert end - start > 0.7, (start, end)
-    assert np.any(m.shape() != 0)  # the shapes are trained too
+    assert np.any(m.shape_params() != 0)  # the shapes are trained too
     chains = est.chains
     assert chains.shape == (256, 8) and np.all(np.isin(chains[:, :5], (0.0, 1.0)))
 
@@ -318,8 +318,8 @@ def test_pickle_and_files_keep_kind_and_shape(tmp_path):
     back = pickle.loads(pickle.dumps(m))
     assert back.units == (ebm.Units.SPIN, ebm.Units.DRELU) and back.sizes == (4, 3)
     np.testing.assert_array_equal(back.params(), m.params())
-    np.testing.assert_array_equal(back.shape(), m.shape())
-    assert np.any(back.shape() != 0) and back.to_bytes() == data
+    np.testing.assert_array_equal(back.shape_params(), m.shape_params())
+    assert np.any(back.shape_params() != 0) and back.to_bytes() == data
     m.save(tmp_path / "m.ebm")
     loaded = ebm.load(tmp_path / "m.ebm")
     assert loaded.units[1] == ebm.Units.DRELU and loaded.to_bytes() == data
@@ -329,7 +329,7 @@ def test_potts_visible_units():
     m = ebm.Model([2 * 3, 2], "potts", "drelu", categories=3)
     assert m.units == (ebm.Units.POTTS, ebm.Units.DRELU) and m.categories == (3, 1)
     assert repr(m) == "<ebm.Model 6-2 potts/drelu>"
-    assert m.param_block("shape", 1) == (6 * 2 + 6 + 2, 3, 2) and m.shape().shape == (3, 2)
+    assert m.param_block("shape", 1) == (6 * 2 + 6 + 2, 3, 2) and m.shape_params().shape == (3, 2)
     m.init(ebm.Generator(1), scale=1.0)
     set_shape(m, [0.2, -0.3], [0.4, 0.1], [0.6, -0.2])
     cats = np.array(list(itertools.product(range(3), repeat=2)))

@@ -30,7 +30,7 @@ def errmsg(m):
 
 
 def check_error(exc, code, pytype=None):
-    """The EbmError conventions of _core.py for one raised exception."""
+    """The EbmError conventions of _errors.py for one raised exception."""
     e = exc.value
     assert isinstance(e, ebm.EbmError)
     assert e.code == int(code) and e.code < 0
@@ -195,7 +195,7 @@ def test_failed_calls_keep_the_generator(rbm, ref):
     x = ref.random_states(rbm, 4, seed=1)
     x[2, 0] = 2.0
     with pytest.raises(ebm.EbmValueError):
-        rbm.sample_layer(x, 1, g)
+        rbm.layer_sample(x, 1, g)
     with pytest.raises(ebm.EbmValueError):
         rbm.log_partition("ais", rng=g, chains=1, betas=10)
     with pytest.raises(ebm.EbmValueError):
@@ -276,8 +276,8 @@ def test_noncontiguous_states_read_correctly(view, rbm, ref):
     np.testing.assert_array_equal(rbm.energy_grad(v), rbm.energy_grad(c))
     np.testing.assert_array_equal(rbm.energy_grad_input(v, 0), rbm.energy_grad_input(c, 0))
     np.testing.assert_array_equal(rbm.layer_argmin(v, 1), rbm.layer_argmin(c, 1))
-    np.testing.assert_array_equal(rbm.sample_layer(v, 1, ebm.Generator(4)),
-                                  rbm.sample_layer(c, 1, ebm.Generator(4)))
+    np.testing.assert_array_equal(rbm.layer_sample(v, 1, ebm.Generator(4)),
+                                  rbm.layer_sample(c, 1, ebm.Generator(4)))
     est = ebm.Estimator(rbm, "pcd")
     est.chains = v
     np.testing.assert_array_equal(est.chains, c)
@@ -427,7 +427,7 @@ def test_model_methods_do_not_modify_inputs(ref):
         m.layer_mean(x, 0)
         m.layer_logprob(x, 1, hl)
         m.layer_argmin(x, 1)
-        m.sample_layer(x, 1, r)
+        m.layer_sample(x, 1, r)
         m.random_state(r, x=x, clamp=np.arange(m.state_width) < m.n_visible)
         if m.units[0] != ebm.Units.GAUSSIAN:
             m.local_search(x, r)

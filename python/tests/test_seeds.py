@@ -25,7 +25,7 @@ def _visible(m, n=40):
 # what the call computes (or its effect).
 CALLS = {
     "Model.init": lambda m, rng: m.copy().init(rng, scheme="gaussian", scale=0.5).params(),
-    "Model.sample_layer": lambda m, rng: m.sample_layer(_states(m), 1, rng),
+    "Model.layer_sample": lambda m, rng: m.layer_sample(_states(m), 1, rng),
     "Model.random_state": lambda m, rng: m.random_state(rng, 40),
     "Model.local_search": lambda m, rng: m.local_search(_states(m), rng)[0],
     "Model.log_partition(ais)": lambda m, rng: np.array(

@@ -1,4 +1,4 @@
-/* Centring: the offsets of binary and spin units (Montavon and Mueller
+/* Centring: the centring offsets mu of binary and spin units (Montavon and Mueller
  * 2012; Melchior, Fischer and Wiskott 2016). The energy is
  *   E(x) = -sum_l b_l.(x_l - mu_l) - sum_l (x_{l-1} - mu_{l-1})^T W_l (x_l - mu_l);
  * the model keeps the biases and constant this expands to (model.c,
@@ -17,39 +17,38 @@ int ebm_model_get_offsets(const ebm_model_t *m, float *out)
     if (m == NULL) {
         return EBM_ENULL;
     }
-    ebm__msg msg;
     if (out == NULL) {
-        return ebm__model_set_error(m, ebm__fail(&msg, EBM_ENULL, "out is NULL"), &msg);
+        return ebm__model_error(m, EBM_ENULL, "out is NULL");
     }
-    memcpy(out, m->offsets, (size_t)m->width * sizeof *out);
+    memcpy(out, m->mu, (size_t)m->width * sizeof *out);
     return EBM_OK;
 }
 
-int ebm__check_offsets(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *mu)
+int ebm__check_centring(const ebm_model_t *m, ebm__msg *msg, const char *name, const float *mu)
 {
     for (int64_t l = 0; l < m->n_layers; l++) {
         const double lo = m->units[l] == EBM_UNITS_SPIN ? -1.0 : 0.0;
         for (int64_t j = 0; j < m->size[l]; j++) {
-            const double v = mu[m->offset[l] + j];
+            const double v = mu[m->column[l] + j];
             if (ebm__is_gaussian(m, 0) && v != 0.0) {
                 return ebm__fail(msg, EBM_EUNSUPPORTED,
                                  "%s[%lld] (layer %lld, unit %lld) is %g; a model with Gaussian "
                                  "visible units has no offsets (all must be 0)",
-                                 name, (long long)(m->offset[l] + j), (long long)l, (long long)j,
+                                 name, (long long)(m->column[l] + j), (long long)l, (long long)j,
                                  v);
             }
             if (ebm__is_drelu(m, l) && v != 0.0) {
                 return ebm__fail(msg, EBM_EUNSUPPORTED,
                                  "%s[%lld] (layer %lld, unit %lld) is %g; dReLU units have no "
                                  "offsets (theirs must be 0)",
-                                 name, (long long)(m->offset[l] + j), (long long)l, (long long)j,
+                                 name, (long long)(m->column[l] + j), (long long)l, (long long)j,
                                  v);
             }
             if (!(v >= lo && v <= 1.0)) {
                 return ebm__fail(msg, EBM_EVALUE,
                                  "%s[%lld] (layer %lld, unit %lld) is %g; offsets of %s units "
                                  "must be in [%g, 1]",
-                                 name, (long long)(m->offset[l] + j), (long long)l, (long long)j,
+                                 name, (long long)(m->column[l] + j), (long long)l, (long long)j,
                                  v,
                                  m->units[l] == EBM_UNITS_SPIN    ? "spin"
                                  : m->units[l] == EBM_UNITS_POTTS ? "Potts"
@@ -67,7 +66,7 @@ int ebm__check_offsets(const ebm_model_t *m, ebm__msg *msg, const char *name, co
  * b_l += W_l^T (mu'_{l-1} - mu_{l-1}) + W_{l+1} (mu'_{l+1} - mu_{l+1}).
  * The new biases are computed in double, checked, then stored.
  */
-static int replace_offsets(ebm_model_t *m, ebm__msg *msg, const float *mu, int keep_law)
+static int replace_centring(ebm_model_t *m, ebm__msg *msg, const float *mu, int keep_law)
 {
     const int64_t w = m->width;
     double *b = NULL;
@@ -77,17 +76,17 @@ static int replace_offsets(ebm_model_t *m, ebm__msg *msg, const float *mu, int k
             return ebm__fail(msg, EBM_ENOMEM, "out of memory moving the biases");
         }
         memcpy(b, m->params_d + m->b_off[0], (size_t)w * sizeof *b);
-        ebm__add_coupled(m, mu, m->offsets, 1.0, b);
+        ebm__add_coupled(m, mu, m->mu, 1.0, b);
         for (int64_t j = 0; j < w; j++) {
             if (!(fabs(b[j]) <= FLT_MAX)) {
                 int64_t l = m->n_layers - 1;
-                while (m->offset[l] > j) {
+                while (m->column[l] > j) {
                     l--;
                 }
                 const int rc = ebm__fail(msg, EBM_EVALUE,
                                          "moving the offsets would make b_%lld[%lld] %g, beyond "
                                          "float's range; the model is unchanged",
-                                         (long long)l, (long long)(j - m->offset[l]), b[j]);
+                                         (long long)l, (long long)(j - m->column[l]), b[j]);
                 free(b);
                 return rc;
             }
@@ -102,7 +101,7 @@ static int replace_offsets(ebm_model_t *m, ebm__msg *msg, const float *mu, int k
     }
     int centred = 0;
     for (int64_t j = 0; j < w; j++) {
-        m->offsets[j] = mu[j] + 0.0f; /* -0 is stored as +0, as a file holds it */
+        m->mu[j] = mu[j] + 0.0f; /* -0 is stored as +0, as a file holds it */
         centred |= mu[j] != 0.0f;
     }
     m->centred = centred;
@@ -123,10 +122,10 @@ int ebm_model_set_offsets(ebm_model_t *m, const float *mu, int keep_law)
     } else if (keep_law != 0 && keep_law != 1) {
         rc = ebm__fail(&msg, EBM_EVALUE, "keep_law is %d; it must be 0 or 1", keep_law);
     } else {
-        rc = ebm__check_offsets(m, &msg, "mu", mu);
+        rc = ebm__check_centring(m, &msg, "mu", mu);
     }
     if (rc == EBM_OK) {
-        rc = replace_offsets(m, &msg, mu, keep_law);
+        rc = replace_centring(m, &msg, mu, keep_law);
     }
     return rc == EBM_OK ? rc : ebm__model_set_error(m, rc, &msg);
 }
@@ -143,7 +142,7 @@ int ebm_model_move_offsets(ebm_model_t *m, double rate, const float *target)
     } else if (!(rate >= 0.0 && rate <= 1.0)) {
         rc = ebm__fail(&msg, EBM_EVALUE, "rate is %g; it must be in [0, 1]", rate);
     } else {
-        rc = ebm__check_offsets(m, &msg, "target", target);
+        rc = ebm__check_centring(m, &msg, "target", target);
     }
     float *mu = NULL;
     if (rc == EBM_OK) {
@@ -155,10 +154,10 @@ int ebm_model_move_offsets(ebm_model_t *m, double rate, const float *target)
     if (rc == EBM_OK) {
         /* A convex combination of two values in the unit's range stays in it. */
         for (int64_t j = 0; j < m->width; j++) {
-            const double old = m->offsets[j];
+            const double old = m->mu[j];
             mu[j] = (float)(old + rate * ((double)target[j] - old));
         }
-        rc = replace_offsets(m, &msg, mu, 1);
+        rc = replace_centring(m, &msg, mu, 1);
     }
     free(mu);
     return rc == EBM_OK ? rc : ebm__model_set_error(m, rc, &msg);
