@@ -1,9 +1,9 @@
 /* The sampler handle: creation, options, statistics, argument checks, the
  * one dispatch to the kernels (gibbs.c, mh.c, coupling.c, langevin.c,
- * tempering.c, and global.c's global moves mixed with a kernel's sweep)
- * through their contract (step.h), with the undo of a failed call, the
+ * tempering.c; proposal.c mixes global.c's global moves with them)
+ * through their contract (step.h), with the undo of a failed call, and the
  * tempering ladder with its swap counts, which the sampler owns for the
- * estimator too, and the global moves' proposal. */
+ * estimator too. */
 #include "coupling.h"
 #include "error.h"
 #include "gibbs.h"
@@ -314,9 +314,8 @@ static ebm__kernel_in kernel_in(ebm_sampler_t *s, const ebm__step_in *in)
     };
 }
 
-/* The kernel of s's kind (coupled if in->y is set) on the rows of in. */
-static int dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
-                    ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
+int ebm__sampler_dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                          ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
 {
     if (in->y != NULL) {
         return s->kind == EBM_SAMPLER_GIBBS
@@ -337,74 +336,6 @@ static int dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel
     default:
         return ebm__gibbs_langevin_step(k, out, msg, rng, in->ids, in->n, in->x, in->ldx);
     }
-}
-
-/* EBM_SAMPLER_TEMPERING with EBM_SAMPLER_GLOBAL_PROB > 0: the tempering
- * step of every row, then the global moves of the beta = 1 replicas whose
- * coin says so (chain c's replica R - 1, drawing from its stream row).
- * Both keep each replica's law, so their composition keeps the product
- * (docs/global_moves.md). keep: the rows are copied first, and put back if
- * the global moves fail after the tempering step. */
-static int tempered_mixture(ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
-                            ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
-{
-    const int64_t R = s->n_betas, n = in->n, chains = n / R, w = s->m->width;
-    if (chains == 0) {
-        return dispatch(s, k, out, msg, rng, in);
-    }
-    int64_t *top = ebm__grow((void **)&s->top_ids, &s->top_ids_cap, (size_t)chains, sizeof *top);
-    float *saved = in->keep ? ebm__grow((void **)&s->saved_rows, &s->saved_cap, (size_t)(n * w),
-                                        sizeof *saved)
-                            : NULL;
-    if (top == NULL || (in->keep && saved == NULL)) {
-        return ebm__fail(msg, EBM_ENOMEM, "out of memory for the global moves of %lld chains",
-                         (long long)chains);
-    }
-    for (int64_t r = 0; r < n && in->keep; r++) {
-        memcpy(saved + r * w, in->x + r * in->ldx, (size_t)w * sizeof *saved);
-    }
-    EBM__PROPAGATE(dispatch(s, k, out, msg, rng, in));
-    for (int64_t c = 0; c < chains; c++) {
-        top[c] = ebm__row_id(in->ids, c * R + R - 1);
-    }
-    float *x_top = in->x + (R - 1) * in->ldx;
-    const int64_t ld_top = R * in->ldx;
-    ebm__global_split g;
-    const int rc = ebm__global_begin(k, &g, msg, rng, top, chains, x_top, ld_top, NULL, 0);
-    if (rc != EBM_OK) {
-        for (int64_t r = 0; r < n && in->keep; r++) {
-            memcpy(in->x + r * in->ldx, saved + r * w, (size_t)w * sizeof *saved);
-        }
-        return rc;
-    }
-    ebm__global_apply(&g, out, x_top, ld_top);
-    return EBM_OK;
-}
-
-/* The step of s on the rows of in: its kernel's, or with
- * EBM_SAMPLER_GLOBAL_PROB > 0 the mixture (global.h): the global moves of
- * the rows whose coin says so, the kernel's sweep of the others (for
- * tempering, tempered_mixture). */
-static int mixture(ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
-                   ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
-{
-    if (s->settings.global_prob == 0.0) {
-        return dispatch(s, k, out, msg, rng, in);
-    }
-    if (s->kind == EBM_SAMPLER_TEMPERING) {
-        return tempered_mixture(s, k, out, msg, rng, in);
-    }
-    ebm__global_split g;
-    EBM__PROPAGATE(ebm__global_begin(k, &g, msg, rng, in->ids, in->n, in->x, in->ldx, in->y,
-                                     in->ldy));
-    if (g.n_sweep > 0) {
-        const ebm__step_in sweep = {.ids = g.sweep_ids, .n = g.n_sweep, .x = g.sweep_x,
-                                    .ldx = s->m->width, .y = in->y != NULL ? g.sweep_y : NULL,
-                                    .ldy = s->m->width, .keep = 0};
-        EBM__PROPAGATE(dispatch(s, k, out, msg, rng, &sweep));
-    }
-    ebm__global_end(&g, out, in->n, in->x, in->ldx, in->y, in->ldy, in->met);
-    return EBM_OK;
 }
 
 /* What s keeps of a kernel's report on a step (in) that succeeded. */
@@ -442,7 +373,7 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
                                .swap_accepted = s->step_accepted,
                                .swap_proposed = s->step_proposed,
                                .global_accept_rate = NAN, .global_both_rate = NAN};
-        const int rc = mixture(s, &k, &out, msg, rng, in);
+        const int rc = ebm__sampler_mixture(s, &k, &out, msg, rng, in);
         if (rc != EBM_OK) {
             s->iteration--;
             return rc;

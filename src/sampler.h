@@ -108,6 +108,17 @@ int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg);
 int ebm__sampler_proposal_copy(const ebm_sampler_t *s, ebm__msg *msg, int64_t n_rows,
                                const float *rows, int64_t ldr, double flip_prob, float **copy);
 void ebm__sampler_proposal_set(ebm_sampler_t *s, float *copy, int64_t n_rows, double flip_prob);
+/* The kernel of s's kind (coupled if in->y is set) on the rows of in
+ * (sampler.c), with k filled from s for this step. */
+int ebm__sampler_dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                          ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in);
+/* The step of s on the rows of in (proposal.c): ebm__sampler_dispatch's,
+ * or with EBM_SAMPLER_GLOBAL_PROB > 0 the mixture (global.h): the global
+ * moves of the rows whose coin says so, the kernel's sweep of the others
+ * (tempering: its step of every row, then the global moves of the beta = 1
+ * replicas). On failure the rows are as they were if in->keep is set. */
+int ebm__sampler_mixture(ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                         ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in);
 
 /* EBM_SAMPLER_TEMPERING, for the handles that run one (s NULL: none).
  * The ladder's length (0: none yet). */
