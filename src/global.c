@@ -20,7 +20,8 @@
  *    Q - 1 categories). By the Hamming distance d_n of v' to c_n over its D
  *    units (sites): log q(v') = -log N + lse_n (d_n log(eps / (Q - 1)) +
  *    (D - d_n) log(1 - eps)), the distances from one GEMM of the rows
- *    against the proposal rows (exact: integers in float);
+ *    against the proposal rows (exact: integers in float), the sum's terms
+ *    from a table of the D + 1 powers of their ratio;
  *  - a DBM's hidden even layer l >= 2: an upward pass that ignores the
  *    layers above, h_l' ~ prod_j p(h_lj | a_l), a_l the input of layer l
  *    from the means m_{l-1} = E[h_{l-1} | a_{l-1}] of layer l - 1 given
@@ -95,7 +96,8 @@ typedef struct global_work {
     uint32_t *blocks;
     int64_t *global_rows, *sweep_rows, *global_ids, *sweep_ids;
     float *sweep_x, *sweep_y, *prop, *cur_x, *cur_y, *t, *a, *dist;
-    double *logq, *f, *fwork;
+    double *logq, *f, *fwork, *powers;
+    int64_t *dist_int;
     uint8_t *accept;
 } global_work;
 
@@ -116,11 +118,13 @@ static void global_layout(ebm__arena *arena, void *ctx)
     wk->t = ebm__arena_take(arena, nw, f);
     wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->m->max_size), f);
     wk->dist = ebm__arena_take(arena, (size_t)(wk->dist_rows * wk->k->proposal->n_rows), f);
+    wk->dist_int = ebm__arena_take(arena, (size_t)wk->k->proposal->n_rows, sizeof(int64_t));
     wk->logq = ebm__arena_take(arena, 3 * n, sizeof(double));
     wk->f = ebm__arena_take(arena, 3 * n, sizeof(double));
     wk->fwork = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, EBM__CHUNK),
                                 sizeof(double));
     wk->accept = ebm__arena_take(arena, 2 * n, 1);
+    wk->powers = ebm__arena_take(arena, (size_t)(wk->m->size[0] + 1), sizeof(double));
 }
 
 /* The high 64 bits of a * b: a uniform 64-bit a picks floor(a b / 2^64). */
@@ -203,6 +207,9 @@ static int upward_pass(const global_work *wk, const ebm__stream *st, int64_t ng,
     const ebm_model_t *m = wk->m;
     const int64_t w = wk->w;
     float *t = wk->t, *a = wk->a;
+    if (m->n_layers < 3) {
+        return 1; /* no hidden even layer */
+    }
     memset(t, 0, (size_t)(ng * w) * sizeof *t);
     for (int64_t r = 0; r < ng; r++) {
         memcpy(t + r * w, s + r * w, (size_t)m->size[0] * sizeof *t);
@@ -251,7 +258,11 @@ static int draw_odd(const global_work *wk, const ebm__stream *st, int64_t ng)
 
 /* log q of the visible layer of the ng rows of s (stride w), added to
  * logq: the distances to every proposal row from one GEMM per chunk of
- * rows, then a log-sum-exp over the proposal rows. */
+ * rows, then a log-sum-exp over the proposal rows. Term n is
+ * D log(1 - eps) + d_n g, g = log(eps / (Q - 1)) - log(1 - eps); the sum
+ * is taken relative to its largest term (the least d_n if g <= 0, else the
+ * largest), so that each term is a power r^k <= 1, k = |d_n - d*|, r =
+ * exp(-|g|), from the table wk->powers. */
 static void log_q_visible(const global_work *wk, int64_t ng, const float *s, double *logq)
 {
     const ebm_model_t *m = wk->m;
@@ -261,7 +272,12 @@ static void log_q_visible(const global_work *wk, int64_t ng, const float *s, dou
     const int64_t q = potts ? m->categories[0] : 1, D = n0 / q;
     const double eps = (double)flip_threshold(pr->flip_prob) / 4294967296.0;
     const double log_near = log1p(-eps), log_far = log(eps / (double)(potts ? q - 1 : 1));
-    const double log_n = log((double)N);
+    const double g = log_far - log_near, log_n = log((double)N);
+    double *powers = wk->powers;
+    for (int64_t k = 0; k <= D; k++) {
+        powers[k] = exp(-(double)k * fabs(g));
+    }
+    int64_t *d = wk->dist_int;
     for (int64_t r0 = 0; r0 < ng; r0 += wk->dist_rows) {
         const int64_t rows = ng - r0 < wk->dist_rows ? ng - r0 : wk->dist_rows;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)N, (int)n0, 1.0f,
@@ -272,21 +288,23 @@ static void log_q_visible(const global_work *wk, int64_t ng, const float *s, dou
             for (int64_t j = 0; j < n0 && !potts && !spin; j++) {
                 ones += v[j] > 0.0f;
             }
-            double top = -INFINITY, sum = 0.0;
-            for (int pass = 0; pass < 2; pass++) {
-                for (int64_t c = 0; c < N; c++) {
-                    const double d = potts  ? (double)D - dot[c]
-                                     : spin ? 0.5 * ((double)n0 - dot[c])
-                                            : ones + pr->ones[c] - 2.0 * dot[c];
-                    const double term = d * log_far + ((double)D - d) * log_near;
-                    if (pass == 0) {
-                        top = term > top ? term : top;
-                    } else {
-                        sum += exp(term - top);
-                    }
-                }
+            int64_t lo = D, hi = 0;
+            for (int64_t c = 0; c < N; c++) {
+                const double dc = potts  ? (double)D - dot[c]
+                                  : spin ? 0.5 * ((double)n0 - dot[c])
+                                         : ones + pr->ones[c] - 2.0 * dot[c];
+                /* an integer in [0, D], exactly */
+                const int64_t k = (int64_t)(dc + 0.5);
+                d[c] = k < 0 ? 0 : k > D ? D : k;
+                lo = d[c] < lo ? d[c] : lo;
+                hi = d[c] > hi ? d[c] : hi;
             }
-            logq[r0 + i] += top + log(sum) - log_n;
+            const int64_t top = g <= 0.0 ? lo : hi;
+            double sum = 0.0;
+            for (int64_t c = 0; c < N; c++) {
+                sum += powers[d[c] > top ? d[c] - top : top - d[c]];
+            }
+            logq[r0 + i] += (double)D * log_near + (double)top * g + log(sum) - log_n;
         }
     }
 }
