@@ -59,8 +59,10 @@ def options(coupling, p, eps, data):
     return o
 
 
-def tau_law(model, data, coupling, p, eps, pairs, seed):
-    """Every pair's tau, and the global moves' (acceptance, both) over the steps."""
+def tau_law(model, data, coupling, p, eps, pairs, seed, cap=None):
+    """Every pair's tau (cap: at most that many steps, the pairs not met by
+    then get tau = cap + 1), and the global moves' (acceptance, both) over
+    the steps."""
     s = ebm.Sampler(model, "gibbs", **options(coupling, p, eps, data))
     rng = ebm.Generator(seed, 0)
     n0, w = model.n_visible, model.state_width
@@ -73,7 +75,7 @@ def tau_law(model, data, coupling, p, eps, pairs, seed):
     live = np.flatnonzero(~np.all(x == y, axis=1))
     tau[np.all(x == y, axis=1)] = 1
     t, acc, both, moves = 1, 0.0, 0.0, 0.0
-    while live.size:
+    while live.size and (cap is None or t < cap):
         xs, ys = x[live], y[live]
         met = s.coupled_step(xs, ys, rng)
         t += 1
@@ -86,6 +88,7 @@ def tau_law(model, data, coupling, p, eps, pairs, seed):
         x[live], y[live] = xs, ys
         tau[live[met]] = t
         live = live[~met]
+    tau[live] = t + 1
     return tau, (acc / moves if moves else float("nan")), (both / moves if moves else float("nan"))
 
 
