@@ -173,21 +173,22 @@ class Model(_Handle):
         self._call(_C.ebm_model_get_params, _ptr(out))
         return out
 
-    def _vector(self, p, name):
-        p = _dense(p, name)
-        if p.shape != (self.param_count,):
-            raise ValueError("%s must have shape (%d,), not %s" % (name, self.param_count,
-                                                                  p.shape))
-        return p
+    @staticmethod
+    def _vector(v, name, n):
+        """v as a dense float32 vector of n values (ValueError naming it otherwise)."""
+        v = _dense(v, name)
+        if v.shape != (n,):
+            raise ValueError("%s must have shape (%d,), not %s" % (name, n, v.shape))
+        return v
 
     def set_params(self, p):
         """Replace all parameters by p (param_count values)."""
-        p = self._vector(p, "p")
+        p = self._vector(p, "p", self.param_count)
         self._call(_C.ebm_model_set_params, _ptr(p))
 
     def axpy_params(self, alpha, g):
         """theta += alpha * g over the whole parameter vector."""
-        g = self._vector(g, "g")
+        g = self._vector(g, "g", self.param_count)
         self._call(_C.ebm_model_axpy_params, _real(alpha, "alpha"), _ptr(g))
 
     @property
@@ -199,13 +200,6 @@ class Model(_Handle):
         self._call(_C.ebm_model_get_offsets, _ptr(out))
         return out
 
-    def _offsets_vector(self, mu, name):
-        mu = _dense(mu, name)
-        if mu.shape != (self.state_width,):
-            raise ValueError("%s must have shape (%d,), not %s" % (name, self.state_width,
-                                                                  mu.shape))
-        return mu
-
     def set_centring_offsets(self, mu, keep_law=False):
         """Centre the model: E = -sum b.(x - mu) - sum (x - mu)^T W (x' - mu').
 
@@ -213,13 +207,13 @@ class Model(_Handle):
         spin units. keep_law=True first moves the biases so that the
         distribution stays the same; False keeps the parameters.
         """
-        mu = self._offsets_vector(mu, "mu")
+        mu = self._vector(mu, "mu", self.state_width)
         self._call(_C.ebm_model_set_offsets, _ptr(mu), 1 if keep_law else 0)
 
     def move_centring_offsets(self, rate, target):
         """mu <- mu + rate (target - mu), keeping the distribution (the offset
         update of centred training; rate in [0, 1])."""
-        target = self._offsets_vector(target, "target")
+        target = self._vector(target, "target", self.state_width)
         self._call(_C.ebm_model_move_offsets, _real(rate, "rate"), _ptr(target))
 
     def param_block(self, kind, l):
