@@ -119,7 +119,7 @@ static const method methods[] = {
     {"ucd-global", "ucd_global", "UCD global", EBM_ESTIMATOR_UCD, 0, 1},
 };
 enum { N_METHODS = sizeof methods / sizeof methods[0] };
-#define DEFAULT_METHODS "cd,pcd,ucd,ucd-cap,ucd-lmi"
+#define DEFAULT_METHODS "cd,pcd,ucd,ucd-cap,ucd-lmi,ucd-global"
 
 /* --coupling's names, in the order of enum ebm_coupling's values. */
 static const char *const coupling_names[] = {"maximal", "crn", "blockwise"};
@@ -222,7 +222,7 @@ static int parse_options(int argc, char **argv, options *o)
     memset(o->use, 0, sizeof o->use);
     int n_use = cli_parse_names(list, names, N_METHODS, o->use, unknown, sizeof unknown);
     if (n_use < 0) {
-        fprintf(stderr, "bas_ucd: unknown method '%s' (" DEFAULT_METHODS ",ucd-global)\n",
+        fprintf(stderr, "bas_ucd: unknown method '%s' (" DEFAULT_METHODS ")\n",
                 unknown);
         return -1;
     }

@@ -68,7 +68,8 @@ def tau_law(model, data, coupling, p, eps, pairs, seed, cap=None):
     n0, w = model.n_visible, model.state_width
     x = np.zeros((pairs, w), np.float32)
     x[:, :n0] = data[np.arange(pairs) % len(data)]
-    x = model.layer_sample(x, 1, rng)
+    for l in range(1, model.n_layers):  # the hidden layers upward from the data
+        x = model.layer_sample(x, l, rng)
     y = x.copy()
     s.step(x, rng)
     tau = np.zeros(pairs, np.int64)

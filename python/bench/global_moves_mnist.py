@@ -43,6 +43,8 @@ def main(argv):
     cap = int(argv[2]) if len(argv) > 2 else 1000
     root = os.environ.get("EBM_REPO", ".")
     data = digits(root)
+    if model.units[0] == ebm.Units.SPIN:
+        data = 2.0 * data - 1.0
     # shuffled: tau_law starts the pairs from the first rows (the order does
     # not change q)
     data = data[np.random.default_rng(1).permutation(len(data))]
