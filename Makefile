@@ -297,7 +297,7 @@ bench-programs: $(BENCHES)
 bench: $(BENCHES)
 	@for b in $(BENCHES); do \
 	  for t in $(BENCH_THREADS) $(filter-out $(BENCH_THREADS),1); do \
-	    case $$b in *ucd_bas|*ucd_bas_global) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
+	    case $$b in *ucd_bas) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
 	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t)"; \
 	    OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t ./$$b $$args || exit 1; \
 	  done; \
