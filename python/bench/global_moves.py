@@ -24,6 +24,7 @@ flips; the proposal rows are the 32 patterns):
 SETTINGS: comma-separated names from the list printed (default: all).
 (MODEL: build/examples/bas_ucd --methods pcd --save DIR writes DIR/bas_pcd.ebm.)
 """
+import os
 import sys
 import time
 
@@ -31,16 +32,10 @@ import numpy as np
 
 import ebm
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ucd_variance import bas_rows  # noqa: E402
+
 ROWS = 1000
-
-
-def bas_rows():
-    rows = []
-    for p in range(16):
-        bits = [(p >> (3 - i)) & 1 for i in range(4)]
-        stripes = np.repeat(np.array(bits, np.float32)[:, None], 4, axis=1)
-        rows += [stripes.ravel(), stripes.T.ravel()]
-    return np.array(rows, np.float32)
 
 
 def settings():
