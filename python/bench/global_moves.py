@@ -63,7 +63,10 @@ def tau_law(model, data, coupling, p, eps, pairs, seed, cap=None):
     n0, w = model.n_visible, model.state_width
     x = np.zeros((pairs, w), np.float32)
     x[:, :n0] = data[np.arange(pairs) % len(data)]
-    for l in range(1, model.n_layers):  # the hidden layers upward from the data
+    for l in range(1, model.n_layers):  # spin layers start at +1 (0 is not a state)
+        if model.units[l] == ebm.Units.SPIN:
+            x[:, model.offsets[l]:model.offsets[l] + model.sizes[l]] = 1.0
+    for l in range(1, model.n_layers):  # the hidden layers drawn upward from the data
         x = model.layer_sample(x, l, rng)
     y = x.copy()
     s.step(x, rng)
