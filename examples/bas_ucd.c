@@ -39,7 +39,15 @@
  * (blockwise) with cheaper steps (docs/coupling_times.md), or blockwise or
  * maximal (Qiu Alg. 1);
  * UCD-LMI the library's defaults (Taniguchi et al. 2023: k = 0, MH coupling).
- * ucd and ucd-lmi never cap the coupling steps (the estimate is unbiased);
+ * ucd-global is ucd whose coupled chains make global moves
+ * (docs/global_moves.md): with probability --global-prob a step of a chain
+ * pair is one independence Metropolis-Hastings move from the 32 rows, each
+ * unit flipped with probability --flip-prob, common to both chains, instead
+ * of the coupled sweep (defaults 0.5 and 0.02, the prototype's of issue
+ * 36, not yet measured with the library). It is not among the default
+ * methods.
+ * ucd, ucd-global and ucd-lmi never cap the coupling steps (the estimate
+ * is unbiased);
  * ucd-cap stops a chain after --cap steps (default 100), as the published
  * code does (its max_mcmc), which truncates the estimate: biased, but with a
  * bounded variance. Capped chains are counted, never hidden.
@@ -65,7 +73,7 @@
  *
  * --save DIR: after each method's run, its final model goes to
  * DIR/bas_<file>.ebm (ebm_model_save), <file> as in the CSV's name: cd, pcd,
- * ucd, ucd_cap, ucd_lmi, and the average, if it holds an iterate, to
+ * ucd, ucd_cap, ucd_lmi, ucd_global, and the average, if it holds an iterate, to
  * DIR/bas_<file>_avg.ebm. DIR must exist; nothing else is written there.
  * Other programs, e.g. the Python package's tests, can compare their own
  * training with these models.
@@ -97,19 +105,21 @@ typedef struct method {
     const char *label; /* in the table and the plot */
     int kind;          /* enum ebm_estimator_kind */
     int capped;        /* coupling steps capped at --cap */
+    int global;        /* global moves from the data rows (--global-prob, --flip-prob) */
 } method;
 
 /* The index in this table picks the method's random stream, so a method's
  * results do not depend on which others run. */
 static const method methods[] = {
-    {"cd", "cd", "CD-1", EBM_ESTIMATOR_CD, 0},
-    {"pcd", "pcd", "PCD-1", EBM_ESTIMATOR_PCD, 0},
-    {"ucd", "ucd", "UCD", EBM_ESTIMATOR_UCD, 0},
-    {"ucd-cap", "ucd_cap", "UCD capped", EBM_ESTIMATOR_UCD, 1},
-    {"ucd-lmi", "ucd_lmi", "UCD-LMI", EBM_ESTIMATOR_UCD_LMI, 0},
+    {"cd", "cd", "CD-1", EBM_ESTIMATOR_CD, 0, 0},
+    {"pcd", "pcd", "PCD-1", EBM_ESTIMATOR_PCD, 0, 0},
+    {"ucd", "ucd", "UCD", EBM_ESTIMATOR_UCD, 0, 0},
+    {"ucd-cap", "ucd_cap", "UCD capped", EBM_ESTIMATOR_UCD, 1, 0},
+    {"ucd-lmi", "ucd_lmi", "UCD-LMI", EBM_ESTIMATOR_UCD_LMI, 0, 0},
+    {"ucd-global", "ucd_global", "UCD global", EBM_ESTIMATOR_UCD, 0, 1},
 };
 enum { N_METHODS = sizeof methods / sizeof methods[0] };
-#define DEFAULT_METHODS "cd,pcd,ucd,ucd-cap,ucd-lmi"
+#define DEFAULT_METHODS "cd,pcd,ucd,ucd-cap,ucd-lmi,ucd-global"
 
 /* --coupling's names, in the order of enum ebm_coupling's values. */
 static const char *const coupling_names[] = {"maximal", "crn", "blockwise"};
@@ -120,6 +130,7 @@ typedef struct options {
     int64_t average_from; /* the average of the iterates after this one; -1: none */
     int coupling;         /* enum ebm_coupling of ucd and ucd-cap */
     double lr;
+    double global_prob, flip_prob; /* ucd-global's global moves */
     uint64_t seed;
     const char *out;
     const char *save; /* NULL, or where to save each method's final model */
@@ -157,13 +168,15 @@ static int parse_options(int argc, char **argv, options *o)
     o->average_from = 2000;
     o->coupling = EBM_COUPLING_CRN;
     o->lr = 0.1;
+    o->global_prob = 0.5;
+    o->flip_prob = 0.02;
     o->seed = 1;
     o->out = "examples/out";
     o->save = NULL;
     const cli_spec specs[] = {
         CLI_STR("--methods", "LIST", &list,
                 "from cd, pcd, ucd, ucd-cap (UCD with at most --cap coupling steps per chain), "
-                "ucd-lmi"),
+                "ucd-lmi, ucd-global (UCD with global moves from the data rows)"),
         CLI_I64("--iters", "N", &o->iters, 1, INT64_C(1) << 40, "SGD iterations"),
         CLI_DBL("--lr", "X", &o->lr, 1e-12, 1e6, "learning rate"),
         CLI_I64("--chains", "N", &o->chains, 1, INT64_C(1) << 24,
@@ -172,6 +185,10 @@ static int parse_options(int argc, char **argv, options *o)
                 "exact log-likelihood every N iterations"),
         CLI_I64("--cap", "N", &o->cap, 1, INT64_C(1) << 40,
                 "ucd-cap's cap on coupling steps (100: as cdtau)"),
+        CLI_DBL("--global-prob", "P", &o->global_prob, 0.0, 0.999999,
+                "ucd-global: the chance that a step is a global move (EBM_SAMPLER_GLOBAL_PROB)"),
+        CLI_DBL("--flip-prob", "E", &o->flip_prob, 1e-9, 0.999999,
+                "ucd-global: the chance that the proposal flips a unit of its data row"),
         {.type = CLI_CHOICE, .name = "--coupling", .field = &o->coupling,
          .choices = coupling_names, .n_choices = 3,
          .help = "the coupling of ucd's and ucd-cap's Gibbs chains (EBM_SAMPLER_COUPLING)"},
@@ -185,12 +202,13 @@ static int parse_options(int argc, char **argv, options *o)
         {.type = CLI_TEXT, .name = "--save", .meta = "DIR", .field = &o->save,
          .dflt = "not saved",
          .help = "save each method's final model to DIR/bas_<file>.ebm, <file> cd, pcd, ucd, "
-                 "ucd_cap or ucd_lmi (DIR must exist)"},
+                 "ucd_cap, ucd_lmi or ucd_global (DIR must exist)"},
     };
     const cli_program p = {
         PROG, "[options]",
         "  Qiu et al. (2020) section 6.1: an RBM (16 visible, 16 hidden) on 4x4\n"
-        "  bars-and-stripes, trained by CD-1, PCD-1, UCD and UCD-LMI.\n",
+        "  bars-and-stripes, trained by CD-1, PCD-1, UCD and UCD-LMI (and UCD with global\n"
+        "  moves from the data rows).\n",
         specs, (int)(sizeof specs / sizeof specs[0]), NULL, NULL, NULL};
     const int parsed = cli_parse(&p, argc, argv);
     if (parsed != 0) {
@@ -204,7 +222,8 @@ static int parse_options(int argc, char **argv, options *o)
     memset(o->use, 0, sizeof o->use);
     int n_use = cli_parse_names(list, names, N_METHODS, o->use, unknown, sizeof unknown);
     if (n_use < 0) {
-        fprintf(stderr, "bas_ucd: unknown method '%s' (" DEFAULT_METHODS ")\n", unknown);
+        fprintf(stderr, "bas_ucd: unknown method '%s' (" DEFAULT_METHODS ")\n",
+                unknown);
         return -1;
     }
     if (n_use == 0) {
@@ -370,6 +389,16 @@ static void train(const options *o, const problem *p, int index, run *res)
         (rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_COUPLING,
                                     o->coupling)) != EBM_OK) {
         cli_die(PROG, "ebm_estimator_set_int(SAMPLER_COUPLING)", rc, ebm_estimator_errmsg(e));
+    }
+    if (me->global) {
+        if ((rc = ebm_estimator_set_double(e, EBM_ESTIMATOR_SAMPLER_OPTION +
+                                                  EBM_SAMPLER_GLOBAL_PROB, o->global_prob))) {
+            cli_die(PROG, "ebm_estimator_set_double(SAMPLER_GLOBAL_PROB)", rc,
+                    ebm_estimator_errmsg(e));
+        }
+        if ((rc = ebm_estimator_set_proposal(e, p->n, p->data, N_VISIBLE, o->flip_prob))) {
+            cli_die(PROG, "ebm_estimator_set_proposal", rc, ebm_estimator_errmsg(e));
+        }
     }
     if (is_pcd) {
         if ((rc = ebm_estimator_set_int(e, EBM_ESTIMATOR_CHAINS, o->chains)) != EBM_OK) {

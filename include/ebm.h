@@ -839,7 +839,28 @@ enum ebm_sampler_option {
      * shapes (data-parallel training: each rank sets its slice's first
      * global row; docs/distributed.md; docs/conventions.md, "Same bits"). A call
      * with o + n > 2^32 fails with EBM_ESHAPE. Default 0. */
-    EBM_SAMPLER_ROW_OFFSET = 10
+    EBM_SAMPLER_ROW_OFFSET = 10,
+    /** double p, 0 <= p < 1: the probability that a step of a row is a
+     * global move instead of the kernel's sweep (EBM_SAMPLER_GIBBS;
+     * ebm_sampler_set_proposal and docs/global_moves.md). Each row (each
+     * chain, or chain pair of a coupled step) flips its own coin from its
+     * stream row; a global move is an independence Metropolis-Hastings
+     * move: the even layers proposed from q (the visible layer from the
+     * proposal rows, the hidden even layers of a DBM by an upward pass),
+     * the odd layers drawn from their conditional given them, accepted
+     * iff log u < F(x) - F(x') + log q(x) - log q(x'), F the free energy
+     * with the odd layers summed out. Each component keeps the model's
+     * law, so the mixture does. In a coupled step both chains take one
+     * coin, one proposal and one uniform: where both accept they meet,
+     * and chains that have met stay met. EBM_SAMPLER_TEMPERING: the
+     * tempering step of every row, then each chain's beta = 1 replica
+     * makes a global move with probability p (its coin from its row's
+     * stream row); each part keeps each replica's law. A step with p > 0
+     * fails with EBM_EVALUE if no proposal is set, and with
+     * EBM_EUNSUPPORTED for another kind, a Gaussian or dReLU layer, or a
+     * clamped layer; nothing moves then. Default 0: no coin is drawn and
+     * the kernels' draws are as without the option. */
+    EBM_SAMPLER_GLOBAL_PROB = 11
 };
 
 /** Statistics of the last call (ebm_sampler_stat). */
@@ -860,8 +881,16 @@ enum ebm_sampler_stat {
     /** TEMPERING: accepted / proposed replica exchanges of the last call (1 if
      * none); NaN for the other kinds */
     EBM_STAT_SWAP_RATE = 6,
+    /** EBM_SAMPLER_GLOBAL_PROB > 0: accepted / proposed over the global
+     * moves' Metropolis decisions of the last call (a coupled step's row
+     * makes two, one per chain); NaN if the call made no global move */
+    EBM_STAT_GLOBAL_ACCEPT_RATE = 7,
+    /** coupled steps with EBM_SAMPLER_GLOBAL_PROB > 0: the fraction of the
+     * rows that made a global move in which both chains accepted (they
+     * meet there); NaN if no row made one, and for single steps */
+    EBM_STAT_GLOBAL_BOTH_RATE = 8,
     /** the number of statistics (not one itself; later versions may add more) */
-    EBM_STAT_COUNT = 7
+    EBM_STAT_COUNT = 9
 };
 
 /**
@@ -886,9 +915,11 @@ EBM_API int ebm_sampler_set_double(ebm_sampler_t *s, int option, double value);
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (also: TEMPERING with n not a
  *         multiple of the ladder's length), EBM_EVALUE (invalid states, a
  *         Gibbs layer input that overflowed float, TEMPERING without a
- *         ladder), EBM_EUNSUPPORTED (MH_UNIFORM with a free Gaussian layer,
- *         TEMPERING with a clamped layer), EBM_ENOMEM; on failure x, rng,
- *         the step counter and the statistics are unchanged
+ *         ladder, EBM_SAMPLER_GLOBAL_PROB > 0 without a proposal),
+ *         EBM_EUNSUPPORTED (MH_UNIFORM with a free Gaussian layer,
+ *         TEMPERING with a clamped layer, EBM_SAMPLER_GLOBAL_PROB > 0 where
+ *         global moves are not built), EBM_ENOMEM; on failure x, rng, the
+ *         step counter and the statistics are unchanged
  */
 EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx);
 /**
@@ -909,10 +940,14 @@ EBM_API int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float 
  * ratios are formed unit by unit, so inputs of any finite size lose
  * nothing to cancellation.
  * @param[out] met NULL or [n]: 1 where x_{t+1} == y_t after the call, else 0
+ * With EBM_SAMPLER_GLOBAL_PROB > 0 (GIBBS), a row's step is with that
+ * probability a global move common to both chains (one proposal, one
+ * uniform; where both accept they meet), else the coupled sweep.
  * @return EBM_OK, EBM_ENULL, EBM_ESHAPE, EBM_EVALUE (invalid states, or a
- *         layer input that overflowed float), EBM_EUNSUPPORTED (LANGEVIN
- *         kinds), EBM_ELIMIT (the residual try limit), EBM_ENOMEM; on
- *         failure x, y, met and rng are unchanged
+ *         layer input that overflowed float; EBM_SAMPLER_GLOBAL_PROB > 0
+ *         without a proposal), EBM_EUNSUPPORTED (LANGEVIN kinds; global
+ *         moves where they are not built), EBM_ELIMIT (the residual try
+ *         limit), EBM_ENOMEM; on failure x, y, met and rng are unchanged
  */
 EBM_API int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x,
                                      int64_t ldx, float *y, int64_t ldy, uint8_t *met);
@@ -927,6 +962,26 @@ EBM_API int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n
  *         failure the sampler is unchanged
  */
 EBM_API int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *betas);
+/**
+ * Set the proposal of the global moves (EBM_SAMPLER_GLOBAL_PROB): n_rows
+ * visible rows (typically the training set), copied. A global move
+ * proposes v' from q(v') = (1/N) sum_n prod_i k(v'_i | row_n,i): a row
+ * chosen uniformly, each visible unit changed with probability flip_prob
+ * (binary and spin units: flipped; a Potts site: moved to one of the other
+ * q - 1 categories, uniformly). flip_prob is in (0, 1): above 0 so that q
+ * is positive on every visible state (log q is finite, and a global move
+ * can leave and reach every state), below 1 so that it stays a kernel
+ * around the rows. A DBM's hidden even layers are proposed by an upward
+ * pass from v' (docs/global_moves.md). A new proposal replaces the old
+ * one; the rows are validated like data.
+ * @param[in] rows n_rows x n_0, row stride ldr >= n_0, n_rows >= 1
+ * @return EBM_OK, EBM_ENULL, EBM_ESHAPE (n_rows, ldr), EBM_EVALUE (invalid
+ *         values, flip_prob out of (0, 1) or NaN), EBM_EUNSUPPORTED (a
+ *         Gaussian visible layer or dReLU hidden units: no proposal kernel
+ *         for them yet), EBM_ENOMEM; on failure the sampler is unchanged
+ */
+EBM_API int ebm_sampler_set_proposal(ebm_sampler_t *s, int64_t n_rows, const float *rows,
+                                     int64_t ldr, double flip_prob);
 /**
  * The replica exchanges of the last call of an EBM_SAMPLER_TEMPERING
  * sampler, per adjacent pair k (replicas k and k + 1): accepted[k] and
@@ -1113,9 +1168,11 @@ enum ebm_estimator_option {
     EBM_ESTIMATOR_CHAIN_OFFSET = 12,
     /** EBM_ESTIMATOR_SAMPLER_OPTION + o sets sampler option o (enum
      * ebm_sampler_option, e.g. Langevin steps, step size, coupling) on the
-     * estimator's samplers. EBM_SAMPLER_CLAMP_LAYERS and
-     * EBM_SAMPLER_ROW_OFFSET are managed by the estimator (the latter is
-     * EBM_ESTIMATOR_ROW_OFFSET) and cannot be set. */
+     * estimator's samplers (EBM_SAMPLER_GLOBAL_PROB: on those of the
+     * model's own chains only, as ebm_estimator_set_proposal).
+     * EBM_SAMPLER_CLAMP_LAYERS and EBM_SAMPLER_ROW_OFFSET are managed by
+     * the estimator (the latter is EBM_ESTIMATOR_ROW_OFFSET) and cannot be
+     * set. */
     EBM_ESTIMATOR_SAMPLER_OPTION = 1000
 };
 
@@ -1133,7 +1190,9 @@ enum ebm_estimator_stat {
     EBM_ESTIMATOR_STAT_SWEEPS_MEAN = 5,
     /** local searches stopped by their sweep cap */
     EBM_ESTIMATOR_STAT_SEARCH_CAPPED = 6,
-    /** Metropolis acceptance over the call (1 where there is none) */
+    /** Metropolis acceptance over the call (1 where there is none); the
+     * global moves of EBM_SAMPLER_GLOBAL_PROB count, weighted by their
+     * decisions */
     EBM_ESTIMATOR_STAT_ACCEPT_RATE = 7,
     /** mean-field rows that did not reach the tolerance */
     EBM_ESTIMATOR_STAT_MEAN_FIELD_MISSED = 8,
@@ -1212,6 +1271,18 @@ EBM_API int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float 
  * @return as ebm_sampler_set_ladder; EBM_EUNSUPPORTED for other kinds
  */
 EBM_API int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *betas);
+/**
+ * Set the proposal of the global moves of e's chains, as
+ * ebm_sampler_set_proposal, on the samplers that run the model's chains
+ * (those EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_GLOBAL_PROB reaches:
+ * the Gibbs chains of CD, PCD, UCD and UCD_LMI's start, and PT's
+ * tempering chains; not the positive phase's chains, whose visible layer
+ * is clamped). With GLOBAL_PROB > 0, UCD's coupled chains make coupled
+ * global moves and stay unbiased.
+ * @return as ebm_sampler_set_proposal; on failure e is unchanged
+ */
+EBM_API int ebm_estimator_set_proposal(ebm_estimator_t *e, int64_t n_rows, const float *rows,
+                                       int64_t ldr, double flip_prob);
 /**
  * The replica exchanges of the last gradient call of an EBM_ESTIMATOR_PT
  * estimator, summed over its K steps, per adjacent pair k: accepted[k] and

@@ -182,6 +182,14 @@ static void note_accept(ebm_estimator_t *e, const ebm__step_out *step, int64_t r
     }
 }
 
+/* The global moves of a step (EBM_SAMPLER_GLOBAL_PROB) in the call's
+ * acceptance, weighted by their decisions. */
+static void note_global(ebm_estimator_t *e, const ebm__step_out *step)
+{
+    e->accept_sum += step->global_accept_rate * (double)step->global_decisions;
+    e->accept_rows += (double)step->global_decisions;
+}
+
 /* One step (in->y NULL) or coupled step of s; the chains are the
  * estimator's scratch, so a failed step may leave them partly drawn. */
 static int run(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *rng,
@@ -190,8 +198,11 @@ static int run(ebm_estimator_t *e, ebm__msg *msg, ebm_sampler_t *s, ebm_rng_t *r
     in->keep = 0;
     ebm__step_out step;
     int rc = ebm__sampler_run(s, msg, rng, in, &step);
-    if (rc == EBM_OK && step.kind != EBM_SAMPLER_GIBBS) {
+    if (rc == EBM_OK && step.kind != EBM_SAMPLER_GIBBS && step.kind != EBM_SAMPLER_TEMPERING) {
         note_accept(e, &step, in->n);
+    }
+    if (rc == EBM_OK && step.global_decisions > 0) {
+        note_global(e, &step);
     }
     return rc;
 }

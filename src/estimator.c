@@ -180,6 +180,18 @@ static int each_sampler(ebm_estimator_t *e, ebm_sampler_t **list)
     return k;
 }
 
+/* The samplers that run the model's own chains, with no layer clamped:
+ * those the global moves (EBM_SAMPLER_GLOBAL_PROB, the proposal) reach. */
+static int chain_samplers(ebm_estimator_t *e, ebm_sampler_t **list)
+{
+    int k = 0;
+    list[k++] = e->gibbs;
+    if (e->tempering != NULL) {
+        list[k++] = e->tempering;
+    }
+    return k;
+}
+
 static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int64_t iv,
                               double dv)
 {
@@ -191,7 +203,7 @@ static int set_sampler_option(ebm_estimator_t *e, int option, int is_double, int
                                                            : "");
     }
     ebm_sampler_t *list[N_SAMPLERS];
-    int count = each_sampler(e, list);
+    int count = option == EBM_SAMPLER_GLOBAL_PROB ? chain_samplers(e, list) : each_sampler(e, list);
     /* The first sampler validates; the others take the same value. */
     int rc = is_double ? ebm_sampler_set_double(list[0], option, dv)
                        : ebm_sampler_set_int(list[0], option, iv);
@@ -441,6 +453,32 @@ int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *
     return EBM_OK;
 }
 
+int ebm_estimator_set_proposal(ebm_estimator_t *e, int64_t n_rows, const float *rows, int64_t ldr,
+                               double flip_prob)
+{
+    if (e == NULL) {
+        return EBM_ENULL;
+    }
+    ebm__msg msg;
+    ebm_sampler_t *list[N_SAMPLERS];
+    float *copies[N_SAMPLERS] = {NULL};
+    const int count = chain_samplers(e, list);
+    int rc = EBM_OK;
+    for (int i = 0; i < count && rc == EBM_OK; i++) {
+        rc = ebm__sampler_proposal_copy(list[i], &msg, n_rows, rows, ldr, flip_prob, &copies[i]);
+    }
+    if (rc != EBM_OK) {
+        for (int i = 0; i < count; i++) {
+            free(copies[i]);
+        }
+        return ebm__set_message(e->errmsg, rc, &msg);
+    }
+    for (int i = 0; i < count; i++) {
+        ebm__sampler_proposal_set(list[i], copies[i], n_rows, flip_prob);
+    }
+    return EBM_OK;
+}
+
 int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs, int64_t *accepted,
                               int64_t *proposed)
 {
@@ -462,6 +500,15 @@ int ebm__estimator_samplers(ebm_estimator_t *e, ebm_sampler_t **list)
 ebm_sampler_t *ebm__estimator_tempering(const ebm_estimator_t *e)
 {
     return e->tempering;
+}
+
+void ebm__estimator_set_twin_global(ebm_estimator_t *e, int twin)
+{
+    ebm_sampler_t *list[N_SAMPLERS];
+    const int count = chain_samplers(e, list);
+    for (int i = 0; i < count; i++) {
+        ebm__sampler_set_twin_global(list[i], twin);
+    }
 }
 
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain)

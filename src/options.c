@@ -94,10 +94,14 @@ int ebm__option_set_double(const ebm__options *t, void *h, char *slot, int optio
         return ebm__error(slot, EBM_EVALUE, "option %d (%s) is not a double option", option,
                           o->name);
     }
-    const double lo = (double)o->lo;
+    const double lo = (double)o->lo, hi = (double)o->hi;
     if (!isfinite(value) || (o->open ? !(value > lo) : !(value >= lo))) {
         return ebm__error(slot, EBM_EVALUE, "%s is %g; it must be finite and %s %g", o->name,
                           value, o->open ? ">" : ">=", lo);
+    }
+    if (o->below && !(value < hi)) {
+        return ebm__error(slot, EBM_EVALUE, "%s is %g; it must be %s %g and < %g", o->name, value,
+                          o->open ? ">" : ">=", lo, hi);
     }
     *(double *)field(o, h) = value;
     return EBM_OK;

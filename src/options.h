@@ -24,7 +24,7 @@ typedef enum ebm__option_kind {
     EBM__OPTION_FLAG,  /* 0 or 1 (lo = 0, hi = 1) */
     EBM__OPTION_ENUM,  /* values of the header enum `values`, lo to hi, or those `range` names */
     EBM__OPTION_MASK,  /* a bit mask within lo to hi; the hook bounds it further */
-    EBM__OPTION_DOUBLE /* a finite double > lo (open) or >= lo */
+    EBM__OPTION_DOUBLE /* a finite double > lo (open) or >= lo, and < hi if below */
 } ebm__option_kind;
 
 /* The C type of the handle field that holds an option. */
@@ -50,6 +50,7 @@ typedef struct ebm__option {
     size_t offset;
     int64_t lo, hi;             /* accepted integers; DOUBLE: the bound lo */
     int open;                   /* DOUBLE: 1 for > lo, 0 for >= lo */
+    int below;                  /* DOUBLE: 1 for < hi too (hi the upper bound), 0 for none */
     const char *range;          /* NULL (from lo and hi), or the values in words */
     const char *values;         /* ENUM: the header enum's tag ("ebm_coupling"); else NULL */
     double initial;             /* the default ebm__options_init stores */

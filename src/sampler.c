@@ -1,11 +1,13 @@
 /* The sampler handle: creation, options, statistics, argument checks, the
  * one dispatch to the kernels (gibbs.c, mh.c, coupling.c, langevin.c,
- * tempering.c) through their contract (step.h), with the undo of a failed
- * call, and the tempering ladder with its swap counts, which the sampler
- * owns for the estimator too. */
+ * tempering.c; proposal.c mixes global.c's global moves with them)
+ * through their contract (step.h), with the undo of a failed call, and the
+ * tempering ladder with its swap counts, which the sampler owns for the
+ * estimator too. */
 #include "coupling.h"
 #include "error.h"
 #include "gibbs.h"
+#include "global.h"
 #include "langevin.h"
 #include "mh.h"
 #include "model.h"
@@ -104,6 +106,8 @@ int ebm_sampler_create(ebm_sampler_t **out, const ebm_model_t *m, int kind)
     }
     s->stat[EBM_STAT_ACCEPT_RATE] = 1.0;
     s->stat[EBM_STAT_SWAP_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_BOTH_RATE] = NAN;
     *out = s;
     return EBM_OK;
 }
@@ -114,6 +118,10 @@ void ebm_sampler_destroy(ebm_sampler_t *s)
         return;
     }
     ebm__arena_free(&s->scratch);
+    ebm__arena_free(&s->global_scratch);
+    free(s->proposal_rows);
+    free(s->top_ids);
+    free(s->saved_rows);
     free(s->row_ids);
     free(s->betas);
     free(s->swaps);
@@ -186,6 +194,8 @@ static const ebm__option sampler_option_rows[] = {
         SETTING(precondition, INT), .lo = 0, .hi = 1, .initial = 0},
     [EBM_SAMPLER_ROW_OFFSET] = {.name = "EBM_SAMPLER_ROW_OFFSET", .kind = EBM__OPTION_INT,
         FIELD(row_offset, INT64), .lo = 0, .hi = UINT32_MAX, .initial = 0},
+    [EBM_SAMPLER_GLOBAL_PROB] = {.name = "EBM_SAMPLER_GLOBAL_PROB", .kind = EBM__OPTION_DOUBLE,
+        SETTING(global_prob, DOUBLE), .lo = 0, .open = 0, .hi = 1, .below = 1, .initial = 0},
 };
 #undef SETTING
 #undef FIELD
@@ -223,6 +233,8 @@ static void begin_call(ebm_sampler_t *s, int64_t n, double met_fraction, double 
     s->stat[EBM_STAT_TRIES_MEAN] = 0.0;
     s->stat[EBM_STAT_TRIES_MAX] = 0.0;
     s->stat[EBM_STAT_SWAP_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE] = NAN;
+    s->stat[EBM_STAT_GLOBAL_BOTH_RATE] = NAN;
     s->accepted = 0;
     if (s->n_betas > 0) {
         ebm__sampler_tally_begin(s);
@@ -244,6 +256,32 @@ int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg)
         return ebm__fail(msg, EBM_EVALUE,
                          "EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE are both 1: "
                          "they are two ways of scaling the step by the variances; set one");
+    }
+    const double p = s->settings.global_prob;
+    if (p == 0.0) {
+        return EBM_OK;
+    }
+    if (s->kind != EBM_SAMPLER_GIBBS && s->kind != EBM_SAMPLER_TEMPERING) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_SAMPLER_GLOBAL_PROB is %g: global moves are built for "
+                         "EBM_SAMPLER_GIBBS and EBM_SAMPLER_TEMPERING only, not yet for %s (set "
+                         "it to 0)",
+                         p, kind_name(s->kind));
+    }
+    EBM__PROPAGATE(ebm__global_supported(s->m, msg));
+    if (s->settings.clamp_layers != 0) {
+        return ebm__fail(msg, EBM_EUNSUPPORTED,
+                         "EBM_SAMPLER_GLOBAL_PROB is %g and EBM_SAMPLER_CLAMP_LAYERS is %lu: a "
+                         "global move proposes the visible and even layers anew, so it cannot "
+                         "keep layers clamped (set one of them to 0)",
+                         p, (unsigned long)s->settings.clamp_layers);
+    }
+    if (s->proposal.n_rows == 0) {
+        return ebm__fail(msg, EBM_EVALUE,
+                         "EBM_SAMPLER_GLOBAL_PROB is %g but no proposal is set: call "
+                         "ebm_sampler_set_proposal (an estimator's: ebm_estimator_set_proposal) "
+                         "first",
+                         p);
     }
     return EBM_OK;
 }
@@ -271,12 +309,13 @@ static ebm__kernel_in kernel_in(ebm_sampler_t *s, const ebm__step_in *in)
         .betas = s->betas,
         .entry_input = in->entry_input,
         .residual_try_limit = residual_try_limit,
+        .proposal = &s->proposal,
+        .global_scratch = &s->global_scratch,
     };
 }
 
-/* The kernel of s's kind (coupled if in->y is set) on the rows of in. */
-static int dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
-                    ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
+int ebm__sampler_dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                          ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in)
 {
     if (in->y != NULL) {
         return s->kind == EBM_SAMPLER_GIBBS
@@ -308,6 +347,9 @@ static void keep_report(ebm_sampler_t *s, const ebm__step_in *in, const ebm__ker
         s->stat[EBM_STAT_TRIES_MEAN] = out->tries_mean;
         s->stat[EBM_STAT_TRIES_MAX] = out->tries_max;
     }
+    s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE] = out->global_accept_rate;
+    s->stat[EBM_STAT_GLOBAL_BOTH_RATE] = out->global_both_rate;
+    s->global_decisions = out->global_decisions;
     s->accepted = out->accepted;
     s->energy_rechecks += out->energy_rechecks;
     s->hidden_input = out->hidden_input;
@@ -323,13 +365,15 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
     EBM__PROPAGATE(ebm__sampler_check_options(s, msg));
     s->iteration++;
     s->hidden_input = NULL; /* set again by the kernels that leave it */
+    s->global_decisions = 0;
     /* No rows, no kernel; but tempering reports the (no) swaps of the step. */
     if (in->n > 0 || s->kind == EBM_SAMPLER_TEMPERING) {
         const ebm__kernel_in k = kernel_in(s, in);
         ebm__kernel_out out = {.accept_rate = 1.0, .met_fraction = 1.0,
                                .swap_accepted = s->step_accepted,
-                               .swap_proposed = s->step_proposed};
-        const int rc = dispatch(s, &k, &out, msg, rng, in);
+                               .swap_proposed = s->step_proposed,
+                               .global_accept_rate = NAN, .global_both_rate = NAN};
+        const int rc = ebm__sampler_mixture(s, &k, &out, msg, rng, in);
         if (rc != EBM_OK) {
             s->iteration--;
             return rc;
@@ -339,7 +383,9 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
     if (report != NULL) {
         *report = (ebm__step_out){.kind = s->kind,
                                   .accept_rate = s->stat[EBM_STAT_ACCEPT_RATE],
-                                  .accepted = s->accepted};
+                                  .accepted = s->accepted,
+                                  .global_decisions = s->global_decisions,
+                                  .global_accept_rate = s->stat[EBM_STAT_GLOBAL_ACCEPT_RATE]};
     }
     return EBM_OK;
 }
@@ -367,6 +413,11 @@ void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin)
 void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin)
 {
     s->settings.twin_swap = twin;
+}
+
+void ebm__sampler_set_twin_global(ebm_sampler_t *s, int twin)
+{
+    s->settings.twin_global = twin;
 }
 
 /* Checks shared by the single and coupled steps for one state matrix. */

@@ -40,6 +40,7 @@ struct ebm_sampler {
     /* statistics of the last call (enum ebm_sampler_stat) */
     double stat[EBM__N_SAMPLER_STATS];
     int64_t accepted; /* MH moves accepted in the last call (both chains) */
+    int64_t global_decisions; /* the global moves' decisions of the last step */
     /* MH decisions the float-GEMM energies left to double (the tests'
      * settings.plain_energies turns that path off) */
     int64_t energy_rechecks;
@@ -48,6 +49,18 @@ struct ebm_sampler {
      * NULL. */
     const float *hidden_input;
     ebm__arena scratch; /* kept between calls, grown on demand */
+    /* EBM_SAMPLER_GLOBAL_PROB: the proposal (ebm_sampler_set_proposal; its
+     * rows and their counts of upper values in the one block
+     * proposal_rows), and the global moves' own scratch */
+    ebm__proposal proposal;
+    float *proposal_rows;
+    ebm__arena global_scratch;
+    /* TEMPERING with global moves: the stream rows of the beta = 1
+     * replicas, and a copy of a public step's rows (both grown on demand) */
+    int64_t *top_ids;
+    size_t top_ids_cap;
+    float *saved_rows;
+    size_t saved_cap;
     char errmsg[EBM__MSG_SIZE];
 };
 
@@ -57,6 +70,10 @@ typedef struct ebm__step_out {
     int kind;           /* the sampler's kind (enum ebm_sampler_kind) */
     double accept_rate; /* EBM_STAT_ACCEPT_RATE */
     int64_t accepted;   /* MH moves accepted (both chains; MH_UNIFORM only) */
+    /* EBM_SAMPLER_GLOBAL_PROB > 0: the global moves' decisions (a coupled
+     * row makes two; 0 if none) and their acceptance */
+    int64_t global_decisions;
+    double global_accept_rate;
 } ebm__step_out;
 
 /* One step of s on validated rows (step.h's ebm__step_in), for the public
@@ -78,8 +95,30 @@ int ebm__sampler_run(ebm_sampler_t *s, ebm__msg *msg, ebm_rng_t *rng, const ebm_
 const float *ebm__sampler_hidden_input(const ebm_sampler_t *s);
 /* The options' consistency for s's kind, checked before a step moves
  * anything: EBM_EVALUE if a Langevin kind has both
- * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set. */
+ * EBM_SAMPLER_PRECONDITION and EBM_SAMPLER_SCALE_BY_VARIANCE set; with
+ * EBM_SAMPLER_GLOBAL_PROB > 0, EBM_EUNSUPPORTED for a kind other than
+ * GIBBS and TEMPERING, a Gaussian or dReLU layer or a clamped layer, and EBM_EVALUE if
+ * no proposal is set. */
 int ebm__sampler_check_options(const ebm_sampler_t *s, ebm__msg *msg);
+
+/* ebm_sampler_set_proposal in two parts, so that an estimator sets the
+ * proposal of several samplers or none: the checks and the copy (a block
+ * for ebm__sampler_proposal_set, or an error in msg and *copy NULL), then
+ * the setting, which cannot fail (s owns copy). */
+int ebm__sampler_proposal_copy(const ebm_sampler_t *s, ebm__msg *msg, int64_t n_rows,
+                               const float *rows, int64_t ldr, double flip_prob, float **copy);
+void ebm__sampler_proposal_set(ebm_sampler_t *s, float *copy, int64_t n_rows, double flip_prob);
+/* The kernel of s's kind (coupled if in->y is set) on the rows of in
+ * (sampler.c), with k filled from s for this step. */
+int ebm__sampler_dispatch(const ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                          ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in);
+/* The step of s on the rows of in (proposal.c): ebm__sampler_dispatch's,
+ * or with EBM_SAMPLER_GLOBAL_PROB > 0 the mixture (global.h): the global
+ * moves of the rows whose coin says so, the kernel's sweep of the others
+ * (tempering: its step of every row, then the global moves of the beta = 1
+ * replicas). On failure the rows are as they were if in->keep is set. */
+int ebm__sampler_mixture(ebm_sampler_t *s, const ebm__kernel_in *k, ebm__kernel_out *out,
+                         ebm__msg *msg, ebm_rng_t *rng, const ebm__step_in *in);
 
 /* EBM_SAMPLER_TEMPERING, for the handles that run one (s NULL: none).
  * The ladder's length (0: none yet). */

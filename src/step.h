@@ -55,11 +55,26 @@ typedef struct ebm__sampler_settings {
     int scale_by_variance;
     int precondition; /* Langevin steps scaled by sigma_i^2 per visible unit */
     int closed_form;
+    double global_prob; /* EBM_SAMPLER_GLOBAL_PROB: a row's chance of a global move */
+    /* tests only (testing.h), no option: the global moves' broken twins
+     * (EBM__GLOBAL_TWIN_*, global.h; 0: none) */
+    int twin_global;
     /* tests only (testing.h), no option: double MH energies; the Langevin
      * adjustment with the unpreconditioned density; the swap rule's sign
      * flipped */
     int plain_energies, twin_density, twin_swap;
 } ebm__sampler_settings;
+
+/* The proposal of the global moves (ebm_sampler_set_proposal), held by
+ * the sampler: n_rows visible rows of n_0 values (stride n_0) and the
+ * chance that a unit (a Potts site) of a chosen row changes. n_rows 0:
+ * none set. */
+typedef struct ebm__proposal {
+    int64_t n_rows;
+    const float *rows;
+    const float *ones; /* [n_rows]: each row's count of upper values (1, +1) */
+    double flip_prob;
+} ebm__proposal;
 
 /* What a kernel reads besides its rows: the model, the sampler's settings
  * (its own, not a copy: a kernel only reads them), what is particular to
@@ -77,6 +92,10 @@ typedef struct ebm__kernel_in {
     /* coupled Gibbs: the residual tries a row may make before the step
      * fails with EBM_ELIMIT */
     int64_t residual_try_limit;
+    /* EBM_SAMPLER_GLOBAL_PROB > 0: the proposal, and the global moves'
+     * own scratch (the sweep of the other rows lays out `scratch`) */
+    const ebm__proposal *proposal;
+    ebm__arena *global_scratch;
 } ebm__kernel_in;
 
 /* What a kernel produces besides its rows. The sampler sets every field
@@ -96,6 +115,11 @@ typedef struct ebm__kernel_out {
     /* EBM_SAMPLER_TEMPERING: per adjacent pair k, the step's swaps,
      * accepted and proposed (arrays of n_betas - 1, the sampler's) */
     int64_t *swap_accepted, *swap_proposed;
+    /* EBM_SAMPLER_GLOBAL_PROB > 0: EBM_STAT_GLOBAL_ACCEPT_RATE and
+     * EBM_STAT_GLOBAL_BOTH_RATE (NaN), and the global moves' decisions
+     * (0; a coupled row makes two) */
+    double global_accept_rate, global_both_rate;
+    int64_t global_decisions;
 } ebm__kernel_out;
 
 /* Layers of m whose units move (not in clamp_layers), of one parity (0

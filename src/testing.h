@@ -26,6 +26,13 @@ void ebm__sampler_set_twin_density(ebm_sampler_t *s, int twin);
 /* The broken twin of the exchange rule: 1 flips the sign of the log
  * acceptance ratio of s's tempering swaps. */
 void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin);
+/* The broken twins of the global moves (EBM_SAMPLER_GLOBAL_PROB): twin 1
+ * accepts without the proposal's log q terms; twin 2 with the even
+ * layers' own energy terms in place of the free energy F, the summed-out
+ * (odd) layers' part of F left out; 0 is the kernel. On s, or on e's
+ * samplers. */
+void ebm__sampler_set_twin_global(ebm_sampler_t *s, int twin);
+void ebm__estimator_set_twin_global(ebm_estimator_t *e, int twin);
 /* The residual tries a row of a coupled Gibbs step may make before the
  * step fails with EBM_ELIMIT, for every sampler and estimator of the
  * process from the next step on (default EBM__RESIDUAL_TRY_LIMIT, 2^22;

@@ -20,7 +20,7 @@ static const char *const sampler_names[] = {
     "EBM_SAMPLER_CLAMP_LAYERS",      "EBM_SAMPLER_COUPLING",    "EBM_SAMPLER_LANGEVIN_STEPS",
     "EBM_SAMPLER_STEP_SIZE",         "EBM_SAMPLER_COSINE",      "EBM_SAMPLER_ADJUST_AFTER",
     "EBM_SAMPLER_SCALE_BY_VARIANCE", "EBM_SAMPLER_CLOSED_FORM", "EBM_SAMPLER_ITERATION",
-    "EBM_SAMPLER_PRECONDITION",      "EBM_SAMPLER_ROW_OFFSET"};
+    "EBM_SAMPLER_PRECONDITION",      "EBM_SAMPLER_ROW_OFFSET",  "EBM_SAMPLER_GLOBAL_PROB"};
 static const char *const estimator_names[] = {
     "EBM_ESTIMATOR_K",           "EBM_ESTIMATOR_MAX_STEPS",        "EBM_ESTIMATOR_CHAINS",
     "EBM_ESTIMATOR_MARGINALIZE", "EBM_ESTIMATOR_POSITIVE",         "EBM_ESTIMATOR_SAMPLER",
@@ -139,8 +139,9 @@ static void check_double_edges(const handle *hd, int n, const double_edge *edges
     t_soft_context("%s", "");
 }
 
-/* Unknown option numbers and the wrong setter, for every option. */
-static void check_wrong_calls(const handle *hd, int n, int double_option)
+/* Unknown option numbers and the wrong setter, for every option
+ * (double_options: bit o set for a double option o). */
+static void check_wrong_calls(const handle *hd, int n, uint32_t double_options)
 {
     const int unknown[] = {-1, n, n + 1, 999, INT_MAX, INT_MIN};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
@@ -158,7 +159,7 @@ static void check_wrong_calls(const handle *hd, int n, int double_option)
         t_soft_context("%s by the other setter", hd->names[o]);
         double before[32], after[32];
         read_all(hd, n, before);
-        if (o == double_option) {
+        if (double_options >> o & 1u) {
             CHECK(hd->set_int(hd->h, o, 1) == EV && t_contains(hd->errmsg(hd->h), hd->names[o]) &&
                       t_contains(hd->errmsg(hd->h), "double"),
                   "set_int: \"%s\"", hd->errmsg(hd->h));
@@ -230,18 +231,18 @@ START_TEST(sampler_options)
     make_models(models);
     ebm_model_t *rbm = models[0], *dbm = models[1];
     /* Defaults: clamp, coupling, steps, step size, cosine, adjust, scale,
-     * closed form, iteration, precondition, row offset. */
+     * closed form, iteration, precondition, row offset, global moves. */
     static const struct {
         int model, kind;
-        double want[11];
+        double want[12];
     } defaults[] = {
-        {0, EBM_SAMPLER_GIBBS, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0}},
-        {0, EBM_SAMPLER_MH_UNIFORM, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0}},
-        {1, EBM_SAMPLER_GIBBS, {0, EBM_COUPLING_BLOCKWISE, 1, 0.01, 0, -1, 0, 1, 0, 0, 0}},
-        {1, EBM_SAMPLER_TEMPERING, {0, EBM_COUPLING_BLOCKWISE, 1, 0.01, 0, -1, 0, 1, 0, 0, 0}},
-        {2, EBM_SAMPLER_GIBBS, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0}},
-        {2, EBM_SAMPLER_LANGEVIN, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0}},
-        {2, EBM_SAMPLER_GIBBS_LANGEVIN, {0, EBM_COUPLING_CRN, 10, 0.01, 1, -1, 0, 1, 0, 0, 0}},
+        {0, EBM_SAMPLER_GIBBS, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0, 0}},
+        {0, EBM_SAMPLER_MH_UNIFORM, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0, 0}},
+        {1, EBM_SAMPLER_GIBBS, {0, EBM_COUPLING_BLOCKWISE, 1, 0.01, 0, -1, 0, 1, 0, 0, 0, 0}},
+        {1, EBM_SAMPLER_TEMPERING, {0, EBM_COUPLING_BLOCKWISE, 1, 0.01, 0, -1, 0, 1, 0, 0, 0, 0}},
+        {2, EBM_SAMPLER_GIBBS, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0, 0}},
+        {2, EBM_SAMPLER_LANGEVIN, {0, EBM_COUPLING_CRN, 1, 0.01, 0, -1, 0, 1, 0, 0, 0, 0}},
+        {2, EBM_SAMPLER_GIBBS_LANGEVIN, {0, EBM_COUPLING_CRN, 10, 0.01, 1, -1, 0, 1, 0, 0, 0, 0}},
     };
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         ebm_sampler_t *s = NULL;
@@ -301,13 +302,18 @@ START_TEST(sampler_options)
         {EBM_SAMPLER_STEP_SIZE, -0.0, EV},       {EBM_SAMPLER_STEP_SIZE, -tiny, EV},
         {EBM_SAMPLER_STEP_SIZE, DBL_MAX, EBM_OK}, {EBM_SAMPLER_STEP_SIZE, INFINITY, EV},
         {EBM_SAMPLER_STEP_SIZE, -INFINITY, EV},  {EBM_SAMPLER_STEP_SIZE, NAN, EV},
+        {EBM_SAMPLER_GLOBAL_PROB, 0.0, EBM_OK},  {EBM_SAMPLER_GLOBAL_PROB, -tiny, EV},
+        {EBM_SAMPLER_GLOBAL_PROB, 0.5, EBM_OK},  {EBM_SAMPLER_GLOBAL_PROB, nextafter(1.0, 0.0), EBM_OK},
+        {EBM_SAMPLER_GLOBAL_PROB, 1.0, EV},      {EBM_SAMPLER_GLOBAL_PROB, NAN, EV},
+        {EBM_SAMPLER_GLOBAL_PROB, INFINITY, EV},
     };
     ebm_sampler_t *s = NULL;
     ck_assert_int_eq(ebm_sampler_create(&s, dbm, EBM_SAMPLER_GIBBS), EBM_OK);
     handle hd = sampler_handle(s);
     check_int_edges(&hd, N_SAMPLER_OPTIONS, edges, sizeof edges / sizeof edges[0]);
     check_double_edges(&hd, N_SAMPLER_OPTIONS, dedges, sizeof dedges / sizeof dedges[0]);
-    check_wrong_calls(&hd, N_SAMPLER_OPTIONS, EBM_SAMPLER_STEP_SIZE);
+    check_wrong_calls(&hd, N_SAMPLER_OPTIONS,
+                      1u << EBM_SAMPLER_STEP_SIZE | 1u << EBM_SAMPLER_GLOBAL_PROB);
     ebm_sampler_destroy(s);
     /* The mask follows the model: 2 layers, masks 0 to 3. */
     static const int_edge rbm_edges[] = {{EBM_SAMPLER_CLAMP_LAYERS, 3, EBM_OK},
@@ -422,7 +428,7 @@ START_TEST(estimator_options)
     handle hd = estimator_handle(e);
     check_int_edges(&hd, N_ESTIMATOR_OPTIONS, edges, sizeof edges / sizeof edges[0]);
     check_double_edges(&hd, N_ESTIMATOR_OPTIONS, dedges, sizeof dedges / sizeof dedges[0]);
-    check_wrong_calls(&hd, N_ESTIMATOR_OPTIONS, EBM_ESTIMATOR_MEAN_FIELD_TOL);
+    check_wrong_calls(&hd, N_ESTIMATOR_OPTIONS, 1u << EBM_ESTIMATOR_MEAN_FIELD_TOL);
     ebm_estimator_destroy(e);
     /* What depends on the kind and the model. */
     static const struct {

@@ -797,6 +797,7 @@ int main(void)
         ebm_io_suite,
         ebm_energy_suite,    ebm_conditional_suite, ebm_search_suite,   ebm_evaluation_suite,
         ebm_sampler_suite,   ebm_coupling_suite,    ebm_langevin_suite, ebm_tempering_suite,
+        ebm_global_suite,
         ebm_estimator_suite, ebm_options_suite,
         ebm_threads_suite,   ebm_faults_suite,      ebm_alloc_suite,
     };

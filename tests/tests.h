@@ -59,6 +59,7 @@ Suite *ebm_sampler_suite(void);     /* check_sampler.c */
 Suite *ebm_coupling_suite(void);    /* check_coupling.c */
 Suite *ebm_langevin_suite(void);    /* check_langevin.c */
 Suite *ebm_tempering_suite(void);   /* check_tempering.c */
+Suite *ebm_global_suite(void);      /* check_global.c */
 Suite *ebm_centring_suite(void);    /* check_centring.c */
 Suite *ebm_potts_suite(void);       /* check_potts.c */
 Suite *ebm_drelu_suite(void);       /* check_drelu.c */

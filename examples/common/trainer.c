@@ -128,6 +128,7 @@ static void free_run(run *r)
     free(r->centre_mu);
     free(r->centre_target);
     free(r->centre_clamp);
+    free(r->proposal);
     data_set_free(&r->train);
     data_set_free(&r->test);
 }

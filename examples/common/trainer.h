@@ -107,6 +107,10 @@ typedef struct trainer_config {
      * inverse temperatures; n_ladder 0: plain PCD */
     double ladder[TRAINER_MAX_BETAS];
     int n_ladder;
+    /* --global-prob, --flip-prob: global moves of the chains from the
+     * training rows (EBM_SAMPLER_GLOBAL_PROB, ebm_estimator_set_proposal;
+     * UCD, PCD, PT); global_prob 0: none */
+    double global_prob, flip_prob;
 
     /* run */
     int64_t steps;          /* total steps (including those before a resume); 0: no limit */

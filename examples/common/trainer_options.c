@@ -46,6 +46,7 @@ void trainer_defaults(trainer_config *c, int method, const char *prog, const cha
     c->marginalize = -1;
     c->positive = EBM_POSITIVE_AUTO;
     c->search_sweeps = 10000;
+    c->flip_prob = 0.02;
     c->seed = 1;
     c->out = NULL;
     c->checkpoint_every = 1000;
@@ -250,6 +251,14 @@ static int optimiser_estimator_specs(trainer_config *c, cli_spec *s, char (*text
     if (lmi) {
         ADD(CLI_I64("--search-sweeps", "N", &c->search_sweeps, 1, INT64_C(1) << 40,
                     "local-search sweep cap"));
+    } else {
+        ADD(CLI_DBL("--global-prob", "P", &c->global_prob, 0.0, 0.999999,
+                    "the chance that a chain's step is a global move from the training rows "
+                    "(EBM_SAMPLER_GLOBAL_PROB, docs/global_moves.md; PT: of the beta = 1 "
+                    "replicas); 0: none"));
+        ADD(CLI_DBL("--flip-prob", "E", &c->flip_prob, 1e-9, 0.999999,
+                    "the global moves' proposal: the chance that a unit of the chosen "
+                    "training row flips"));
     }
     return n;
 }
@@ -435,6 +444,11 @@ int trainer_config_text(const run *r, char *buf, size_t size)
     }
     int tail = -1;
     if (at > 0 && (size_t)at < size && sat < sizeof shards) {
+        char global[80] = "";
+        if (c->global_prob > 0.0) {
+            snprintf(global, sizeof global, " global_prob=%.17g flip_prob=%.17g", c->global_prob,
+                     c->flip_prob);
+        }
         char centre[64] = "";
     if (c->centre) {
         snprintf(centre, sizeof centre, " centre=data offset_rate=%.17g", c->offset_rate);
@@ -442,13 +456,13 @@ int trainer_config_text(const run *r, char *buf, size_t size)
     tail = snprintf(buf + at, size - (size_t)at,
                  " optimizer=%s momentum=%s batch=%lld chains=%lld seed=%llu%s%s%s | lr=%.17g "
                  "schedule=%s gamma=%.17g clip=%.17g k=%lld cap=%lld marginalize=%d "
-                 "positive=%d search_sweeps=%lld",
+                 "positive=%d search_sweeps=%lld%s",
                  optimizer_names[c->optimizer], c->momentum > 0 ? "on" : "off",
                  (long long)c->batch, (long long)c->chains, (unsigned long long)c->seed,
                  c->schedule == OPTIM_COSINE ? " cosine" : "", centre, shards, c->lr,
                  schedule_names[c->schedule],
                  c->gamma, c->clip, (long long)c->k, (long long)c->cap, c->marginalize,
-                 c->positive, (long long)c->search_sweeps);
+                 c->positive, (long long)c->search_sweeps, global);
     }
     /* a cut text would let a resume change what it must keep */
     return tail >= 0 && (size_t)tail < size - (size_t)at

@@ -49,6 +49,8 @@ enum { HELDOUT_LOG_Z_BITS = 20 };
 #define AIS_CHECK_STREAM ((UINT64_C(3) << 32) + 1)
 /* --ais-base data: the Bernoulli draws of the training images' encoding */
 #define AIS_BASE_STREAM ((UINT64_C(3) << 32) + 2)
+/* --global-prob: the Bernoulli draws of the proposal rows' encoding */
+#define PROPOSAL_STREAM ((UINT64_C(3) << 32) + 3)
 
 /* Everything one run holds. */
 typedef struct run {
@@ -75,6 +77,7 @@ typedef struct run {
     int64_t stat_steps;
     double tau_sum, tau_max, ptau_sum, ptau_max, capped;
     double mh_accepted; /* UCD-LMI: MH moves accepted over this process's steps */
+    float *proposal;    /* --global-prob: the encoded training rows (train.n x dim), or NULL */
     /* PT: the swap rate summed over steps, and per adjacent pair of the
      * ladder the exchanges accepted and proposed over this process's steps */
     double swap_sum, swap_accepted[TRAINER_MAX_BETAS], swap_proposed[TRAINER_MAX_BETAS];

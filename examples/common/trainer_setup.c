@@ -125,6 +125,52 @@ static int set_option(run *r, ebm_estimator_t *e, int option, int64_t value, con
     return 0;
 }
 
+/* --global-prob: the training rows encoded once, as a batch encodes them
+ * (a Bernoulli encoding draws from its own stream, PROPOSAL_STREAM), into
+ * r->proposal; the estimators copy them. @return 0, or 1 after a message */
+static int proposal_rows(run *r)
+{
+    const trainer_config *c = r->c;
+    if (r->proposal != NULL) {
+        return 0;
+    }
+    const int64_t n = r->train.n;
+    ebm_rng_t *rng = NULL;
+    char err[ERR_SIZE] = "";
+    r->proposal = malloc((size_t)(n * r->dim) * sizeof *r->proposal);
+    int rc = r->proposal == NULL ? -1
+             : ebm_rng_create(&rng, c->seed, PROPOSAL_STREAM) == EBM_OK ? DATA_OK
+                                                                        : DATA_ERNG;
+    if (rc == DATA_OK) {
+        rc = data_batch(&r->train, &r->enc, rng, NULL, n, r->proposal, r->dim, err, sizeof err);
+    }
+    ebm_rng_destroy(rng);
+    if (rc != DATA_OK) {
+        free(r->proposal);
+        r->proposal = NULL;
+        return trainer_complain(c, "--global-prob: %s", rc == -1 ? "out of memory" : err);
+    }
+    return 0;
+}
+
+/* --global-prob and its proposal on e. @return 0, or 1 after a message */
+static int set_global_moves(run *r, ebm_estimator_t *e)
+{
+    const trainer_config *c = r->c;
+    if (c->global_prob == 0.0) {
+        return 0;
+    }
+    if (proposal_rows(r)) {
+        return 1;
+    }
+    int rc = ebm_estimator_set_double(e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_GLOBAL_PROB,
+                                      c->global_prob);
+    if (rc == EBM_OK) {
+        rc = ebm_estimator_set_proposal(e, r->train.n, r->proposal, r->dim, c->flip_prob);
+    }
+    return rc == EBM_OK ? 0 : trainer_complain(c, "--global-prob: %s", ebm_estimator_errmsg(e));
+}
+
 /* A new estimator with the run's options, or NULL after a message. */
 static ebm_estimator_t *new_estimator(run *r)
 {
@@ -147,7 +193,8 @@ static ebm_estimator_t *new_estimator(run *r)
          trainer_complain(c, "--ladder: %s", ebm_estimator_errmsg(e))) ||
         (trainer_persistent(c->method) &&
          set_option(r, e, EBM_ESTIMATOR_CHAINS, c->chains > 0 ? c->chains : c->batch,
-                    "--chains"))) {
+                    "--chains")) ||
+        set_global_moves(r, e)) {
         ebm_estimator_destroy(e);
         return NULL;
     }

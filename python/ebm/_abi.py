@@ -68,6 +68,7 @@ DECLARATIONS = (
     'int ebm_sampler_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx)',
     'int ebm_sampler_coupled_step(ebm_sampler_t *s, ebm_rng_t *rng, int64_t n, float *x, int64_t ldx, float *y, int64_t ldy, uint8_t *met)',
     'int ebm_sampler_set_ladder(ebm_sampler_t *s, int64_t n_betas, const double *betas)',
+    'int ebm_sampler_set_proposal(ebm_sampler_t *s, int64_t n_rows, const float *rows, int64_t ldr, double flip_prob)',
     'int ebm_sampler_swap_counts(const ebm_sampler_t *s, int64_t n_pairs, int64_t *accepted, int64_t *proposed)',
     'double ebm_sampler_stat(const ebm_sampler_t *s, int stat)',
     'const char *ebm_sampler_errmsg(const ebm_sampler_t *s)',
@@ -82,6 +83,7 @@ DECLARATIONS = (
     'int ebm_estimator_get_chains(const ebm_estimator_t *e, float *out, int64_t ldo)',
     'int ebm_estimator_set_chains(ebm_estimator_t *e, int64_t n, const float *chains, int64_t ldc)',
     'int ebm_estimator_set_ladder(ebm_estimator_t *e, int64_t n_betas, const double *betas)',
+    'int ebm_estimator_set_proposal(ebm_estimator_t *e, int64_t n_rows, const float *rows, int64_t ldr, double flip_prob)',
     'int ebm_estimator_swap_counts(const ebm_estimator_t *e, int64_t n_pairs, int64_t *accepted, int64_t *proposed)',
 )
 
@@ -171,6 +173,7 @@ class SamplerOption(IntEnum):
     ITERATION = 8
     PRECONDITION = 9
     ROW_OFFSET = 10
+    GLOBAL_PROB = 11
 
 
 class SamplerStat(IntEnum):
@@ -183,7 +186,9 @@ class SamplerStat(IntEnum):
     TRIES_MAX = 4
     ITERATION = 5
     SWAP_RATE = 6
-    COUNT = 7
+    GLOBAL_ACCEPT_RATE = 7
+    GLOBAL_BOTH_RATE = 8
+    COUNT = 9
 
 
 class EstimatorKind(IntEnum):

@@ -38,6 +38,17 @@ def _option_value(name, value):
     return _check_int(value, name)
 
 
+def _proposal_value(model, value):
+    """(rows, flip_prob) as set_proposal passes them: float32 rows of the
+    model's visible units (read in place when possible) and a float."""
+    try:
+        rows, flip_prob = value
+    except (TypeError, ValueError):
+        raise TypeError("proposal must be a pair (rows, flip_prob), not %r" % (value,)) from None
+    rows, ld = _readable(rows, "rows", model.n_visible)
+    return rows, ld, _real(flip_prob, "flip_prob")
+
+
 def _ladder_value(betas):
     """betas as the float64 vector set_ladder passes to the library."""
     b = _dense(betas, "betas", np.float64)
@@ -50,7 +61,8 @@ class _OnModel(_Handle):
     """A sampler or estimator: a C object that points to its model.
 
     Subclasses give their C functions, bound once (_api: create, errmsg,
-    set_int, set_double, set_ladder, swap_counts, stat), their kind enum,
+    set_int, set_double, set_ladder, set_proposal, swap_counts, stat), their
+    kind enum,
     option lookup (_option) and stat enum.
     """
 
@@ -101,7 +113,8 @@ class _OnModel(_Handle):
         they applied; an error leaves every option as it was.
 
         ladder=[beta_0, ..., 1] sets the ladder of a tempering sampler or a
-        PT estimator (set_ladder)."""
+        PT estimator (set_ladder); proposal=(rows, flip_prob) the global
+        moves' proposal (set_proposal)."""
         self._set(self._plan(options), trial=True)
         return self
 
@@ -110,14 +123,30 @@ class _OnModel(_Handle):
         PT estimator): 2 to 1024 values in [0, 1], increasing, the last 1."""
         return self.set(ladder=betas)
 
+    def set_proposal(self, rows, flip_prob):
+        """Set the proposal of the global moves (option global_prob > 0;
+        docs/global_moves.md): rows, visible rows (n_rows, n_visible) of
+        the model's values (the training set), one chosen uniformly per
+        move, each visible unit changed with probability flip_prob in
+        (0, 1). The library copies the rows."""
+        return self.set(proposal=(rows, flip_prob))
+
+    @property
+    def proposal(self):
+        """The proposal set by set_proposal, (rows, flip_prob), or None."""
+        return self._options.get("proposal")
+
     def _plan(self, options):
         """[(name, option id, C value)] of options, checked by the binding; the
-        ladder first (its setter allocates: it is the one that can fail for
-        want of memory once the values are known to be valid)."""
+        ladder and the proposal first (their setters allocate: they are the
+        ones that can fail for want of memory once the values are known to
+        be valid)."""
         plan = []
         for name, value in options.items():
             if name == "ladder":
                 plan.insert(0, (name, None, _ladder_value(value)))
+            elif name == "proposal":
+                plan.insert(0, (name, None, _proposal_value(self.model, value)))
             else:
                 plan.append((name, self._option(name), _option_value(name, value)))
         return plan
@@ -129,6 +158,10 @@ class _OnModel(_Handle):
         if name == "ladder":
             fn = api.set_ladder
             rc = fn(p, value.shape[0], value.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        elif name == "proposal":
+            rows, ld, flip_prob = value
+            fn = api.set_proposal
+            rc = fn(p, rows.shape[0], _ptr(rows), ld, flip_prob)
         else:
             fn = api.set_double if isinstance(value, float) else api.set_int
             rc = fn(p, option, value)
@@ -136,6 +169,9 @@ class _OnModel(_Handle):
 
     def _recorded(self, item):
         name, _, value = item
+        if name == "proposal":
+            rows, _, flip_prob = value
+            return np.array(rows, _f32), flip_prob  # a copy, as the library keeps
         return [float(v) for v in value] if name == "ladder" else value
 
     def _trial(self, plan):
@@ -215,8 +251,10 @@ class Sampler(_OnModel):
     "langevin", "gibbs_langevin" or "tempering"; options by name (clamp_layers,
     coupling="blockwise"|"crn"|"maximal", langevin_steps, step_size, cosine,
     adjust_after, scale_by_variance, closed_form, iteration, precondition,
-    row_offset, and ladder=[beta_0, ..., 1] for "tempering", whose rows are
-    chains of len(ladder) replicas, the last of each at beta = 1). The sampler
+    row_offset, global_prob with proposal=(rows, flip_prob) (set_proposal:
+    global moves from data rows, "gibbs" and "tempering"), and
+    ladder=[beta_0, ..., 1] for "tempering", whose rows are chains of
+    len(ladder) replicas, the last of each at beta = 1). The sampler
     keeps its model alive. Chains belong to the caller: step() and
     coupled_step() move float32 arrays in place.
     """
@@ -225,7 +263,8 @@ class Sampler(_OnModel):
     _api = types.SimpleNamespace(
         create=_C.ebm_sampler_create, errmsg=_C.ebm_sampler_errmsg,
         set_int=_C.ebm_sampler_set_int, set_double=_C.ebm_sampler_set_double,
-        set_ladder=_C.ebm_sampler_set_ladder, swap_counts=_C.ebm_sampler_swap_counts,
+        set_ladder=_C.ebm_sampler_set_ladder, set_proposal=_C.ebm_sampler_set_proposal,
+        swap_counts=_C.ebm_sampler_swap_counts,
         stat=_C.ebm_sampler_stat)
     _kinds, _stat_enum = SamplerKind, SamplerStat
 
@@ -285,7 +324,9 @@ class Estimator(_OnModel):
     mean_field_tol, step_limit, row_offset and chain_offset (the global
     numbers of the first data row and chain: data-parallel training,
     docs/distributed.md), and any sampler option (coupling, step_size,
-    ...), which goes to the estimator's samplers. The estimator keeps its
+    global_prob, ...), which goes to the estimator's samplers;
+    proposal=(rows, flip_prob) (set_proposal) the global moves' proposal
+    of the samplers that run the model's chains. The estimator keeps its
     model alive.
     """
 
@@ -293,7 +334,8 @@ class Estimator(_OnModel):
     _api = types.SimpleNamespace(
         create=_C.ebm_estimator_create, errmsg=_C.ebm_estimator_errmsg,
         set_int=_C.ebm_estimator_set_int, set_double=_C.ebm_estimator_set_double,
-        set_ladder=_C.ebm_estimator_set_ladder, swap_counts=_C.ebm_estimator_swap_counts,
+        set_ladder=_C.ebm_estimator_set_ladder, set_proposal=_C.ebm_estimator_set_proposal,
+        swap_counts=_C.ebm_estimator_swap_counts,
         stat=_C.ebm_estimator_stat)
     _kinds, _stat_enum = EstimatorKind, EstimatorStat
 

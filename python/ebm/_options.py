@@ -3,8 +3,9 @@ src/estimator.c: do not edit.
 
 Each option: name (the Python keyword), c_name, code (the C option number), kind
 ("int", "flag", "enum", "mask" or "double"), lo and hi (the accepted integers; for
-"double" lo is the bound, open True for > lo, False for >= lo), range (the accepted
-values in the library's words), choices (an "enum" option's accepted values), values
+"double" lo is the bound, open True for > lo, False for >= lo, hi None or the bound
+it stays below), range (the accepted values in the library's words), choices (an
+"enum" option's accepted values), values
 (its header enum's tag), default (default_text, when not None, says how the
 handle's kind or model sets it) and hook (not None: the library checks the value
 further, against the model or the estimator's kind).
@@ -182,6 +183,21 @@ SAMPLER_OPTIONS = (
         choices=None,
         values=None,
         default=0,
+        default_text=None,
+        hook=None,
+    ),
+    Option(
+        name='global_prob',
+        c_name='EBM_SAMPLER_GLOBAL_PROB',
+        code=11,
+        kind='double',
+        lo=0,
+        hi=1.0,
+        open=False,
+        range='finite and >= 0 and < 1',
+        choices=None,
+        values=None,
+        default=0.0,
         default_text=None,
         hook=None,
     ),

@@ -128,13 +128,14 @@ ON_MODEL_CALLS = {
     "chains=": lambda e: setattr(e, "chains", np.zeros((2, e.model.state_width), F32)),
     "set": lambda o: o.set(row_offset=1),
     "set_ladder": lambda o: o.set_ladder([0.5, 1.0]),
+    "set_proposal": lambda o: o.set_proposal(np.zeros((2, o.model.n_visible), F32), 0.1),
     "swap_counts": lambda o: o.swap_counts(),
     "stats": lambda o: o.stats,
     "pickle": lambda o: pickle.dumps(o),
     "deepcopy": lambda o: copy.deepcopy(o),
     "copy.copy": lambda o: copy.copy(o),
 }
-ON_MODEL_KEPT = {"model", "kind", "ladder", "close", "closed"}
+ON_MODEL_KEPT = {"model", "kind", "ladder", "proposal", "close", "closed"}
 SAMPLER_ONLY = {"step", "coupled_step"}
 ESTIMATOR_ONLY = {"gradient", "num_chains", "chains", "chains="}
 

@@ -150,7 +150,8 @@ def range_text(o):
     if o.get("range") is not None:
         return o["range"]
     if o["kind"] == "double":
-        return "finite and %s %g" % (">" if o.get("open") else ">=", o["lo"])
+        text = "finite and %s %g" % (">" if o.get("open") else ">=", o["lo"])
+        return text + (" and < %g" % o["hi"] if o.get("hi") is not None else "")
     if o["kind"] == "flag":
         return "0 or 1"
     if o["hi"] == LIMITS["INT64_MAX"]:
@@ -179,8 +180,8 @@ def options(header_text):
                 "default_text": f.get("initial_text"), "hook": f.get("hook"),
                 "doc": docs.get(index, ""),
             }
-            if o["kind"] == "double":
-                o["hi"] = None
+            if o["kind"] == "double":  # hi: the upper bound (exclusive) if `below`, else none
+                o["hi"] = float(o["hi"]) if f.get("below") else None
                 o["default"] = float(o["default"])
             if o["values"] is not None:  # the default and the choices by their names
                 members = dict(gen_abi.enums(body))[o["values"]]
@@ -214,8 +215,9 @@ def render_module(opts, header_text):
         "",
         "Each option: name (the Python keyword), c_name, code (the C option number), kind",
         '("int", "flag", "enum", "mask" or "double"), lo and hi (the accepted integers; for',
-        '"double" lo is the bound, open True for > lo, False for >= lo), range (the accepted',
-        'values in the library\'s words), choices (an "enum" option\'s accepted values), values',
+        '"double" lo is the bound, open True for > lo, False for >= lo, hi None or the bound',
+        'it stays below), range (the accepted values in the library\'s words), choices (an',
+        '"enum" option\'s accepted values), values',
         "(its header enum's tag), default (default_text, when not None, says how the",
         "handle's kind or model sets it) and hook (not None: the library checks the value",
         "further, against the model or the estimator's kind).",
