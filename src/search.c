@@ -42,7 +42,8 @@ typedef struct relax {
     float *wt;            /* W_l^T (n_l x n_{l-1}) at wt + w_off[l] */
     int64_t *nflip;       /* active rows x n_layers: how many units flipped */
     /* the caller's rows and sweep counts, to undo a call whose result
-     * overflowed */
+     * overflowed (guarded calls only) */
+    int guarded;
     float *saved;
     int64_t *saved_sweeps;
 } relax;
@@ -223,10 +224,13 @@ static void relax_free(relax *rx)
     free(rx->saved_sweeps);
 }
 
-/* Keep a copy of the n rows of x and of sweeps (NULL: none). */
+/* Keep a copy of the n rows of x and of sweeps (NULL: none), if guarded. */
 static void relax_save(relax *rx, int64_t n, const float *x, int64_t ldx, const int64_t *sweeps)
 {
     const int64_t w = rx->m->width;
+    if (!rx->guarded) {
+        return;
+    }
     for (int64_t r = 0; r < n; r++) {
         memcpy(rx->saved + r * w, x + r * ldx, (size_t)w * sizeof *x);
     }
@@ -292,6 +296,13 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
             }
         }
     }
+    /* Binary and spin argmins are 1 or the lower value and clamped units
+     * keep the caller's valid ones, so only means and a Gaussian layer's
+     * argmins (its input) can overflow. */
+    rx->guarded = mode == RELAX_MEAN;
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        rx->guarded |= m->units[l] != EBM_UNITS_BINARY && m->units[l] != EBM_UNITS_SPIN;
+    }
     int64_t rows = n > 0 ? n : 1;
     rx->work = malloc((size_t)(rows * m->width) * sizeof *rx->work);
     rx->rows = malloc((size_t)rows * sizeof *rx->rows);
@@ -299,10 +310,13 @@ static int relax_setup(relax *rx, const ebm_model_t *m, ebm__msg *msg, enum rela
     rx->change = malloc((size_t)rows * sizeof *rx->change);
     rx->order = malloc((size_t)rows * sizeof *rx->order);
     rx->flip = malloc((size_t)(rows * m->width) * sizeof *rx->flip);
-    rx->saved = malloc((size_t)(rows * m->width) * sizeof *rx->saved);
-    rx->saved_sweeps = malloc((size_t)rows * sizeof *rx->saved_sweeps);
+    if (rx->guarded) {
+        rx->saved = malloc((size_t)(rows * m->width) * sizeof *rx->saved);
+        rx->saved_sweeps = malloc((size_t)rows * sizeof *rx->saved_sweeps);
+    }
     if (rx->work == NULL || rx->rows == NULL || rx->a == NULL || rx->change == NULL ||
-        rx->order == NULL || rx->flip == NULL || rx->saved == NULL || rx->saved_sweeps == NULL) {
+        rx->order == NULL || rx->flip == NULL ||
+        (rx->guarded && (rx->saved == NULL || rx->saved_sweeps == NULL))) {
         relax_free(rx);
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld rows of scratch", (long long)n);
     }
@@ -343,7 +357,7 @@ int ebm__local_search(const ebm_model_t *m, ebm__msg *msg, ebm_rng_t *rng, const
         capped += relax_rows(&rx, x, ldx, order, n_even, 0, max_sweeps, 0.0f, sweeps);
         capped += relax_rows(&rx, x, ldx, order + n_even, n_odd, 1, max_sweeps, 0.0f, sweeps);
     }
-    if (ebm__check_states(m, msg, "x", ebm__all_layers(m), n, x, ldx) != EBM_OK) {
+    if (rx.guarded && ebm__check_states(m, msg, "x", ebm__all_layers(m), n, x, ldx) != EBM_OK) {
         relax_undo(&rx, n, x, ldx, sweeps);
         relax_free(&rx);
         ebm__rng_restore(rng, &rng_saved);

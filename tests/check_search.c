@@ -473,6 +473,63 @@ START_TEST(local_search_ties)
 }
 END_TEST
 
+/* Parameters past float's range (weights of +-1e38 in a pattern, inputs
+ * of +-inf and NaN): a binary or spin model's search still ends in valid
+ * states, clamped units untouched, on the incremental path (32 rows), so
+ * it needs no overflow check; its twin, the same model with a Gaussian
+ * visible layer, overflows, and the search refuses with x unchanged. */
+START_TEST(local_search_huge_weights)
+{
+    const int64_t sizes[4] = {60, 50, 40, 30}, n = 32;
+    for (int kind = 0; kind < 5; kind++) {
+        const int units = kind < 2 ? EBM_UNITS_SPIN : EBM_UNITS_BINARY, clamped = kind & 1;
+        const int gaussian = kind == 4;
+        ebm_model_t *m = NULL;
+        char err[256];
+        ck_assert_int_eq(ebm_model_create(&m, 4, sizes, gaussian ? EBM_UNITS_GAUSSIAN : units,
+                                          units, err, sizeof err),
+                         EBM_OK);
+        ebm_rng_t *rng = NULL;
+        ck_assert_int_eq(ebm_rng_create(&rng, 91 + (uint64_t)kind, 0), EBM_OK);
+        const int64_t np = ebm_model_param_count(m);
+        float *p = malloc((size_t)np * sizeof *p);
+        ck_assert_int_eq(ebm_model_get_params(m, p), EBM_OK);
+        const int64_t nw = sizes[0] * sizes[1] + sizes[1] * sizes[2] + sizes[2] * sizes[3];
+        for (int64_t i = 0; i < nw; i++) {
+            p[i] = i % 3 == 0 ? -1e38f : 1e38f; /* the weights come first */
+        }
+        ck_assert_int_eq(ebm_model_set_params(m, p), EBM_OK);
+        const int64_t w = ebm_model_state_width(m);
+        uint8_t *clamp = calloc((size_t)w, 1);
+        memset(clamp, 1, clamped ? (size_t)sizes[0] : 0);
+        float *x0 = malloc((size_t)(n * w) * sizeof *x0), *x = malloc((size_t)(n * w) * sizeof *x);
+        ck_assert_int_eq(ebm_model_random_state(m, rng, n, x0, w, NULL, 0), EBM_OK);
+        memcpy(x, x0, (size_t)(n * w) * sizeof *x);
+        const int rc = ebm_model_local_search(m, rng, n, x, w, clamped ? clamp : NULL, 0, 50, NULL);
+        if (gaussian) {
+            ck_assert_msg(rc == EBM_EVALUE, "Gaussian twin: the overflow was not refused (%d)", rc);
+            ck_assert_msg(memcmp(x, x0, (size_t)(n * w) * sizeof *x) == 0,
+                          "Gaussian twin: a refused search changed x");
+        } else {
+            ck_assert_msg(rc >= 0, "kind %d: %s", kind, ebm_model_errmsg(m));
+            const float lo = units == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+            for (int64_t i = 0; i < n * w; i++) {
+                ck_assert_msg(x[i] == lo || x[i] == 1.0f, "kind %d: value %g at %lld", kind,
+                              (double)x[i], (long long)i);
+                ck_assert_msg(!clamp[i % w] || x[i] == x0[i], "kind %d: clamped unit %lld moved",
+                              kind, (long long)i);
+            }
+        }
+        free(p);
+        free(clamp);
+        free(x0);
+        free(x);
+        ebm_rng_destroy(rng);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
+
 START_TEST(mean_field)
 {
     int mi = _i;
@@ -719,6 +776,7 @@ Suite *ebm_search_suite(void)
         {"local search", local_search_wide, 0, 60, NULL, NULL},
         {"local search", local_search_gaussian_free, 0, 60, NULL, NULL},
         {"local search", local_search_ties, 0, 60, NULL, NULL},
+        {"local search", local_search_huge_weights, 0, 60, NULL, NULL},
         {"mean field", mean_field, REF_N_MODELS, 60, NULL, NULL},
         {"mean field", mean_field_rbm_exact, 0, 60, NULL, NULL},
         {"bad input", local_search_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},

@@ -915,7 +915,9 @@ static int64_t argmin_plain(int64_t n, const float *a, float low, const uint8_t 
     return k;
 }
 
-static int argmin_matches(int ties_up)
+static int argmin_matches(int64_t (*argmin)(int64_t, const float *, float, const uint8_t *, float *,
+                                            int32_t *),
+                          int ties_up)
 {
     float a[MAXN], x1[MAXN], x2[MAXN], u[MAXN];
     int32_t f1[MAXN], f2[MAXN];
@@ -928,7 +930,7 @@ static int argmin_matches(int ties_up)
                 x1[i] = x2[i] = (u[i] < 0.5f) == (a[i] >= 0.0f || i % 5 != 0) ? 1.0f : 0.0f;
                 clamp[i] = (uint8_t)(i % 4 == 1);
             }
-            int64_t c1 = ebm__kern()->argmin(n, a, 0.0f, cl ? clamp : NULL, x1, f1);
+            int64_t c1 = argmin(n, a, 0.0f, cl ? clamp : NULL, x1, f1);
             int64_t c2 = argmin_plain(n, a, 0.0f, cl ? clamp : NULL, x2, f2, ties_up);
             if (c1 != c2 || memcmp(x1, x2, (size_t)n * sizeof *x1) != 0 ||
                 memcmp(f1, f2, (size_t)c1 * sizeof *f1) != 0) {
@@ -941,8 +943,13 @@ static int argmin_matches(int ties_up)
 
 START_TEST(argmin_plain_loop)
 {
-    ck_assert_msg(argmin_matches(1), "the argmin kernel differs from the plain loop");
-    ck_assert_msg(!argmin_matches(0), "the twin with ties going down passed");
+    for (int level = 0; level <= 2; level++) {
+        const ebm__kernels *k = ebm__kernels_level(level);
+        ck_assert_msg(k == NULL || argmin_matches(k->argmin, 1),
+                      "%s: the argmin kernel differs from the plain loop", k ? k->name : "");
+        ck_assert_msg(k == NULL || !argmin_matches(k->argmin, 0),
+                      "%s: the twin with ties going down passed", k ? k->name : "");
+    }
 }
 END_TEST
 

@@ -455,16 +455,54 @@ static void col_sums(int64_t rows, int64_t n, const float *restrict x, int64_t l
 static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8_t *restrict clamp,
                       float *restrict x, int32_t *restrict flip)
 {
+    int64_t k = 0, j = 0;
+#if defined(__AVX2__)
+    /* One pass: eight units at a time, the flipped ones' indices appended
+     * from the bits of a mask (flips are few after the first sweeps). The
+     * comparisons are C's: a >= 0 false for NaN, v != x true for NaN. */
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    const __m256 lo = _mm256_set1_ps(low);
+    for (; j + 8 <= n; j += 8) {
+        const __m256 up = _mm256_cmp_ps(_mm256_loadu_ps(a + j), zero, _CMP_GE_OQ);
+        const __m256 v = _mm256_blendv_ps(lo, one, up);
+        const __m256 old = _mm256_loadu_ps(x + j);
+        __m256 f = _mm256_cmp_ps(v, old, _CMP_NEQ_UQ);
+        if (clamp == NULL) {
+            _mm256_storeu_ps(x + j, v);
+        } else {
+            const __m128i c8 = _mm_loadl_epi64((const __m128i *)(const void *)(clamp + j));
+            const __m256i c = _mm256_cvtepu8_epi32(c8);
+            const __m256i free_ = _mm256_cmpeq_epi32(c, _mm256_setzero_si256());
+            f = _mm256_and_ps(f, _mm256_castsi256_ps(free_));
+            _mm256_storeu_ps(x + j, _mm256_blendv_ps(old, v, f));
+        }
+        unsigned bits = (unsigned)_mm256_movemask_ps(f);
+        while (bits != 0) {
+            flip[k++] = (int32_t)(j + __builtin_ctz(bits));
+            bits &= bits - 1;
+        }
+    }
+    for (; j < n; j++) {
+        const float v = a[j] >= 0.0f ? 1.0f : low;
+        const int f = v != x[j] && (clamp == NULL || clamp[j] == 0);
+        if (clamp == NULL || f) {
+            x[j] = v;
+        }
+        if (f) {
+            flip[k++] = (int32_t)j;
+        }
+    }
+#else
     /* Pass 1 (vectorised): the new units and a flag per unit in flip. */
     if (clamp == NULL) {
-        for (int64_t j = 0; j < n; j++) {
+        for (j = 0; j < n; j++) {
             const float v = a[j] >= 0.0f ? 1.0f : low;
             const int32_t f = v != x[j];
             x[j] = v;
             flip[j] = f;
         }
     } else {
-        for (int64_t j = 0; j < n; j++) {
+        for (j = 0; j < n; j++) {
             const float v = a[j] >= 0.0f ? 1.0f : low;
             const int32_t f = (v != x[j]) & (clamp[j] == 0);
             x[j] = f ? v : x[j];
@@ -474,8 +512,7 @@ static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8
     /* Pass 2: compact the flagged indices to the front, skipping blocks of
      * eight without a flag (flips are few after the first sweeps). k <= j:
      * each flag is read before its slot can be written. */
-    int64_t k = 0, j = 0;
-    for (; j + 8 <= n; j += 8) {
+    for (j = 0; j + 8 <= n; j += 8) {
         if ((flip[j] | flip[j + 1] | flip[j + 2] | flip[j + 3] | flip[j + 4] | flip[j + 5] |
              flip[j + 6] | flip[j + 7]) == 0) {
             continue;
@@ -491,6 +528,7 @@ static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8
         flip[k] = (int32_t)j;
         k += f;
     }
+#endif
     return k;
 }
 
