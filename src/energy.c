@@ -28,7 +28,7 @@ static const float *weights_from_below(const ebm_model_t *m, int64_t l)
 
 static const double *weights_from_below_d(const ebm_model_t *m, int64_t l)
 {
-    return (l == 1 && m->logvar_off >= 0) ? m->w1_scaled_d : m->params_d + m->w_off[l];
+    return (l == 1 && m->logvar_off >= 0) ? m->w1_scaled_d : ebm__weights_d(m) + m->w_off[l];
 }
 
 void ebm__layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x, int64_t ldx,
@@ -77,7 +77,8 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
     if (ebm__is_gaussian(m, l)) {
         int n1 = (int)m->size[1];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0,
-                    xd + m->column[1], (int)ldxd, m->params_d + m->w_off[1], n1, 1.0, a, (int)lda);
+                    xd + m->column[1], (int)ldxd, ebm__weights_d(m) + m->w_off[1], n1, 1.0, a,
+                    (int)lda);
         return;
     }
     if (l > 0) {
@@ -89,8 +90,8 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
     if (l + 1 < m->n_layers) {
         int na = (int)m->size[l + 1];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0,
-                    xd + m->column[l + 1], (int)ldxd, m->params_d + m->w_off[l + 1], na, 1.0, a,
-                    (int)lda);
+                    xd + m->column[l + 1], (int)ldxd, ebm__weights_d(m) + m->w_off[l + 1], na,
+                    1.0, a, (int)lda);
     }
 }
 

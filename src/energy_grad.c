@@ -23,8 +23,13 @@ static void expected_state(const ebm_model_t *m, uint32_t sum_out, int64_t rows,
                            int64_t ldx, float *xh)
 {
     const int64_t w = m->width;
-    for (int64_t r = 0; r < rows; r++) {
-        memcpy(xh + r * w, x + r * ldx, (size_t)w * sizeof *xh);
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (!(sum_out >> l & 1u)) { /* a summed-out layer is written below */
+            const int64_t c = m->column[l];
+            for (int64_t r = 0; r < rows; r++) {
+                memcpy(xh + r * w + c, x + r * ldx + c, (size_t)m->size[l] * sizeof *xh);
+            }
+        }
     }
     for (int64_t l = 0; l < m->n_layers; l++) {
         if (sum_out >> l & 1u) {

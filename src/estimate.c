@@ -145,7 +145,9 @@ static int add_f_after_step(ebm_estimator_t *e, ebm__msg *msg, const ebm_sampler
     const int binary = m->units[1] == EBM_UNITS_BINARY;
     for (int64_t r = 0; r < n; r++) {
         float *row = scratch + r * w;
-        memcpy(row, x + r * w, (size_t)w * sizeof *row);
+        const float *xr = x + r * w;
+        memcpy(row, xr, (size_t)off1 * sizeof *row); /* layer 1 is written below */
+        memcpy(row + off1 + n1, xr + off1 + n1, (size_t)(w - off1 - n1) * sizeof *row);
         if (binary) { /* the mean straight from the input: one pass */
             ebm__kern()->sigmoid(n1, hidden_input + r * n1, row + off1);
         } else {

@@ -94,7 +94,7 @@ typedef struct ebm__kernels {
     /* 1 if every x[j] is a value of `units` (EBM_UNITS_*): 0 or 1, -1 or
      * +1, finite; else 0 (the callers then find and name the first bad one). */
     int (*values_ok)(int64_t n, const float *x, int units);
-    /* p[i] += alpha g[i], pd[i] = p[i]. */
+    /* p[i] += alpha g[i], pd[i] = p[i] (pd NULL: p only). */
     void (*update_apply)(int64_t n, float alpha, const float *g, float *p, double *pd);
 } ebm__kernels;
 

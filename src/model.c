@@ -176,6 +176,7 @@ int ebm__model_new(ebm_model_t **out, ebm__msg *msg, int64_t n_layers, const int
         return ebm__fail(msg, EBM_ENOMEM, "out of memory allocating the model");
     }
     pthread_mutex_init(&m->lock, NULL);
+    m->weights_d_valid = 1; /* zero params, zero params_d */
     m->n_layers = n_layers;
     m->width = width;
     m->n_params = n_params;
@@ -304,7 +305,7 @@ void ebm__add_coupled(const ebm_model_t *m, const float *x, const float *x0, dou
     for (int64_t l = 1; l < m->n_layers; l++) {
         const int64_t na = m->size[l - 1], nl = m->size[l];
         const int64_t oa = m->column[l - 1], ol = m->column[l];
-        const double *w = m->params_d + m->w_off[l];
+        const double *w = ebm__weights_d(m) + m->w_off[l];
         for (int64_t i = 0; i < na; i++) {
             const double *wi = w + i * nl;
             const double da = (double)x[oa + i] - (x0 != NULL ? (double)x0[oa + i] : 0.0);
@@ -318,11 +319,28 @@ void ebm__add_coupled(const ebm_model_t *m, const float *x, const float *x0, dou
     }
 }
 
+const double *ebm__weights_d(const ebm_model_t *m)
+{
+    if (!__atomic_load_n(&m->weights_d_valid, __ATOMIC_ACQUIRE)) {
+        ebm_model_t *mm = (ebm_model_t *)(uintptr_t)m; /* logically mutable cache */
+        pthread_mutex_lock(&mm->lock);
+        if (!__atomic_load_n(&mm->weights_d_valid, __ATOMIC_RELAXED)) {
+            for (int64_t i = 0; i < mm->b_off[0]; i++) {
+                mm->params_d[i] = mm->params[i];
+            }
+            __atomic_store_n(&mm->weights_d_valid, 1, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&mm->lock);
+    }
+    return m->params_d;
+}
+
 void ebm__model_refresh(ebm_model_t *m)
 {
     for (int64_t i = 0; i < m->n_params; i++) {
         m->params_d[i] = m->params[i];
     }
+    __atomic_store_n(&m->weights_d_valid, 1, __ATOMIC_RELAXED);
     ebm__refresh_gaussian(m);
     ebm__refresh_bias(m);
     m->bounds_valid = 0;

@@ -34,7 +34,14 @@ struct ebm_model {
     int64_t shape_off;  /* -1 unless layer 1 is dReLU: log gp [n_1], log gn [n_1], D [n_1] */
     float *params;
     /* Derived from params by ebm__model_refresh after every change: */
-    double *params_d;   /* double copy: energies are computed in double */
+    double *params_d;   /* double copy: energies are computed in double; its
+                         * weight block [0, b_off[0]) is read through
+                         * ebm__weights_d, the rest directly */
+    /* 1 while params_d's weight block equals the float weights. Axpy clears
+     * it (a training step need not pay for a copy nothing may read before
+     * the next step); ebm__weights_d refreshes the block on first use, under
+     * lock, since const calls may need it concurrently. Atomic accesses. */
+    int weights_d_valid;
     /* Gaussian visible units only (NULL otherwise): */
     float *inv_var;     /* 1/sigma^2 [n_0] */
     double *inv_var_d;
@@ -82,6 +89,10 @@ int ebm__model_error(const ebm_model_t *m, int code, const char *fmt, ...) EBM__
 /* Recompute params_d, the Gaussian caches and the centred biases from
  * params and the centring offsets. */
 void ebm__model_refresh(ebm_model_t *m);
+/* params_d with its weight block up to date (refreshed here, under the
+ * model's lock, if an axpy left it stale): the only way to read W_l in
+ * double, params_d + w_off[l]. Safe in concurrent const calls. */
+const double *ebm__weights_d(const ebm_model_t *m);
 /* The Gaussian caches (1/sigma^2, diag(1/sigma^2) W_1) from params;
  * nothing without Gaussian visible units. */
 void ebm__refresh_gaussian(ebm_model_t *m);

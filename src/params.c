@@ -144,7 +144,12 @@ int ebm_model_axpy_params(ebm_model_t *m, float alpha, const float *g)
             return ebm__model_set_error(m, rc, &msg);
         }
     }
-    k->update_apply(m->n_params, alpha, g, m->params, m->params_d);
+    /* The double weights wait for a call that reads them (ebm__weights_d);
+     * the small blocks after them are read directly, so they follow now. */
+    const int64_t nw = m->b_off[0];
+    __atomic_store_n(&m->weights_d_valid, 0, __ATOMIC_RELAXED);
+    k->update_apply(nw, alpha, g, m->params, NULL);
+    k->update_apply(m->n_params - nw, alpha, g + nw, m->params + nw, m->params_d + nw);
     ebm__refresh_gaussian(m);
     ebm__refresh_bias(m);
     m->bounds_valid = 0;

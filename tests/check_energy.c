@@ -20,12 +20,101 @@
  * SPDX-License-Identifier: MIT
  */
 #include "tests.h"
+#include "model.h" /* the lazy double weights: params_d, weights_d_valid */
 #include "ref.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* The double weights an axpy leaves stale                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Energies, free energies (sum_out) and layer 0's log-probabilities of x
+ * (4 rows) in double, into out (12 values); the last read W_1 in double
+ * also in a GRBM, whose other paths use diag(1/sigma^2) W_1. */
+static int64_t double_results(const ebm_model_t *m, uint32_t sum_out, const float *x, double *out)
+{
+    const int64_t w = ebm_model_state_width(m), n = 4;
+    int64_t k = 0;
+    ck_assert_int_eq(ebm_model_energy(m, n, x, w, out + k), EBM_OK);
+    k += n;
+    ck_assert_int_eq(ebm_model_free_energy(m, sum_out, n, x, w, out + k), EBM_OK);
+    k += n;
+    ck_assert_int_eq(ebm_model_layer_logprob(m, 0, n, x, w, x, w, out + k), EBM_OK);
+    return k + n;
+}
+
+/* ebm_model_axpy_params leaves the double copy of the weights stale and the
+ * first call that reads it refreshes it: after each of three steps every
+ * double result equals, bit for bit, a fresh model's given the same
+ * parameters by ebm_model_set_params (its copy made at once). The twin: the
+ * same model with the weights of before the step (what a stale copy would
+ * compute with) differs, so the comparison can fail. Binary DBM, GRBM,
+ * centred RBM (its axpy reads the weights at once to centre the biases). */
+START_TEST(axpy_double_weights_follow)
+{
+    static const struct {
+        int64_t n_layers, sizes[3];
+        int visible, hidden, centred;
+        uint32_t sum_out;
+    } cases[] = {
+        {3, {6, 5, 4}, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 0, 0x5},
+        {2, {5, 4, 0}, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY, 0, 0x2},
+        {2, {6, 5, 0}, EBM_UNITS_BINARY, EBM_UNITS_BINARY, 1, 0x1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ebm_model_t *m = t_model(cases[c].n_layers, cases[c].sizes, cases[c].visible,
+                                 cases[c].hidden);
+        ebm_model_t *fresh = t_model(cases[c].n_layers, cases[c].sizes, cases[c].visible,
+                                     cases[c].hidden);
+        ebm_model_t *twin = t_model(cases[c].n_layers, cases[c].sizes, cases[c].visible,
+                                    cases[c].hidden);
+        t_random_params(m, 40 + c, 0.5);
+        const int64_t w = ebm_model_state_width(m), np = ebm_model_param_count(m), nw = m->b_off[0];
+        float mu[16], x[4 * 16], before[128], q[128], g[128];
+        double r1[12], r2[12], r3[12];
+        t_fill_means(m, 1, mu, w, 50 + c);
+        for (int64_t j = 0; j < w; j++) {
+            mu[j] = cases[c].centred ? mu[j] : 0.0f;
+        }
+        ck_assert_int_eq(ebm_model_set_offsets(m, mu, 0), EBM_OK);
+        ck_assert_int_eq(ebm_model_set_offsets(fresh, mu, 0), EBM_OK);
+        ck_assert_int_eq(ebm_model_set_offsets(twin, mu, 0), EBM_OK);
+        t_fill_states(m, 4, x, w, 60 + c);
+        uint64_t st = 70 + c;
+        for (int64_t i = 0; i < np; i++) {
+            g[i] = (float)(t_uniform(&st) - 0.5);
+        }
+        double_results(m, cases[c].sum_out, x, r1); /* the copy is fresh */
+        for (int step = 0; step < 3; step++) {
+            ck_assert_int_eq(ebm_model_get_params(m, before), EBM_OK);
+            ck_assert_int_eq(ebm_model_axpy_params(m, 0.25f, g), EBM_OK);
+            ck_assert_int_eq(__atomic_load_n(&m->weights_d_valid, __ATOMIC_RELAXED),
+                             cases[c].centred);
+            const int64_t k = double_results(m, cases[c].sum_out, x, r1);
+            ck_assert_int_eq(__atomic_load_n(&m->weights_d_valid, __ATOMIC_RELAXED), 1);
+            for (int64_t i = 0; i < np; i++) {
+                ck_assert(m->params_d[i] == (double)m->params[i]);
+            }
+            ck_assert_int_eq(ebm_model_get_params(m, q), EBM_OK);
+            ck_assert_int_eq(ebm_model_set_params(fresh, q), EBM_OK);
+            double_results(fresh, cases[c].sum_out, x, r2);
+            ck_assert_mem_eq(r1, r2, (size_t)k * sizeof *r1);
+            memcpy(q, before, (size_t)nw * sizeof *q); /* the twin: weights of before */
+            ck_assert_int_eq(ebm_model_set_params(twin, q), EBM_OK);
+            double_results(twin, cases[c].sum_out, x, r3);
+            ck_assert_msg(memcmp(r1, r3, (size_t)k * sizeof *r1) != 0,
+                          "case %zu step %d: stale weights give the same results", c, step);
+        }
+        ebm_model_destroy(twin);
+        ebm_model_destroy(fresh);
+        ebm_model_destroy(m);
+    }
+}
+END_TEST
 
 /* ------------------------------------------------------------------------ */
 /* Exact: energies and free energies against enumeration                    */
@@ -783,6 +872,7 @@ Suite *ebm_energy_suite(void)
         {"gradient", energy_grad, REF_N_MODELS, 60, NULL, NULL},
         {"gradient", energy_grad_input, REF_N_MODELS, 60, NULL, NULL},
         {"gradient", large_batches, 0, 60, NULL, NULL},
+        {"energy", axpy_double_weights_follow, 0, 60, NULL, NULL},
         {"bad input", energy_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},
         {"bad input", free_energy_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},
         {"bad input", energy_grad_bad_input, 0, 10, t_fixture_setup, t_fixture_teardown},

@@ -381,8 +381,11 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
          * with finite ones only (from index 16) */
         for (int64_t from = 0; from <= 16 && from <= n; from += 16) {
             static double pd1[MAXN], pd2[MAXN];
+            static float p3[MAXN], p4[MAXN];
             inputs(a, u1, n, (uint64_t)(13 * n));
             memcpy(u2, u1, sizeof u1);
+            memcpy(p3, u1, sizeof u1);
+            memcpy(p4, u1, sizeof u1);
             const int64_t m = n - from;
             if (k->update_suspect(m, 0.25f, a + from, u1) !=
                 ref->update_suspect(m, 0.25f, a + from, u2)) {
@@ -393,6 +396,13 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
             if (memcmp(u1, u2, (size_t)m * sizeof *u1) != 0 ||
                 memcmp(pd1, pd2, (size_t)m * sizeof *pd1) != 0) {
                 return "update_apply";
+            }
+            /* without the double copy: the same floats */
+            k->update_apply(m, 0.25f, a + from, p3, NULL);
+            ref->update_apply(m, 0.25f, a + from, p4, NULL);
+            if (memcmp(p3, u1, (size_t)m * sizeof *u1) != 0 ||
+                memcmp(p4, u1, (size_t)m * sizeof *u1) != 0) {
+                return "update_apply (floats only)";
             }
         }
         inputs(u1, o1, n, (uint64_t)n);

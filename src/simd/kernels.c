@@ -723,6 +723,12 @@ static int values_ok(int64_t n, const float *restrict x, int units)
 static void update_apply(int64_t n, float alpha, const float *restrict g, float *restrict p,
                          double *restrict pd)
 {
+    if (pd == NULL) {
+        for (int64_t i = 0; i < n; i++) {
+            p[i] += alpha * g[i];
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         p[i] += alpha * g[i];
         pd[i] = p[i];

@@ -7,6 +7,8 @@
  * model's message slot) and ebm_model_errmsg_copy. Every thread must get,
  * bit for bit, what one thread alone got: the calls draw from the
  * caller's generator only, so the results may not depend on the others.
+ * Before the threads start, an axpy leaves the model's double weights stale,
+ * so that their first readers refresh them at once (under the model's lock).
  * Models: a binary DBM, a spin RBM, a GRBM (Langevin and Gibbs-Langevin
  * samplers, modified CD) and a Gaussian-visible DBM.
  * It also runs without TSan: it exits 1 on a wrong result.
@@ -297,6 +299,14 @@ static int run_case(const model_case *mc)
         fprintf(stderr, "%s: one thread: %s\n", mc->name, ref.what);
         bad = 1;
     }
+    /* An axpy that changes no value leaves the double weights to be
+     * refreshed by the first call that reads them: the threads race to it. */
+    float *zero = calloc((size_t)s.np, sizeof *zero);
+    if (zero == NULL || ebm_model_axpy_params(m, 0.0f, zero) != EBM_OK) {
+        fprintf(stderr, "%s: axpy failed\n", mc->name);
+        return 1;
+    }
+    free(zero);
     job jobs[THREADS];
     pthread_t th[THREADS];
     memset(jobs, 0, sizeof jobs);
