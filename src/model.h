@@ -62,7 +62,9 @@ struct ebm_model {
      * under lock, since const calls may need them concurrently. */
     int bounds_valid;
     double bound_fast, bound_input;
-    pthread_mutex_t lock; /* guards errmsg and the bounds: const calls may run concurrently */
+    /* guards errmsg, the bounds and the double weights: const calls may run
+     * concurrently */
+    pthread_mutex_t lock;
     char errmsg[EBM__MSG_SIZE];
 };
 
