@@ -1,10 +1,11 @@
 """Where global moves stop helping: their acceptance and the meeting time
-on a binary RBM 784-500 trained on the MNIST digits (docs/results.md
-section 6's pcd1 run), against CRN alone and UCD-LMI (docs/global_moves.md,
-"In high dimension").
+on models trained on the MNIST digits (a binary RBM 784-500, docs/results.md
+section 6's pcd1 run; spin DBMs 784-784-784, section 5's), against CRN alone
+and UCD-LMI (docs/global_moves.md, "In high dimension").
 
 The proposal rows: the 10,000 digits of build/data/mnist (make mnist-data),
-thresholded at 0.5 as the trainer's --binarize threshold. For each setting
+thresholded at 0.5 as the trainer's --binarize threshold (as -1/+1 for a
+model with spin visible units). For each setting
 PAIRS chain pairs start as UCD starts them (global_moves.py's tau_law) from
 digits, with at most CAP coupled steps: printed are tau's mean, median, p99,
 max, the share of pairs not met within CAP, and the global moves' acceptance
