@@ -22,6 +22,15 @@ def rows_of(m, ref, n, seed):
     return ref.random_states(m, n, seed=seed)[:, :m.n_visible].copy()
 
 
+def assert_same_steps(s, t, ref, m, n, seed):
+    """s and t make the same step of the same states from the same generator."""
+    x = ref.random_states(m, n, seed=seed)
+    y = x.copy()
+    s.step(x, ebm.Generator(seed + 1))
+    t.step(y, ebm.Generator(seed + 1))
+    np.testing.assert_array_equal(x, y)
+
+
 def test_sampler_takes_global_prob_and_needs_a_proposal(rbm, ref):
     s = ebm.Sampler(rbm, "gibbs", global_prob=0.5)
     x = ref.random_states(rbm, 20, seed=1)
@@ -71,11 +80,7 @@ def test_proposal_copied_and_moves_same_bits(rbm, ref):
     s = ebm.Sampler(rbm, "gibbs", global_prob=0.8, proposal=(rows, 0.05))
     t = ebm.Sampler(rbm, "gibbs", global_prob=0.8, proposal=(rows.copy(), 0.05))
     rows[:] = 1.0 - rows
-    x = ref.random_states(rbm, 50, seed=11)
-    y = x.copy()
-    s.step(x, ebm.Generator(12))
-    t.step(y, ebm.Generator(12))
-    np.testing.assert_array_equal(x, y)
+    assert_same_steps(s, t, ref, rbm, 50, seed=11)
 
 
 def test_bad_proposals(rbm, ref):
@@ -122,11 +127,7 @@ def test_sampler_pickles_with_its_proposal(rbm, ref):
     s = ebm.Sampler(rbm, "gibbs", global_prob=0.5, proposal=(rows_of(rbm, ref, 3, seed=20), 0.1))
     t = pickle.loads(pickle.dumps(s))
     np.testing.assert_array_equal(t.proposal[0], s.proposal[0])
-    x = ref.random_states(rbm, 30, seed=21)
-    y = x.copy()
-    s.step(x, ebm.Generator(22))
-    t.step(y, ebm.Generator(22))
-    np.testing.assert_array_equal(x, y)
+    assert_same_steps(s, t, ref, rbm, 30, seed=21)
 
 
 def test_tempering_sampler_with_global_moves(rbm, ref):
