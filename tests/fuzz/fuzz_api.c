@@ -1426,6 +1426,39 @@ static int64_t fuzz_ladder(reader *rd, double *betas)
     return n;
 }
 
+/* Global moves (EBM_SAMPLER_GLOBAL_PROB) on a sampler s or an estimator e
+ * (the other NULL), with a proposal of 1 to 4 of the states' visible rows,
+ * or of NaN padding (refused), and a flip probability that may be out of
+ * (0, 1) (refused): the steps then mix in global moves, refuse them
+ * (EBM_EUNSUPPORTED: kinds without Gibbs chains, Gaussian or clamped
+ * layers) or refuse a GLOBAL_PROB without a proposal (EBM_EVALUE), each
+ * changing nothing. Returns 1 if GLOBAL_PROB was set. */
+static int global_moves(const ctx *c, ebm_sampler_t *s, ebm_estimator_t *e, reader *rd)
+{
+    const unsigned g = u8(rd);
+    if (!(g & 1u)) {
+        return 0;
+    }
+    const double p = 0.25 * (double)(g >> 1 & 3u);
+    const int set = rc_ok("ebm_*_set_double (GLOBAL_PROB)",
+                          s != NULL ? ebm_sampler_set_double(s, EBM_SAMPLER_GLOBAL_PROB, p)
+                                    : ebm_estimator_set_double(e, EBM_ESTIMATOR_SAMPLER_OPTION +
+                                                                      EBM_SAMPLER_GLOBAL_PROB, p),
+                          C(EBM_EVALUE) | C(EBM_EUNSUPPORTED), -1);
+    if (g & 8u) {
+        const int64_t rows = 1 + (int64_t)(g >> 4 & 3u) < c->n ? 1 + (int64_t)(g >> 4 & 3u) : c->n;
+        float *pad = fbuf((size_t)(rows * c->ldx), PAD_BITS);
+        const float *from = g & 64u ? pad : c->x0;
+        const double flip = g & 128u ? positive(rd) : 0.05;
+        rc_ok("ebm_*_set_proposal",
+              s != NULL ? ebm_sampler_set_proposal(s, rows, from, c->ldx, flip)
+                        : ebm_estimator_set_proposal(e, rows, from, c->ldx, flip),
+              C(EBM_EVALUE) | C(EBM_EUNSUPPORTED) | C_MEM, -1);
+        free(pad);
+    }
+    return set;
+}
+
 static void sampler_options(const ctx *c, ebm_sampler_t *s, int kind, reader *rd,
                             uint32_t *clamp_layers)
 {
@@ -1447,6 +1480,9 @@ static void sampler_options(const ctx *c, ebm_sampler_t *s, int kind, reader *rd
         if (rc_ok(call, rc, C(EBM_EVALUE), -1)) {
             *clamp_layers = cl & c->all;
         }
+    }
+    if ((kind == EBM_SAMPLER_GIBBS || kind == EBM_SAMPLER_TEMPERING) && !c->drelu) {
+        global_moves(c, s, NULL, rd);
     }
     if (kind == EBM_SAMPLER_TEMPERING) {
         double betas[4];
@@ -1666,6 +1702,8 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
         rc_ok("ebm_estimator_set_ladder", ebm_estimator_set_ladder(e, n, betas),
               C(EBM_EVALUE) | C_MEM, -1);
     }
+    /* with global moves a gradient may refuse them (EBM_EUNSUPPORTED) */
+    const unsigned global = !c->drelu && global_moves(c, NULL, e, rd) ? C(EBM_EUNSUPPORTED) : 0u;
     /* the caps that keep every input fast: a UCD kind without its coupling
      * cap (and UCD_LMI without its search cap) makes no gradient */
     int capped = est_set(scall, e, EBM_ESTIMATOR_MAX_STEPS, 1 + pick(rd, 50)) || !ucd;
@@ -1737,7 +1775,8 @@ static void op_estimator(const ctx *c, reader *rd, int kind)
             mf_pending = 0; /* once per estimator */
         }
         if (rc_ok(call, rc,
-                  C(EBM_EVALUE) | C(EBM_ELIMIT) | C_MEM | (mf_pending ? C(EBM_EUNSUPPORTED) : 0u),
+                  C(EBM_EVALUE) | C(EBM_ELIMIT) | C_MEM | global |
+                      (mf_pending ? C(EBM_EUNSUPPORTED) : 0u),
                   -1)) {
             check_finite_f(call, grad, 1, c->np, c->np, "grad", -1);
             const int64_t n2 = ebm_estimator_num_chains(e);
