@@ -53,6 +53,12 @@ typedef struct ebm__kernels {
     void (*grbm_visible_grad)(int64_t rows, int64_t n, const float *v, int64_t ldv,
                               const float *mu, const float *inv, const double *inv_d,
                               const double *c, float *vs, float *gmu, float *gs);
+    /* One row of a Gibbs-Langevin move of n units: out[i] = (float)(move[i]
+     * v[i] + move[n + i] c[i] + move[2 n + i] z[i]), the products and sums
+     * in double in that order (out may be v or z); returns 1 if every out[i]
+     * is finite, else 0. */
+    int (*affine_row)(int64_t n, const double *move, const float *v, const float *c,
+                      const float *z, float *out);
     /* out[r ldo + j] = c[r] x[r ldx + j] in float for r < rows, j < n (the
      * rows of a weight gradient's GEMM scaled by their coefficients). */
     void (*scale_rows)(int64_t rows, int64_t n, const float *c, const float *x, int64_t ldx,

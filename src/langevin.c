@@ -283,17 +283,6 @@ static void proposal_coefficients(const ebm_model_t *m, int64_t K, const double 
     }
 }
 
-/* out_i = move[i] v_i + move[n0 + i] c_i + move[2 n0 + i] z_i for one row
- * of n0 units (out may be v or z). */
-static void affine_row(int64_t n0, const double *move, const float *v, const float *c,
-                       const float *z, float *out)
-{
-    for (int64_t i = 0; i < n0; i++) {
-        out[i] = (float)(move[i] * (double)v[i] + move[n0 + i] * (double)c[i] +
-                         move[2 * n0 + i] * (double)z[i]);
-    }
-}
-
 /* v_i <- move[i] v_i + move[n0 + i] c_i + move[2 n0 + i] xi_i for the visible
  * block of every row of xs, with xi from row r of the stream (xi: n0 floats
  * per thread). */
@@ -304,7 +293,7 @@ static void affine_gaussian_move(const int64_t *ids, int64_t n, int64_t n0, floa
     EBM__FOR_ROWS(r, n, n * n0 * 8, {
         float *v = xs + r * w, *z = xi + (int64_t)ebm__thread_num() * n0;
         ebm__stream_normal(noise, ebm__row_id(ids, r), 0, n0, z);
-        affine_row(n0, move, v, c + r * n0, z, v);
+        (void)ebm__kern()->affine_row(n0, move, v, c + r * n0, z, v);
     });
 }
 
@@ -394,8 +383,7 @@ static void closed_form_step(const ebm__kernel_in *in, const gibbs_langevin_work
     EBM__FOR_ROWS(r, n, n * n0 * 8, {
         float *v = x + r * ldx, *z = wk->xi + (int64_t)ebm__thread_num() * n0;
         ebm__stream_normal(&noise, ebm__row_id(ids, r), 0, n0, z);
-        affine_row(n0, move, v, c + r * n0, z, z);
-        taken[r] = (uint8_t)all_finite(z, n0);
+        taken[r] = (uint8_t)ebm__kern()->affine_row(n0, move, v, c + r * n0, z, z);
         if (taken[r]) {
             memcpy(v, z, (size_t)n0 * sizeof *v);
         }

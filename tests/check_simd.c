@@ -3,8 +3,9 @@
  * tanh are accurate to a few ulp against double precision, the Box-Muller
  * normals match libm's, the coupled step's setup, the local search's
  * argmin, the fused
- * subtract-and-dot and visible terms of the GRBM gradient and the scaled
- * rows of the weight gradients match plain loops, and every build
+ * subtract-and-dot and visible terms of the GRBM gradient, the scaled
+ * rows of the weight gradients and a Gibbs-Langevin row move match plain
+ * loops, and every build
  * the CPU runs (AVX2, AVX-512) gives the same bits as the generic one, for
  * the kernels alone and for whole library calls. Each comparison has a
  * broken twin that must fail.
@@ -312,6 +313,16 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
             if (memcmp(g1, g2, sizeof g1) != 0 ||
                 memcmp(o1, o2, (size_t)(rows * nc) * sizeof *o1) != 0) {
                 return "grbm_visible_grad";
+            }
+            static double mv[3 * MAXN];
+            for (int64_t i = 0; i < 3 * nc; i++) {
+                mv[i] = (double)a[i] * 0.01;
+            }
+            memcpy(o2, u1, (size_t)nc * sizeof *o2);
+            int f1 = k->affine_row(nc, mv, a, u1, a + nc, o1);
+            int f2 = ref->affine_row(nc, mv, a, u1, a + nc, o2);
+            if (f1 != f2 || memcmp(o1, o2, (size_t)nc * sizeof *o1) != 0) {
+                return "affine_row";
             }
             const float cf[3] = {0.25f, -3.0f, 1e-30f};
             k->scale_rows(rows, nc, cf, a, nc + 1, o1, nc);
@@ -784,6 +795,83 @@ START_TEST(scale_rows_plain)
 }
 END_TEST
 
+/* affine_row as a plain loop, and its twin that sums the terms in float
+ * (each product rounded to float first). */
+static int affine_row_plain(int64_t n, const double *move, const float *v, const float *c,
+                            const float *z, float *out)
+{
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = (float)(move[i] * (double)v[i] + move[n + i] * (double)c[i] +
+                         move[2 * n + i] * (double)z[i]);
+        ok &= isfinite(out[i]) != 0;
+    }
+    return ok;
+}
+
+static int affine_row_in_float(int64_t n, const double *move, const float *v, const float *c,
+                               const float *z, float *out)
+{
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = (float)(move[i] * (double)v[i]) + (float)(move[n + i] * (double)c[i]) +
+                 (float)(move[2 * n + i] * (double)z[i]);
+        ok &= isfinite(out[i]) != 0;
+    }
+    return ok;
+}
+
+typedef int (*affine_fn)(int64_t, const double *, const float *, const float *, const float *,
+                         float *);
+
+/* f gives the plain loop's row and verdict, out apart, over v and over z,
+ * with rows that overflow (a coefficient of 1e300 on one unit) or start
+ * non-finite. */
+static int affine_row_matches(affine_fn f)
+{
+    enum { N = 300 };
+    static double move[3 * N];
+    static float v[N], c[N], z[N], o1[N], o2[N], v2[N], z2[N];
+    uint64_t seed = 31;
+    for (int64_t n = 0; n <= N; n += n < 20 ? 1 : 41) {
+        for (int bad = 0; bad < 3; bad++) {
+            for (int64_t i = 0; i < 3 * n; i++) {
+                move[i] = 4.0 * t_uniform(&seed) - 2.0;
+            }
+            for (int64_t i = 0; i < n; i++) {
+                v[i] = (float)(6.0 * t_uniform(&seed) - 3.0);
+                c[i] = (float)(6.0 * t_uniform(&seed) - 3.0);
+                z[i] = (float)(6.0 * t_uniform(&seed) - 3.0);
+            }
+            if (n > 0 && bad == 1) {
+                move[n / 2] = 1e300;
+            } else if (n > 0 && bad == 2) {
+                c[n - 1] = NAN;
+            }
+            int r1 = f(n, move, v, c, z, o1), r2 = affine_row_plain(n, move, v, c, z, o2);
+            if (r1 != r2 || memcmp(o1, o2, (size_t)n * sizeof *o1) != 0) {
+                return 0;
+            }
+            memcpy(v2, v, sizeof v);
+            memcpy(z2, z, sizeof z);
+            r1 = f(n, move, v2, c, z, v2); /* in place, over v and over z */
+            int r3 = f(n, move, v, c, z2, z2);
+            if (r1 != r2 || r3 != r2 || memcmp(v2, o2, (size_t)n * sizeof *o1) != 0 ||
+                memcmp(z2, o2, (size_t)n * sizeof *o1) != 0) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+START_TEST(affine_row_plain_loop)
+{
+    ck_assert_msg(affine_row_matches(ebm__kern()->affine_row), "affine_row differs from the loop");
+    ck_assert_msg(!affine_row_matches(affine_row_in_float), "the twin summing in float passed");
+}
+END_TEST
+
 /* The coupled step's setup against libm in double: the probabilities are
  * ebm__sigmoidf's, the bounded part of the log-partition difference,
  * sum log(1 + e^{-k|a2|}) - log(1 + e^{-k|a1|}), within 10 2^-24 per unit
@@ -1155,6 +1243,9 @@ START_TEST(builds_agree)
     twin.grbm_visible_grad = grbm_visible_packed;
     ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin grbm_visible_grad passed");
     twin = *generic;
+    twin.affine_row = affine_row_in_float;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin affine_row passed");
+    twin = *generic;
     twin.scale_rows = scale_rows_ulp_up;
     ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin scale_rows passed");
 }
@@ -1275,6 +1366,7 @@ Suite *ebm_simd_suite(void)
         {"simd", col_sums_plain, 0, 120, NULL, NULL},
         {"simd", grbm_visible_grad_plain, 0, 120, NULL, NULL},
         {"simd", scale_rows_plain, 0, 120, NULL, NULL},
+        {"simd", affine_row_plain_loop, 0, 120, NULL, NULL},
         {"simd", argmin_plain_loop, 0, 120, NULL, NULL},
         {"simd", coupling_setup_plain, 0, 120, NULL, NULL},
         {"simd", draw_ratio_plain, 0, 120, NULL, NULL},

@@ -1,7 +1,7 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms and
  * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused passes,
- * the weight gradients' scaled rows,
+ * the weight gradients' scaled rows, the Gibbs-Langevin move of a row,
  * the bias gradients' column sums, the coupled Gibbs step's setup, the
  * local search's argmins and input updates, and the parameter update. This
  * file is compiled once per instruction set (Makefile: build/simd_*.o),
@@ -499,6 +499,19 @@ static void scale_rows(int64_t rows, int64_t n, const float *restrict c, const f
     }
 }
 
+static int affine_row(int64_t n, const double *restrict move, const float *v,
+                      const float *restrict c, const float *z, float *out)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float o = (float)(move[i] * (double)v[i] + move[n + i] * (double)c[i] +
+                                move[2 * n + i] * (double)z[i]);
+        out[i] = o;
+        bad |= !(fabsf(o) <= FLT_MAX);
+    }
+    return !bad;
+}
+
 static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8_t *restrict clamp,
                       float *restrict x, int32_t *restrict flip)
 {
@@ -795,6 +808,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .col_sums = col_sums,
                                   .grbm_visible_grad = grbm_visible_grad,
                                   .scale_rows = scale_rows,
+                                  .affine_row = affine_row,
                                   .argmin = argmin,
                                   .coupling_setup = coupling_setup,
                                   .log_uniform = log_uniform,
