@@ -139,27 +139,26 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
                         (int)n0);
         }
         const float *mu = m->params + m->b_off[0];
-        for (int64_t i = 0; i < n0; i++) {
-            double gm = 0.0, gs = 0.0, inv = m->inv_var_d[i];
-            for (int64_t r = 0; r < n; r++) {
-                if (summed) {
+        if (summed) {
+            for (int64_t i = 0; i < n0; i++) {
+                double gm = 0.0, gs = 0.0, inv = m->inv_var_d[i];
+                for (int64_t r = 0; r < n; r++) {
                     double a = av[r * n0 + i];
                     gm -= coef[r] * a * inv;
                     gs += coef[r] * (-0.5 - 0.5 * a * a * inv + ((double)mu[i] + a) * a * inv);
-                } else {
-                    double d = (double)xh[r * ldh + i] - mu[i];
-                    gm -= coef[r] * d * inv;
-                    gs -= coef[r] * 0.5 * d * d * inv;
+                }
+                g[m->b_off[0] + i] += (float)gm;
+                g[m->logvar_off + i] += (float)gs;
+            }
+            /* v enters W_1's gradient as v / sigma^2. */
+            for (int64_t r = 0; r < n; r++) {
+                for (int64_t i = 0; i < n0; i++) {
+                    vs[r * n0 + i] = xh[r * ldh + i] * m->inv_var[i];
                 }
             }
-            g[m->b_off[0] + i] += (float)gm;
-            g[m->logvar_off + i] += (float)gs;
-        }
-        /* v enters W_1's gradient as v / sigma^2. */
-        for (int64_t r = 0; r < n; r++) {
-            for (int64_t i = 0; i < n0; i++) {
-                vs[r * n0 + i] = xh[r * ldh + i] * m->inv_var[i];
-            }
+        } else { /* the same sums and v / sigma^2 in one pass over the rows */
+            ebm__kern()->grbm_visible_grad(n, n0, xh, ldh, mu, m->inv_var, m->inv_var_d, coef,
+                                           vs, g + m->b_off[0], g + m->logvar_off);
         }
     }
     for (int64_t l = 0; l < m->n_layers; l++) {
@@ -173,11 +172,7 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
             continue;
         }
         /* dE/dW_l = -x_{l-1} x_l^T: one GEMM over the rows. */
-        for (int64_t r = 0; r < n; r++) {
-            for (int j = 0; j < nl; j++) {
-                cx[r * nl + j] = cf[r] * xl[r * ldh + j];
-            }
-        }
+        ebm__kern()->scale_rows(n, nl, cf, xl, ldh, cx, nl);
         int nb = (int)m->size[l - 1];
         const float *below = l == 1 && gauss ? vs : xh + m->column[l - 1];
         int ldb = l == 1 && gauss ? (int)n0 : (int)ldh;

@@ -44,6 +44,25 @@ typedef struct ebm__kernels {
      * microseconds of work. */
     void (*col_sums)(int64_t rows, int64_t n, const float *x, int64_t ldx, const double *c,
                      float *g);
+    /* The kept Gaussian visible units' terms of a GRBM gradient (Liao eqs.
+     * 15-16) over `rows` rows v (stride ldv) of n units with coefficients
+     * c: with d = v_ri - mu_i in double, gmu[i] += (float)gm_i and gs[i] +=
+     * (float)gs_i, where gm_i -= (c_r d) inv_d[i] and gs_i -= (((c_r 0.5) d)
+     * d) inv_d[i] from 0 over the rows in order; and vs[r n + i] = v_ri
+     * inv[i] in float (v / sigma^2 for W_1's gradient). */
+    void (*grbm_visible_grad)(int64_t rows, int64_t n, const float *v, int64_t ldv,
+                              const float *mu, const float *inv, const double *inv_d,
+                              const double *c, float *vs, float *gmu, float *gs);
+    /* One row of a Gibbs-Langevin move of n units: out[i] = (float)(move[i]
+     * v[i] + move[n + i] c[i] + move[2 n + i] z[i]), the products and sums
+     * in double in that order (out may be v or z); returns 1 if every out[i]
+     * is finite, else 0. */
+    int (*affine_row)(int64_t n, const double *move, const float *v, const float *c,
+                      const float *z, float *out);
+    /* out[r ldo + j] = c[r] x[r ldx + j] in float for r < rows, j < n (the
+     * rows of a weight gradient's GEMM scaled by their coefficients). */
+    void (*scale_rows)(int64_t rows, int64_t n, const float *c, const float *x, int64_t ldx,
+                       float *out, int64_t ldo);
     /* Argmin of binary or spin units from their inputs a (ties go up:
      * a >= 0 gives 1, else low), except where clamp (NULL: none) is set;
      * x is updated and flip[0..count) gets the units that changed, in

@@ -292,12 +292,8 @@ static void affine_gaussian_move(const int64_t *ids, int64_t n, int64_t n0, floa
 {
     EBM__FOR_ROWS(r, n, n * n0 * 8, {
         float *v = xs + r * w, *z = xi + (int64_t)ebm__thread_num() * n0;
-        const float *cr = c + r * n0;
         ebm__stream_normal(noise, ebm__row_id(ids, r), 0, n0, z);
-        for (int64_t i = 0; i < n0; i++) {
-            v[i] = (float)(move[i] * (double)v[i] + move[n0 + i] * (double)cr[i] +
-                           move[2 * n0 + i] * (double)z[i]);
-        }
+        (void)ebm__kern()->affine_row(n0, move, v, c + r * n0, z, v);
     });
 }
 
@@ -322,12 +318,14 @@ static double gibbs_langevin_log_q(const float *to, const float *from, const flo
  * v' and at v (n x n1 each); the normals of one row (n0) per thread.
  * Doubles: the step sizes; beta_0, shift and var (n0 each); the
  * coefficients of one move (3 n0); the log ratio and log p(h' | v') (n
- * each); E(x) and E(x') of a chunk; the free-energy scratch. */
+ * each); E(x) and E(x') of a chunk; the free-energy scratch. Bytes: which
+ * rows took their proposal (n; closed_form_step). */
 typedef struct gibbs_langevin_work {
     const ebm_model_t *m;
     int64_t n, chunk, steps, threads;
     float *xp, *c, *cp, *ap, *a, *xi;
     double *alpha, *d, *beta0, *shift, *var, *move, *log_ratio, *lp_new, *e, *ep, *work;
+    uint8_t *taken;
 } gibbs_langevin_work;
 
 static void gibbs_langevin_layout(ebm__arena *arena, void *ctx)
@@ -353,6 +351,62 @@ static void gibbs_langevin_layout(ebm__arena *arena, void *ctx)
     wk->e = ebm__arena_take(arena, chunk, d);
     wk->ep = ebm__arena_take(arena, chunk, d);
     wk->work = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(m, wk->chunk), d);
+    wk->taken = ebm__arena_take(arena, n, 1);
+}
+
+/*
+ * The unadjusted closed-form step of both layers, which needs no copy of
+ * the proposal: each row's v' = beta_0 v + shift c + sqrt(var) xi (eq. 11)
+ * is made in its thread's row of xi and, if finite, written over v in x;
+ * the input of h is then taken at x, whose rows hold v' wherever the step
+ * keeps them, and h' is drawn straight into x (if a row was rejected, into
+ * the proposal, copied to x for the rows that moved). The same operations
+ * per row as the general path below, so the same bits
+ * (tests/check_langevin.c compares the two).
+ */
+static void closed_form_step(const ebm__kernel_in *in, const gibbs_langevin_work *wk,
+                             ebm__kernel_out *out, ebm_rng_t *rng, const int64_t *ids, int64_t n,
+                             float *x, int64_t ldx)
+{
+    const ebm_model_t *m = in->m;
+    const int64_t n0 = m->size[0], n1 = m->size[1], w = m->width, off1 = m->column[1];
+    const float *c = wk->c;
+    double *move = wk->move;
+    uint8_t *taken = wk->taken;
+    ebm__layer_input(m, 0, n, x, ldx, wk->c, n0); /* c = mu + W h */
+    for (int64_t i = 0; i < n0; i++) {
+        move[i] = wk->beta0[i];
+        move[n0 + i] = wk->shift[i];
+        move[2 * n0 + i] = sqrt(wk->var[i]);
+    }
+    ebm__stream noise = ebm__rng_take_stream(rng);
+    EBM__FOR_ROWS(r, n, n * n0 * 8, {
+        float *v = x + r * ldx, *z = wk->xi + (int64_t)ebm__thread_num() * n0;
+        ebm__stream_normal(&noise, ebm__row_id(ids, r), 0, n0, z);
+        taken[r] = (uint8_t)ebm__kern()->affine_row(n0, move, v, c + r * n0, z, z);
+        if (taken[r]) {
+            memcpy(v, z, (size_t)n0 * sizeof *v);
+        }
+    });
+    int64_t rejected = 0;
+    for (int64_t r = 0; r < n; r++) {
+        rejected += !taken[r];
+    }
+    ebm__layer_input(m, 1, n, x, ldx, wk->ap, n1);
+    ebm__stream hidden = ebm__rng_take_stream(rng);
+    if (rejected == 0) {
+        ebm__sample_from_input(m, 1, &hidden, ids, 0, n, wk->ap, n1, x + off1, ldx);
+    } else {
+        ebm__sample_from_input(m, 1, &hidden, ids, 0, n, wk->ap, n1, wk->xp + off1, w);
+        for (int64_t r = 0; r < n; r++) {
+            if (taken[r]) {
+                memcpy(x + r * ldx + off1, wk->xp + r * w + off1, (size_t)n1 * sizeof *x);
+            }
+        }
+    }
+    const int64_t decisions = rejected; /* as in the general path: unadjusted */
+    out->accept_rate = decisions > 0 ? 1.0 - (double)rejected / (double)decisions : 1.0;
+    out->hidden_input = rejected == 0 ? wk->ap : NULL;
 }
 
 int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm__msg *msg,
@@ -383,6 +437,11 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
     step_sizes(in, alpha);
     unit_factors(in, d);
     proposal_coefficients(m, K, alpha, d, beta0, shift, var);
+    if (!adjust && move_v && move_h && in->settings->closed_form &&
+        !in->settings->plain_energies) {
+        closed_form_step(in, &wk, out, rng, ids, n, x, ldx);
+        return EBM_OK;
+    }
 
     /* xp starts as x: v always (the moves start from it), h only if it is
      * held (else h' is drawn over it). */

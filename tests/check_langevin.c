@@ -20,7 +20,7 @@
  */
 #include "tests.h"
 #include "ref.h"
-#include "testing.h" /* ebm__sampler_set_twin_density */
+#include "testing.h" /* ebm__sampler_set_twin_density, ebm__sampler_set_plain */
 
 #include <math.h>
 #include <stdio.h>
@@ -868,6 +868,77 @@ START_TEST(diverging_steps_are_rejected)
 }
 END_TEST
 
+/* Three unadjusted closed-form Gibbs-Langevin steps of a 40-70 GRBM on 64
+ * rows at a stride past the state (the columns past it set to 7), with
+ * `diverge` every fifth row's v at 1e36 and steps of size 30 (|beta_0| up
+ * to about 29^10), so that those rows overflow and are rejected; `plain` takes the
+ * general path (ebm__sampler_set_plain). x gets the rows, rate[t] step
+ * t's accept rate, *rng_hash the generator's state after. */
+enum { FP_ROWS = 64, FP_NV = 40, FP_NH = 70, FP_LD = FP_NV + FP_NH + 3 };
+
+static void closed_form_run(int variant, int diverge, int plain, uint64_t seed, float *x,
+                            double *rate, uint64_t *rng_hash)
+{
+    static const int64_t sizes[2] = {FP_NV, FP_NH};
+    ebm_model_t *m = t_model(2, sizes, EBM_UNITS_GAUSSIAN, EBM_UNITS_BINARY);
+    t_random_params(m, 41, 0.3);
+    ebm_rng_t *r = t_rng(seed, 0);
+    for (int64_t i = 0; i < FP_ROWS * FP_LD; i++) {
+        x[i] = 7.0f;
+    }
+    ck_assert_int_eq(ebm_model_random_state(m, r, FP_ROWS, x, FP_LD, NULL, 0), EBM_OK);
+    for (int64_t row = 0; diverge && row < FP_ROWS; row += 5) {
+        for (int64_t i = 0; i < FP_NV; i++) {
+            x[row * FP_LD + i] = 1e36f;
+        }
+    }
+    /* scaled by the mean variance or preconditioned; constant or cosine */
+    config c = {EBM_SAMPLER_GIBBS_LANGEVIN, 10, diverge ? 30.0 : 0.5, variant & 1, -1, 1,
+                !(variant & 2), (variant & 2) != 0};
+    ebm_sampler_t *s = new_sampler(m, &c);
+    ebm__sampler_set_plain(s, plain);
+    for (int t = 0; t < 3; t++) {
+        ck_assert_int_eq(ebm_sampler_step(s, r, FP_ROWS, x, FP_LD), EBM_OK);
+        rate[t] = ebm_sampler_stat(s, EBM_STAT_ACCEPT_RATE);
+    }
+    *rng_hash = t_rng_hash(r);
+    ebm_sampler_destroy(s);
+    ebm_rng_destroy(r);
+    ebm_model_destroy(m);
+}
+
+/* The unadjusted closed-form step of both layers (closed_form_step in
+ * src/langevin.c, which writes v' and h' straight into x) gives the
+ * general path's bits: rows, columns past them, accept rates and the
+ * generator, also when some rows diverge (accept rate 0, those rows kept).
+ * The twin, the fast path from another seed, must differ. */
+START_TEST(closed_form_fast_path_is_plain)
+{
+    const size_t bytes = (size_t)(FP_ROWS * FP_LD) * sizeof(float);
+    float *x1 = t_floats(FP_ROWS * FP_LD), *x2 = t_floats(FP_ROWS * FP_LD);
+    double rate1[3], rate2[3];
+    uint64_t h1, h2;
+    for (int variant = 0; variant < 4; variant++) {
+        for (int diverge = 0; diverge < 2; diverge++) {
+            closed_form_run(variant, diverge, 0, 3, x1, rate1, &h1);
+            closed_form_run(variant, diverge, 1, 3, x2, rate2, &h2);
+            ck_assert_msg(memcmp(x1, x2, bytes) == 0, "variant %d diverge %d: rows differ",
+                          variant, diverge);
+            ck_assert(memcmp(rate1, rate2, sizeof rate1) == 0 && h1 == h2);
+            ck_assert_msg(diverge ? rate1[0] == 0.0 : rate1[0] == 1.0, "variant %d: rate %g",
+                          variant, rate1[0]);
+            if (diverge) { /* the diverging rows kept v; the others moved */
+                ck_assert(x1[0] == 1e36f && x1[FP_LD] != 1e36f);
+            }
+            closed_form_run(variant, diverge, 0, 4, x2, rate2, &h2);
+            ck_assert_msg(memcmp(x1, x2, bytes) != 0, "the twin (another seed) passed");
+        }
+    }
+    free(x1);
+    free(x2);
+}
+END_TEST
+
 /* The sampler's statistics, EBM_STAT_ACCEPT_RATE .. EBM_STAT_ITERATION. */
 static void sampler_stats(const ebm_sampler_t *s, double *out)
 {
@@ -970,6 +1041,7 @@ Suite *ebm_langevin_suite(void)
         {"kernel", zero_step_is_skipped, 0, 20, NULL, NULL},
         {"kernel", clamped_layers_hold, 0, 20, NULL, NULL},
         {"kernel", diverging_steps_are_rejected, 0, 20, NULL, NULL},
+        {"kernel", closed_form_fast_path_is_plain, 0, 20, NULL, NULL},
         {"kernel", one_step_scaling_at_a_time, 0, 20, NULL, NULL},
     };
     return t_suite("langevin", tests, sizeof tests / sizeof tests[0]);

@@ -2,8 +2,10 @@
  * The vectorised kernels (src/simd/kernels.c): the float exp, sigmoid and
  * tanh are accurate to a few ulp against double precision, the Box-Muller
  * normals match libm's, the coupled step's setup, the local search's
- * argmin and the fused
- * subtract-and-dot of the GRBM gradient match plain loops, and every build
+ * argmin, the fused
+ * subtract-and-dot and visible terms of the GRBM gradient, the scaled
+ * rows of the weight gradients and a Gibbs-Langevin row move match plain
+ * loops, and every build
  * the CPU runs (AVX2, AVX-512) gives the same bits as the generic one, for
  * the kernels alone and for whole library calls. Each comparison has a
  * broken twin that must fail.
@@ -293,6 +295,40 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
             ref->col_sums(n >= 3 ? 3 : 0, nc, a, nc + 1, c3, u2);
             if (memcmp(u1, u2, (size_t)n * sizeof *u1) != 0) {
                 return "col_sums";
+            }
+        }
+        { /* the GRBM visible terms: three rows of n / 3 at stride n / 3 + 1 */
+            const int64_t nc = n / 3, rows = n >= 3 ? 3 : 0;
+            static double c3[3] = {0.25, -1.0 / 3.0, 0.1}, inv_d[MAXN];
+            static float g1[2 * MAXN], g2[2 * MAXN], inv[MAXN];
+            inputs(a, u1, n, (uint64_t)(13 * n));
+            for (int64_t i = 0; i < nc; i++) {
+                inv_d[i] = 0.5 + (double)u1[i];
+                inv[i] = (float)inv_d[i];
+            }
+            memset(g1, 0, sizeof g1);
+            memset(g2, 0, sizeof g2);
+            k->grbm_visible_grad(rows, nc, a, nc + 1, u1, inv, inv_d, c3, o1, g1, g1 + MAXN);
+            ref->grbm_visible_grad(rows, nc, a, nc + 1, u1, inv, inv_d, c3, o2, g2, g2 + MAXN);
+            if (memcmp(g1, g2, sizeof g1) != 0 ||
+                memcmp(o1, o2, (size_t)(rows * nc) * sizeof *o1) != 0) {
+                return "grbm_visible_grad";
+            }
+            static double mv[3 * MAXN];
+            for (int64_t i = 0; i < 3 * nc; i++) {
+                mv[i] = (double)a[i] * 0.01;
+            }
+            memcpy(o2, u1, (size_t)nc * sizeof *o2);
+            int f1 = k->affine_row(nc, mv, a, u1, a + nc, o1);
+            int f2 = ref->affine_row(nc, mv, a, u1, a + nc, o2);
+            if (f1 != f2 || memcmp(o1, o2, (size_t)nc * sizeof *o1) != 0) {
+                return "affine_row";
+            }
+            const float cf[3] = {0.25f, -3.0f, 1e-30f};
+            k->scale_rows(rows, nc, cf, a, nc + 1, o1, nc);
+            ref->scale_rows(rows, nc, cf, a, nc + 1, o2, nc);
+            if (memcmp(o1, o2, (size_t)(rows * nc) * sizeof *o1) != 0) {
+                return "scale_rows";
             }
         }
         for (int cl = 0; cl < 2; cl++) {
@@ -629,6 +665,210 @@ START_TEST(col_sums_plain)
 {
     ck_assert_msg(col_sums_match(ebm__kern()->col_sums), "col_sums differs from the plain loop");
     ck_assert_msg(!col_sums_match(col_sums_in_float), "the twin summing in float passed");
+}
+END_TEST
+
+/* The GRBM visible terms as energy_grad.c's plain loops: unit by unit,
+ * the rows in order, v / sigma^2 row by row. */
+static void grbm_visible_plain(int64_t rows, int64_t n, const float *v, int64_t ldv,
+                               const float *mu, const float *inv, const double *inv_d,
+                               const double *c, float *vs, float *gmu, float *gs)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double gm = 0.0, gv = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            double d = (double)v[r * ldv + i] - mu[i];
+            gm -= c[r] * d * inv_d[i];
+            gv -= c[r] * 0.5 * d * d * inv_d[i];
+        }
+        gmu[i] += (float)gm;
+        gs[i] += (float)gv;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < n; i++) {
+            vs[r * n + i] = v[r * ldv + i] * inv[i];
+        }
+    }
+}
+
+/* The twin ignores the stride of v (reads the rows packed, at n). */
+static void grbm_visible_packed(int64_t rows, int64_t n, const float *v, int64_t ldv,
+                                const float *mu, const float *inv, const double *inv_d,
+                                const double *c, float *vs, float *gmu, float *gs)
+{
+    (void)ldv;
+    grbm_visible_plain(rows, n, v, n, mu, inv, inv_d, c, vs, gmu, gs);
+}
+
+typedef void (*visible_fn)(int64_t, int64_t, const float *, int64_t, const float *, const float *,
+                           const double *, const double *, float *, float *, float *);
+
+/* f gives the plain loops' bits, for row counts 0 to 37 and widths on both
+ * sides of its 256-column groups, at a stride wider than the row. */
+static int visible_grad_matches(visible_fn f)
+{
+    enum { R = 37, N = 530, LD = 541 };
+    static float v[R * LD], mu[N], inv[N], vs1[R * N], vs2[R * N], g1[2 * N], g2[2 * N];
+    static double inv_d[N], c[R];
+    uint64_t seed = 23;
+    for (int i = 0; i < R * LD; i++) {
+        v[i] = (float)(6.0 * t_uniform(&seed) - 3.0);
+    }
+    for (int i = 0; i < N; i++) {
+        mu[i] = (float)(t_uniform(&seed) - 0.5);
+        inv_d[i] = exp(-(double)(float)(2.0 * t_uniform(&seed) - 1.0));
+        inv[i] = (float)inv_d[i];
+    }
+    for (int r = 0; r < R; r++) {
+        c[r] = (r % 3 == 0 ? -1.0 : 1.0) / (double)(r + 3);
+    }
+    for (int64_t n = 0; n <= N; n += n < 40 ? 1 : 49) {
+        for (int64_t rows = 0; rows <= R; rows += 9) {
+            for (int64_t j = 0; j < 2 * N; j++) {
+                g1[j] = g2[j] = (float)j;
+            }
+            memset(vs1, 0, sizeof vs1);
+            memset(vs2, 0, sizeof vs2);
+            f(rows, n, v, LD, mu, inv, inv_d, c, vs1, g1, g1 + N);
+            grbm_visible_plain(rows, n, v, LD, mu, inv, inv_d, c, vs2, g2, g2 + N);
+            if (memcmp(g1, g2, sizeof g1) != 0 || memcmp(vs1, vs2, sizeof vs1) != 0) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+START_TEST(grbm_visible_grad_plain)
+{
+    ck_assert_msg(visible_grad_matches(ebm__kern()->grbm_visible_grad),
+                  "grbm_visible_grad differs from the plain loops");
+    ck_assert_msg(!visible_grad_matches(grbm_visible_packed), "the twin that ignores the stride passed");
+}
+END_TEST
+
+/* scale_rows' twin scales by the coefficient one ulp up. */
+static void scale_rows_ulp_up(int64_t rows, int64_t n, const float *c, const float *x, int64_t ldx,
+                              float *out, int64_t ldo)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < n; j++) {
+            out[r * ldo + j] = nextafterf(c[r], INFINITY) * x[r * ldx + j];
+        }
+    }
+}
+
+typedef void (*scale_fn)(int64_t, int64_t, const float *, const float *, int64_t, float *,
+                         int64_t);
+
+/* f gives c[r] x[r ldx + j] as a float product, at strides, and writes
+ * nothing else. */
+static int scale_rows_match(scale_fn f)
+{
+    enum { R = 5, N = 70, LD = 73, LDO = 71 };
+    static float x[R * LD], o1[R * LDO], o2[R * LDO], c[R];
+    uint64_t seed = 29;
+    inputs(x, o1, R * LD, seed);
+    for (int r = 0; r < R; r++) {
+        c[r] = (float)(t_uniform(&seed) - 0.5);
+    }
+    for (int64_t n = 0; n <= N; n += 7) {
+        memset(o1, 0xA5, sizeof o1);
+        memset(o2, 0xA5, sizeof o2);
+        f(R, n, c, x, LD, o1, LDO);
+        for (int64_t r = 0; r < R; r++) {
+            for (int64_t j = 0; j < n; j++) {
+                o2[r * LDO + j] = c[r] * x[r * LD + j];
+            }
+        }
+        if (memcmp(o1, o2, sizeof o1) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+START_TEST(scale_rows_plain)
+{
+    ck_assert_msg(scale_rows_match(ebm__kern()->scale_rows), "scale_rows differs from the loop");
+    ck_assert_msg(!scale_rows_match(scale_rows_ulp_up), "the twin one ulp off passed");
+}
+END_TEST
+
+/* affine_row as a plain loop, and its twin that sums the terms in float
+ * (each product rounded to float first). */
+static int affine_row_plain(int64_t n, const double *move, const float *v, const float *c,
+                            const float *z, float *out)
+{
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = (float)(move[i] * (double)v[i] + move[n + i] * (double)c[i] +
+                         move[2 * n + i] * (double)z[i]);
+        ok &= isfinite(out[i]) != 0;
+    }
+    return ok;
+}
+
+static int affine_row_in_float(int64_t n, const double *move, const float *v, const float *c,
+                               const float *z, float *out)
+{
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = (float)(move[i] * (double)v[i]) + (float)(move[n + i] * (double)c[i]) +
+                 (float)(move[2 * n + i] * (double)z[i]);
+        ok &= isfinite(out[i]) != 0;
+    }
+    return ok;
+}
+
+typedef int (*affine_fn)(int64_t, const double *, const float *, const float *, const float *,
+                         float *);
+
+/* f gives the plain loop's row and verdict, out apart, over v and over z,
+ * with rows that overflow (a coefficient of 1e300 on one unit) or start
+ * non-finite. */
+static int affine_row_matches(affine_fn f)
+{
+    enum { N = 300 };
+    static double move[3 * N];
+    static float v[N], c[N], z[N], o1[N], o2[N], v2[N], z2[N];
+    uint64_t seed = 31;
+    for (int64_t n = 0; n <= N; n += n < 20 ? 1 : 41) {
+        for (int bad = 0; bad < 3; bad++) {
+            for (int64_t i = 0; i < 3 * n; i++) {
+                move[i] = 4.0 * t_uniform(&seed) - 2.0;
+            }
+            for (int64_t i = 0; i < n; i++) {
+                v[i] = (float)(6.0 * t_uniform(&seed) - 3.0);
+                c[i] = (float)(6.0 * t_uniform(&seed) - 3.0);
+                z[i] = (float)(6.0 * t_uniform(&seed) - 3.0);
+            }
+            if (n > 0 && bad == 1) {
+                move[n / 2] = 1e300;
+            } else if (n > 0 && bad == 2) {
+                c[n - 1] = NAN;
+            }
+            int r1 = f(n, move, v, c, z, o1), r2 = affine_row_plain(n, move, v, c, z, o2);
+            if (r1 != r2 || memcmp(o1, o2, (size_t)n * sizeof *o1) != 0) {
+                return 0;
+            }
+            memcpy(v2, v, sizeof v);
+            memcpy(z2, z, sizeof z);
+            r1 = f(n, move, v2, c, z, v2); /* in place, over v and over z */
+            int r3 = f(n, move, v, c, z2, z2);
+            if (r1 != r2 || r3 != r2 || memcmp(v2, o2, (size_t)n * sizeof *o1) != 0 ||
+                memcmp(z2, o2, (size_t)n * sizeof *o1) != 0) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+START_TEST(affine_row_plain_loop)
+{
+    ck_assert_msg(affine_row_matches(ebm__kern()->affine_row), "affine_row differs from the loop");
+    ck_assert_msg(!affine_row_matches(affine_row_in_float), "the twin summing in float passed");
 }
 END_TEST
 
@@ -999,6 +1239,15 @@ START_TEST(builds_agree)
     twin = *generic;
     twin.col_sums = col_sums_in_float;
     ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin col_sums passed");
+    twin = *generic;
+    twin.grbm_visible_grad = grbm_visible_packed;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin grbm_visible_grad passed");
+    twin = *generic;
+    twin.affine_row = affine_row_in_float;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin affine_row passed");
+    twin = *generic;
+    twin.scale_rows = scale_rows_ulp_up;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin scale_rows passed");
 }
 END_TEST
 
@@ -1115,6 +1364,9 @@ Suite *ebm_simd_suite(void)
         {"simd", box_muller_accurate, 0, 120, NULL, NULL},
         {"simd", sub_dot_plain, 0, 120, NULL, NULL},
         {"simd", col_sums_plain, 0, 120, NULL, NULL},
+        {"simd", grbm_visible_grad_plain, 0, 120, NULL, NULL},
+        {"simd", scale_rows_plain, 0, 120, NULL, NULL},
+        {"simd", affine_row_plain_loop, 0, 120, NULL, NULL},
         {"simd", argmin_plain_loop, 0, 120, NULL, NULL},
         {"simd", coupling_setup_plain, 0, 120, NULL, NULL},
         {"simd", draw_ratio_plain, 0, 120, NULL, NULL},

@@ -1,6 +1,7 @@
 /*
  * The elementwise kernels of the library's hot loops: Philox uniforms and
- * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused pass,
+ * normals, sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused passes,
+ * the weight gradients' scaled rows, the Gibbs-Langevin move of a row,
  * the bias gradients' column sums, the coupled Gibbs step's setup, the
  * local search's argmins and input updates, and the parameter update. This
  * file is compiled once per instruction set (Makefile: build/simd_*.o),
@@ -452,6 +453,65 @@ static void col_sums(int64_t rows, int64_t n, const float *restrict x, int64_t l
     }
 }
 
+/* The GRBM visible terms a group of 256 columns at a time (their double
+ * sums in L1), the rows in order within each group. */
+static void grbm_visible_grad(int64_t rows, int64_t n, const float *restrict v, int64_t ldv,
+                              const float *restrict mu, const float *restrict inv,
+                              const double *restrict inv_d, const double *restrict c,
+                              float *restrict vs, float *restrict gmu, float *restrict gs)
+{
+    enum { C = 256 };
+    double am[C], as[C];
+    for (int64_t j0 = 0; j0 < n; j0 += C) {
+        const int64_t len = n - j0 < C ? n - j0 : C;
+        for (int64_t k = 0; k < len; k++) {
+            am[k] = 0.0;
+            as[k] = 0.0;
+        }
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict vr = v + r * ldv + j0;
+            float *restrict vsr = vs + r * n + j0;
+            const double cr = c[r], hr = cr * 0.5;
+            for (int64_t k = 0; k < len; k++) {
+                const double d = (double)vr[k] - (double)mu[j0 + k];
+                am[k] -= cr * d * inv_d[j0 + k];
+                as[k] -= hr * d * d * inv_d[j0 + k];
+                vsr[k] = vr[k] * inv[j0 + k];
+            }
+        }
+        for (int64_t k = 0; k < len; k++) {
+            gmu[j0 + k] += (float)am[k];
+            gs[j0 + k] += (float)as[k];
+        }
+    }
+}
+
+static void scale_rows(int64_t rows, int64_t n, const float *restrict c, const float *restrict x,
+                       int64_t ldx, float *restrict out, int64_t ldo)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float cr = c[r];
+        const float *restrict xr = x + r * ldx;
+        float *restrict o = out + r * ldo;
+        for (int64_t j = 0; j < n; j++) {
+            o[j] = cr * xr[j];
+        }
+    }
+}
+
+static int affine_row(int64_t n, const double *restrict move, const float *v,
+                      const float *restrict c, const float *z, float *out)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float o = (float)(move[i] * (double)v[i] + move[n + i] * (double)c[i] +
+                                move[2 * n + i] * (double)z[i]);
+        out[i] = o;
+        bad |= !(fabsf(o) <= FLT_MAX);
+    }
+    return !bad;
+}
+
 static int64_t argmin(int64_t n, const float *restrict a, float low, const uint8_t *restrict clamp,
                       float *restrict x, int32_t *restrict flip)
 {
@@ -746,6 +806,9 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .bernoulli = bernoulli,
                                   .sub_dot = sub_dot,
                                   .col_sums = col_sums,
+                                  .grbm_visible_grad = grbm_visible_grad,
+                                  .scale_rows = scale_rows,
+                                  .affine_row = affine_row,
                                   .argmin = argmin,
                                   .coupling_setup = coupling_setup,
                                   .log_uniform = log_uniform,
