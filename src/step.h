@@ -59,9 +59,9 @@ typedef struct ebm__sampler_settings {
     /* tests only (testing.h), no option: the global moves' broken twins
      * (EBM__GLOBAL_TWIN_*, global.h; 0: none) */
     int twin_global;
-    /* tests only (testing.h), no option: double MH energies; the Langevin
-     * adjustment with the unpreconditioned density; the swap rule's sign
-     * flipped */
+    /* tests only (testing.h), no option: the plain paths (double MH
+     * energies, Gibbs-Langevin's general step); the Langevin adjustment
+     * with the unpreconditioned density; the swap rule's sign flipped */
     int plain_energies, twin_density, twin_swap;
 } ebm__sampler_settings;
 

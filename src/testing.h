@@ -14,7 +14,8 @@
 
 #include <stdint.h>
 
-/* 1 makes s's MH steps compute every energy in double (the plain path). */
+/* 1 makes s take its plain paths: MH steps compute every energy in double,
+ * Gibbs-Langevin steps take the general step (no closed-form fast path). */
 void ebm__sampler_set_plain(ebm_sampler_t *s, int plain);
 /* The MH decisions of s that its float energies left to double, summed
  * over its calls (0 on the plain path). */
@@ -39,7 +40,8 @@ void ebm__estimator_set_twin_global(ebm_estimator_t *e, int twin);
  * not safe while other threads step). Returns the previous limit. */
 int64_t ebm__set_residual_try_limit(int64_t limit);
 /* 1 makes e and its samplers take their plain paths (no reuse of a
- * sampler's layer inputs, double MH energies). */
+ * sampler's layer inputs, double MH energies, Gibbs-Langevin's general
+ * step). */
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain);
 /* e's tempering sampler (EBM_ESTIMATOR_PT), or NULL. */
 ebm_sampler_t *ebm__estimator_tempering(const ebm_estimator_t *e);
