@@ -20,6 +20,7 @@
 #include "../rng.h"
 
 #include <float.h>
+#include <string.h>
 
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -649,6 +650,81 @@ static double draw_ratio(int64_t n, float lo, const float *u, const float *restr
     return (sum[0] + sum[1]) + (sum[2] + sum[3]);
 }
 
+/* draw_ratio for two chains' draws from the same uniforms: unit j's two
+ * candidate terms are formed once and each chain's sum takes the one its
+ * draw picks, so out[0] and out[1] are the bits of draw_ratio(n, lo, u, p1,
+ * a1, a2, z1) and draw_ratio(n, lo, u, p2, a1, a2, z2). The four running
+ * sums are the lanes of a vector (GCC's vector extensions: the compiler
+ * does not vectorise the two selects by itself, and branches on random
+ * draws mispredict); selects are bit masks, each lane's operations are
+ * those of draw_ratio. */
+static inline double linear_pick(int up, double k, double x1, double x2)
+{
+    return up ? k * ((x2 < 0.0 ? x2 : 0.0) - (x1 < 0.0 ? x1 : 0.0))
+              : k * ((x1 > 0.0 ? x1 : 0.0) - (x2 > 0.0 ? x2 : 0.0));
+}
+
+static void draw_ratio_pair(int64_t n, float lo, const float *restrict u,
+                            const float *restrict p1, const float *restrict p2,
+                            const float *restrict a1, const float *restrict a2,
+                            float *restrict z1, float *restrict z2, double out[2])
+{
+    const double k = lo < 0.0f ? 2.0 : 1.0;
+    double s1[4] = {0.0, 0.0, 0.0, 0.0}, s2[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t j = 0;
+#if defined(__GNUC__)
+    typedef float v4f __attribute__((vector_size(16)));
+    typedef int32_t v4i __attribute__((vector_size(16)));
+    typedef double v4d __attribute__((vector_size(32)));
+    typedef int64_t v4l __attribute__((vector_size(32)));
+    const v4d zero = {0.0, 0.0, 0.0, 0.0}, kv = {k, k, k, k};
+    const v4f one = {1.0f, 1.0f, 1.0f, 1.0f}, low = {lo, lo, lo, lo};
+    v4d t1 = zero, t2 = zero;
+    for (; j + 4 <= n; j += 4) {
+        v4f uu, q1, q2, b1, b2;
+        memcpy(&uu, u + j, sizeof uu);
+        memcpy(&q1, p1 + j, sizeof q1);
+        memcpy(&q2, p2 + j, sizeof q2);
+        memcpy(&b1, a1 + j, sizeof b1);
+        memcpy(&b2, a2 + j, sizeof b2);
+        const v4d x1 = __builtin_convertvector(b1, v4d), x2 = __builtin_convertvector(b2, v4d);
+        const v4d min1 = (v4d)((v4l)x1 & (x1 < zero)), min2 = (v4d)((v4l)x2 & (x2 < zero));
+        const v4d max1 = (v4d)((v4l)x1 & (x1 > zero)), max2 = (v4d)((v4l)x2 & (x2 > zero));
+        const v4l t_up = (v4l)(kv * (min2 - min1)), t_lo = (v4l)(kv * (max1 - max2));
+        const v4i up1 = uu < q1, up2 = uu < q2;
+        const v4l m1 = __builtin_convertvector(up1, v4l), m2 = __builtin_convertvector(up2, v4l);
+        const v4f w1 = (v4f)(((v4i)one & up1) | ((v4i)low & ~up1));
+        const v4f w2 = (v4f)(((v4i)one & up2) | ((v4i)low & ~up2));
+        memcpy(z1 + j, &w1, sizeof w1);
+        memcpy(z2 + j, &w2, sizeof w2);
+        t1 += (v4d)((t_up & m1) | (t_lo & ~m1));
+        t2 += (v4d)((t_up & m2) | (t_lo & ~m2));
+    }
+    for (int i = 0; i < 4; i++) {
+        s1[i] = t1[i];
+        s2[i] = t2[i];
+    }
+#endif
+    for (; j + 4 <= n; j += 4) {
+        for (int i = 0; i < 4; i++) {
+            const int up1 = u[j + i] < p1[j + i], up2 = u[j + i] < p2[j + i];
+            z1[j + i] = up1 ? 1.0f : lo;
+            z2[j + i] = up2 ? 1.0f : lo;
+            s1[i] += linear_pick(up1, k, a1[j + i], a2[j + i]);
+            s2[i] += linear_pick(up2, k, a1[j + i], a2[j + i]);
+        }
+    }
+    for (int i = 0; j < n; j++, i++) {
+        const int up1 = u[j] < p1[j], up2 = u[j] < p2[j];
+        z1[j] = up1 ? 1.0f : lo;
+        z2[j] = up2 ? 1.0f : lo;
+        s1[i] += linear_pick(up1, k, a1[j], a2[j]);
+        s2[i] += linear_pick(up2, k, a1[j], a2[j]);
+    }
+    out[0] = (s1[0] + s1[1]) + (s1[2] + s1[3]);
+    out[1] = (s2[0] + s2[1]) + (s2[2] + s2[3]);
+}
+
 static void log_uniform(int64_t n, const float *restrict u, double *restrict out)
 {
     for (int64_t j = 0; j < n; j++) {
@@ -750,6 +826,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .coupling_setup = coupling_setup,
                                   .log_uniform = log_uniform,
                                   .draw_ratio = draw_ratio,
+                                  .draw_ratio_pair = draw_ratio_pair,
                                   .add_flips = add_flips,
                                   .values_ok = values_ok,
                                   .update_suspect = update_suspect,
