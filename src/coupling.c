@@ -65,7 +65,7 @@ typedef struct couple {
     float *x_input, *y_input; /* na x w: blk's inputs from x_rows and y_rows, at its columns */
     float *x_prob, *y_prob;   /* na x w: its discrete units' probabilities of the upper value */
     double *lz;        /* [na]: sum over blk's discrete units of LZ(a2) - LZ(a1) */
-    float *tmp;        /* one row of proposals per thread */
+    float *tmp;        /* two rows of proposals per thread */
     float *u;          /* [na]: the meeting uniforms */
     double *log_u;     /* [2 na]: logs of the meeting or a try's acceptance uniforms */
     float *try_u, *try_accept; /* na x w and na x 2: a try's uniforms (proposals, acceptances) */
@@ -180,6 +180,42 @@ static double draw(const couple *c, const ebm__stream *st, int64_t r, int chain,
     return s;
 }
 
+/* 1 if every layer of blk is binary or spin, so that draw_pair can draw it. */
+static int pairable(const couple *c)
+{
+    for (int64_t l = 0; l < c->m->n_layers; l++) {
+        if ((c->blk >> l & 1u) && (ebm__is_potts(c->m, l) || ebm__is_gaussian(c->m, l))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* draw(c, st, r, 1, u, z1) and draw(c, st, r, 2, u, z2) at once, into s[0]
+ * and s[1] (the same bits), for a blk of binary and spin layers only
+ * (pairable): a CRN try of a row whose two chains both still try. u is
+ * neither z1 nor z2. */
+static void draw_pair(const couple *c, int64_t r, const float *u, float *z1, float *z2,
+                      double s[2])
+{
+    const ebm_model_t *m = c->m;
+    const int64_t o = r * c->w;
+    s[0] = s[1] = -c->lz[r];
+    for (int64_t l = 0; l < m->n_layers; l++) {
+        if (!(c->blk >> l & 1u)) {
+            continue;
+        }
+        const int64_t off = m->column[l];
+        const float lo = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
+        double d[2];
+        ebm__kern()->draw_ratio_pair(m->size[l], lo, u + off, c->x_prob + o + off,
+                                     c->y_prob + o + off, c->x_input + o + off,
+                                     c->y_input + o + off, z1 + off, z2 + off, d);
+        s[0] += d[0];
+        s[1] += d[1];
+    }
+}
+
 /* The layers in mask of the row src into the row dst. */
 static void copy_layers(const ebm_model_t *m, uint32_t mask, const float *src, float *dst)
 {
@@ -215,6 +251,7 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
         trying[i] = c->k->settings->coupling == EBM_COUPLING_MAXIMAL ? 2 : 3;
     }
     int64_t tries_sum = 0, tries_max = 0;
+    const int pair = pairable(c);
     c->loops += count;
     for (uint64_t k = 1; count > 0; k++) {
         if (k > (uint64_t)c->k->residual_try_limit) {
@@ -234,17 +271,30 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
             const int64_t r = list[i];
             const float *ui = c->try_u + i * w;
             const double *log_ua = c->log_u + 2 * i; /* -inf for 0: always accepts */
-            float *tmp = c->tmp + (int64_t)ebm__thread_num() * w;
-            if (trying[i] & 1) {
-                if (log_ua[0] > draw(c, &proposal, r, 1, ui, tmp)) {
+            float *tmp = c->tmp + 2 * (int64_t)ebm__thread_num() * w;
+            if (trying[i] == 3 && pair) { /* CRN, both chains: one pass */
+                double s[2];
+                draw_pair(c, r, ui, tmp, tmp + w, s);
+                if (log_ua[0] > s[0]) {
                     copy_layers(c->m, c->blk, tmp, c->x_rows + r * w);
                     trying[i] &= ~INT64_C(1);
                 }
-            }
-            if (trying[i] & 2) {
-                if (log_ua[1] > -draw(c, &proposal, r, 2, ui, tmp)) {
-                    copy_layers(c->m, c->blk, tmp, c->y_rows + r * w);
+                if (log_ua[1] > -s[1]) {
+                    copy_layers(c->m, c->blk, tmp + w, c->y_rows + r * w);
                     trying[i] &= ~INT64_C(2);
+                }
+            } else {
+                if (trying[i] & 1) {
+                    if (log_ua[0] > draw(c, &proposal, r, 1, ui, tmp)) {
+                        copy_layers(c->m, c->blk, tmp, c->x_rows + r * w);
+                        trying[i] &= ~INT64_C(1);
+                    }
+                }
+                if (trying[i] & 2) {
+                    if (log_ua[1] > -draw(c, &proposal, r, 2, ui, tmp)) {
+                        copy_layers(c->m, c->blk, tmp, c->y_rows + r * w);
+                        trying[i] &= ~INT64_C(2);
+                    }
                 }
             }
         });
@@ -394,7 +444,8 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
     if (coupling != EBM_COUPLING_MAXIMAL && c->b1 == 1u && ebm__is_gaussian(m, 0)) {
         EBM__FOR_ROWS(r, na, na * w * 4, {
             c->met[r] = 0;
-            reflect(c, &st[ST_FIRST], &st[ST_MEET], r, c->tmp + (int64_t)ebm__thread_num() * w);
+            reflect(c, &st[ST_FIRST], &st[ST_MEET], r,
+                    c->tmp + 2 * (int64_t)ebm__thread_num() * w);
         });
     } else if (!couple_block(c, &st[ST_FIRST], &st[ST_MEET], &st[ST_RESIDUAL])) {
         return 0;
@@ -455,7 +506,7 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
 
 /* A coupled step's scratch: the gathered states (apart rows, then rows
  * already met) and y's apart rows, both chains' block inputs and
- * probabilities, a row per thread for the tries, layer inputs, the meeting
+ * probabilities, two rows per thread for the tries, layer inputs, the meeting
  * uniforms, a try's uniforms; row lists (apart and together rows, their
  * stream rows, the rows that need tries); the meeting flags; the log-ratio
  * constants. */
@@ -477,7 +528,7 @@ static void coupled_layout(ebm__arena *arena, void *ctx)
     c->y_input = ebm__arena_take(arena, nw, f);
     c->x_prob = ebm__arena_take(arena, nw, f);
     c->y_prob = ebm__arena_take(arena, nw, f);
-    c->tmp = ebm__arena_take(arena, (size_t)(wk->threads * c->w), f);
+    c->tmp = ebm__arena_take(arena, (size_t)(2 * wk->threads * c->w), f);
     wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->max_size), f);
     c->u = ebm__arena_take(arena, n, f);
     c->try_u = ebm__arena_take(arena, nw, f);

@@ -100,6 +100,13 @@ typedef struct ebm__kernels {
      * (s0 + s1) + (s2 + s3). */
     double (*draw_ratio)(int64_t n, float lo, const float *u, const float *p, const float *a1,
                          const float *a2, float *z);
+    /* draw_ratio of two chains at once from the same uniforms u (a
+     * residual try under CRN): out[0] and out[1] have the bits of
+     * draw_ratio(n, lo, u, p1, a1, a2, z1) and draw_ratio(n, lo, u, p2,
+     * a1, a2, z2); u, z1 and z2 do not overlap. */
+    void (*draw_ratio_pair)(int64_t n, float lo, const float *u, const float *p1,
+                            const float *p2, const float *a1, const float *a2, float *z1,
+                            float *z2, double out[2]);
     /* The local search's update of a row's input y[0..n) from its flips:
      * for k < count in order, y += d_k x[flip[k] ldx .. + n), d_k = step
      * where the unit's new value v[flip[k]] > 0, else -step (new - old;

@@ -271,6 +271,15 @@ static const char *tables_differ(const ebm__kernels *k, const ebm__kernels *ref)
             if (memcmp(&d1, &d2, sizeof d1) != 0 || memcmp(z1, z2, (size_t)n * sizeof *z1) != 0) {
                 return "draw_ratio";
             }
+            static float p2[MAXN], y1[MAXN], y2[MAXN];
+            inputs(p2, y1, n, (uint64_t)(41 * n + s)); /* p2: chain 2's probabilities */
+            double e1[2], e2[2];
+            k->draw_ratio_pair(n, lo, u1, a, p2, u2, o1, z1, y1, e1);
+            ref->draw_ratio_pair(n, lo, u1, a, p2, u2, o1, z2, y2, e2);
+            if (memcmp(e1, e2, sizeof e1) != 0 || memcmp(z1, z2, (size_t)n * sizeof *z1) != 0 ||
+                memcmp(y1, y2, (size_t)n * sizeof *y1) != 0) {
+                return "draw_ratio_pair";
+            }
         }
         inputs(u1, o1, n, (uint64_t)n);
         memcpy(u2, u1, sizeof u1);
@@ -577,6 +586,16 @@ static double draw_ratio_one_sum(int64_t n, float lo, const float *u, const floa
         sum += linear_term(z[j], lo, a1[j], a2[j]);
     }
     return sum;
+}
+
+/* draw_ratio_pair's twin draws chain 2 from chain 1's probabilities. */
+static void draw_ratio_pair_one_p(int64_t n, float lo, const float *u, const float *p1,
+                                  const float *p2, const float *a1, const float *a2, float *z1,
+                                  float *z2, double out[2])
+{
+    (void)p2;
+    out[0] = draw_ratio_one_sum(n, lo, u, p1, a1, a2, z1);
+    out[1] = draw_ratio_one_sum(n, lo, u, p1, a1, a2, z2);
 }
 
 /* sub_dot against the plain loop in double: the same g, a sum within
@@ -1000,6 +1019,39 @@ static int draw_ratio_matches(double (*f)(int64_t, float, const float *, const f
     return all;
 }
 
+/* draw_ratio_pair against two calls of draw_ratio (the plain path of a
+ * CRN try), bit for bit, at rows of 0 to 67 units whose inputs span many
+ * scales (so that the order of the sums shows) and both unit kinds; its
+ * twin must differ somewhere. */
+static int draw_ratio_pair_matches(void (*f)(int64_t, float, const float *, const float *,
+                                             const float *, const float *, const float *,
+                                             float *, float *, double *))
+{
+    enum { N = 67 };
+    const ebm__kernels *k = ebm__kern();
+    float u[N], p1[N], p2[N], a1[N], a2[N], z1[N], z2[N], w1[N], w2[N];
+    uint64_t seed = 43;
+    int all = 1;
+    for (int64_t n = 0; n <= N; n++) {
+        for (int64_t j = 0; j < n; j++) {
+            u[j] = (float)t_uniform(&seed);
+            p1[j] = (float)t_uniform(&seed);
+            p2[j] = j % 5 == 0 ? p1[j] : (float)t_uniform(&seed);
+            a1[j] = ldexpf((float)t_uniform(&seed) - 0.5f, (int)(j % 40) - 20);
+            a2[j] = j % 7 == 0 ? -a1[j] : (float)(4.0 * t_uniform(&seed) - 2.0);
+        }
+        const float lo = n % 2 ? -1.0f : 0.0f;
+        const double want[2] = {k->draw_ratio(n, lo, u, p1, a1, a2, w1),
+                                k->draw_ratio(n, lo, u, p2, a1, a2, w2)};
+        double got[2];
+        f(n, lo, u, p1, p2, a1, a2, z1, z2, got);
+        all = all && memcmp(got, want, sizeof got) == 0 &&
+              memcmp(z1, w1, (size_t)n * sizeof *z1) == 0 &&
+              memcmp(z2, w2, (size_t)n * sizeof *z2) == 0;
+    }
+    return all;
+}
+
 /* add_flips against its definition written out (flips in order, each
  * product exact); its twin adds the flips last to first. */
 static void add_flips_reversed(int64_t n, int64_t count, const int32_t *flip, const float *v,
@@ -1057,6 +1109,15 @@ START_TEST(draw_ratio_plain)
 {
     ck_assert_msg(draw_ratio_matches(ebm__kern()->draw_ratio), "draw_ratio differs");
     ck_assert_msg(!draw_ratio_matches(draw_ratio_one_sum), "the twin with one sum passed");
+}
+END_TEST
+
+START_TEST(draw_ratio_pair_plain)
+{
+    ck_assert_msg(draw_ratio_pair_matches(ebm__kern()->draw_ratio_pair),
+                  "draw_ratio_pair differs from two draw_ratio calls");
+    ck_assert_msg(!draw_ratio_pair_matches(draw_ratio_pair_one_p),
+                  "the twin that draws both chains from p1 passed");
 }
 END_TEST
 
@@ -1237,6 +1298,9 @@ START_TEST(builds_agree)
     twin.draw_ratio = draw_ratio_one_sum;
     ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin draw_ratio passed");
     twin = *generic;
+    twin.draw_ratio_pair = draw_ratio_pair_one_p;
+    ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin draw_ratio_pair passed");
+    twin = *generic;
     twin.col_sums = col_sums_in_float;
     ck_assert_msg(tables_differ(&twin, generic) != NULL, "the twin col_sums passed");
     twin = *generic;
@@ -1370,6 +1434,7 @@ Suite *ebm_simd_suite(void)
         {"simd", argmin_plain_loop, 0, 120, NULL, NULL},
         {"simd", coupling_setup_plain, 0, 120, NULL, NULL},
         {"simd", draw_ratio_plain, 0, 120, NULL, NULL},
+        {"simd", draw_ratio_pair_plain, 0, 120, NULL, NULL},
         {"simd", add_flips_plain, 0, 120, NULL, NULL},
         {"simd", log_uniform_plain, 0, 120, NULL, NULL},
         {"simd", builds_agree, 0, 120, NULL, NULL},

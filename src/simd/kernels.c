@@ -21,6 +21,7 @@
 #include "../rng.h"
 
 #include <float.h>
+#include <string.h>
 
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -678,14 +679,80 @@ static void coupling_setup(int64_t rows, int64_t n, int spin, const float *restr
 /* Unit j's linear term, k (min(a2, 0) - min(a1, 0)) for the upper value
  * and k (max(a1, 0) - max(a2, 0)) for the lower: one rounding, so a term
  * is 0 exactly where both inputs make the drawn value certain, however
- * large they are. Four units at a time, unit j in sum j % 4. u may be z:
- * a chunk's uniforms are read before its draws are written. */
+ * large they are. */
+static inline double linear_pick(int up, double k, double x1, double x2)
+{
+    return up ? k * ((x2 < 0.0 ? x2 : 0.0) - (x1 < 0.0 ? x1 : 0.0))
+              : k * ((x1 > 0.0 ? x1 : 0.0) - (x2 > 0.0 ? x2 : 0.0));
+}
+
+#if defined(__GNUC__)
+/* Four units in the lanes of GCC's vector types: the compiler does not
+ * vectorise draw_ratio's selects by itself (draw_ratio_pair's two became
+ * branches on random draws, which mispredict), so the kernels below pick
+ * with bit masks; each lane does the operations of linear_pick. */
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+
+/* Four units' terms of linear_pick added to the sums t, for the draws up
+ * (u < p: all-ones lanes) and the terms t_up, t_lo of linear_terms4 (by
+ * pointer: 32-byte vectors have no by-value ABI in the baseline build). */
+static inline void add_pick4(v4d *t, v4i up, const v4l *t_up, const v4l *t_lo)
+{
+    const v4l m = __builtin_convertvector(up, v4l);
+    *t += (v4d)((*t_up & m) | (*t_lo & ~m));
+}
+
+/* Four units' terms for the upper and the lower value. */
+static inline void linear_terms4(const float *a1, const float *a2, double k, v4l *t_up,
+                                 v4l *t_lo)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0}, kv = {k, k, k, k};
+    v4f b1, b2;
+    memcpy(&b1, a1, sizeof b1);
+    memcpy(&b2, a2, sizeof b2);
+    const v4d x1 = __builtin_convertvector(b1, v4d), x2 = __builtin_convertvector(b2, v4d);
+    const v4d min1 = (v4d)((v4l)x1 & (x1 < zero)), min2 = (v4d)((v4l)x2 & (x2 < zero));
+    const v4d max1 = (v4d)((v4l)x1 & (x1 > zero)), max2 = (v4d)((v4l)x2 & (x2 > zero));
+    *t_up = (v4l)(kv * (min2 - min1));
+    *t_lo = (v4l)(kv * (max1 - max2));
+}
+
+/* Four draws z = up ? 1 : lo into z. */
+static inline void store_draws4(v4i up, float lo, float *z)
+{
+    const v4f one = {1.0f, 1.0f, 1.0f, 1.0f}, low = {lo, lo, lo, lo};
+    const v4f w = (v4f)(((v4i)one & up) | ((v4i)low & ~up));
+    memcpy(z, &w, sizeof w);
+}
+#endif
+
+/* Four units at a time, unit j in sum j % 4. u may be z: a chunk's
+ * uniforms are read before its draws are written. */
 static double draw_ratio(int64_t n, float lo, const float *u, const float *restrict p,
                          const float *restrict a1, const float *restrict a2, float *z)
 {
     const double k = lo < 0.0f ? 2.0 : 1.0;
     double sum[4] = {0.0, 0.0, 0.0, 0.0};
     int64_t j = 0;
+#if defined(__GNUC__)
+    v4d t = {0.0, 0.0, 0.0, 0.0};
+    for (; j + 4 <= n; j += 4) {
+        v4f uu, q;
+        memcpy(&uu, u + j, sizeof uu);
+        memcpy(&q, p + j, sizeof q);
+        v4l t_up, t_lo;
+        linear_terms4(a1 + j, a2 + j, k, &t_up, &t_lo);
+        const v4i up = uu < q;
+        store_draws4(up, lo, z + j);
+        add_pick4(&t, up, &t_up, &t_lo);
+    }
+    for (int i = 0; i < 4; i++) {
+        sum[i] = t[i];
+    }
+#endif
     for (; j + 4 <= n; j += 4) {
         float uk[4];
         for (int i = 0; i < 4; i++) {
@@ -693,20 +760,68 @@ static double draw_ratio(int64_t n, float lo, const float *u, const float *restr
         }
         for (int i = 0; i < 4; i++) {
             const int up = uk[i] < p[j + i];
-            const double x1 = a1[j + i], x2 = a2[j + i];
             z[j + i] = up ? 1.0f : lo;
-            sum[i] += k * (up ? (x2 < 0.0 ? x2 : 0.0) - (x1 < 0.0 ? x1 : 0.0)
-                              : (x1 > 0.0 ? x1 : 0.0) - (x2 > 0.0 ? x2 : 0.0));
+            sum[i] += linear_pick(up, k, a1[j + i], a2[j + i]);
         }
     }
     for (int i = 0; j < n; j++, i++) {
         const int up = u[j] < p[j];
-        const double x1 = a1[j], x2 = a2[j];
         z[j] = up ? 1.0f : lo;
-        sum[i] += k * (up ? (x2 < 0.0 ? x2 : 0.0) - (x1 < 0.0 ? x1 : 0.0)
-                          : (x1 > 0.0 ? x1 : 0.0) - (x2 > 0.0 ? x2 : 0.0));
+        sum[i] += linear_pick(up, k, a1[j], a2[j]);
     }
     return (sum[0] + sum[1]) + (sum[2] + sum[3]);
+}
+
+/* draw_ratio for two chains' draws from the same uniforms: unit j's two
+ * candidate terms are formed once and each chain's sum takes the one its
+ * draw picks, so out[0] and out[1] are the bits of draw_ratio(n, lo, u, p1,
+ * a1, a2, z1) and draw_ratio(n, lo, u, p2, a1, a2, z2). */
+static void draw_ratio_pair(int64_t n, float lo, const float *restrict u,
+                            const float *restrict p1, const float *restrict p2,
+                            const float *restrict a1, const float *restrict a2,
+                            float *restrict z1, float *restrict z2, double out[2])
+{
+    const double k = lo < 0.0f ? 2.0 : 1.0;
+    double s1[4] = {0.0, 0.0, 0.0, 0.0}, s2[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t j = 0;
+#if defined(__GNUC__)
+    v4d t1 = {0.0, 0.0, 0.0, 0.0}, t2 = t1;
+    for (; j + 4 <= n; j += 4) {
+        v4f uu, q1, q2;
+        memcpy(&uu, u + j, sizeof uu);
+        memcpy(&q1, p1 + j, sizeof q1);
+        memcpy(&q2, p2 + j, sizeof q2);
+        v4l t_up, t_lo;
+        linear_terms4(a1 + j, a2 + j, k, &t_up, &t_lo);
+        const v4i up1 = uu < q1, up2 = uu < q2;
+        store_draws4(up1, lo, z1 + j);
+        store_draws4(up2, lo, z2 + j);
+        add_pick4(&t1, up1, &t_up, &t_lo);
+        add_pick4(&t2, up2, &t_up, &t_lo);
+    }
+    for (int i = 0; i < 4; i++) {
+        s1[i] = t1[i];
+        s2[i] = t2[i];
+    }
+#endif
+    for (; j + 4 <= n; j += 4) {
+        for (int i = 0; i < 4; i++) {
+            const int up1 = u[j + i] < p1[j + i], up2 = u[j + i] < p2[j + i];
+            z1[j + i] = up1 ? 1.0f : lo;
+            z2[j + i] = up2 ? 1.0f : lo;
+            s1[i] += linear_pick(up1, k, a1[j + i], a2[j + i]);
+            s2[i] += linear_pick(up2, k, a1[j + i], a2[j + i]);
+        }
+    }
+    for (int i = 0; j < n; j++, i++) {
+        const int up1 = u[j] < p1[j], up2 = u[j] < p2[j];
+        z1[j] = up1 ? 1.0f : lo;
+        z2[j] = up2 ? 1.0f : lo;
+        s1[i] += linear_pick(up1, k, a1[j], a2[j]);
+        s2[i] += linear_pick(up2, k, a1[j], a2[j]);
+    }
+    out[0] = (s1[0] + s1[1]) + (s1[2] + s1[3]);
+    out[1] = (s2[0] + s2[1]) + (s2[2] + s2[3]);
 }
 
 static void log_uniform(int64_t n, const float *restrict u, double *restrict out)
@@ -813,6 +928,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .coupling_setup = coupling_setup,
                                   .log_uniform = log_uniform,
                                   .draw_ratio = draw_ratio,
+                                  .draw_ratio_pair = draw_ratio_pair,
                                   .add_flips = add_flips,
                                   .values_ok = values_ok,
                                   .update_suspect = update_suspect,
