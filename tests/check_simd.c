@@ -785,9 +785,9 @@ typedef void (*scale_fn)(int64_t, int64_t, const float *, const float *, int64_t
 static int scale_rows_match(scale_fn f)
 {
     enum { R = 5, N = 70, LD = 73, LDO = 71 };
-    static float x[R * LD], o1[R * LDO], o2[R * LDO], c[R];
+    static float x[R * LD], u[R * LD], o1[R * LDO], o2[R * LDO], c[R];
     uint64_t seed = 29;
-    inputs(x, o1, R * LD, seed);
+    inputs(x, u, R * LD, seed); /* u: the uniforms inputs() also makes, unused */
     for (int r = 0; r < R; r++) {
         c[r] = (float)(t_uniform(&seed) - 0.5);
     }
