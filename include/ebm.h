@@ -23,7 +23,9 @@
  *    side (see ebm_model_layer_offset). Energies and log-probabilities are
  *    double.
  *  - Threads: a handle is used by one thread at a time, except that calls
- *    taking a const model may run concurrently on the same model.
+ *    taking a const model may run concurrently on the same model. The
+ *    library's own row loops run on ebm_get_num_threads() threads (see
+ *    "Threads" below); results are the same bits for every thread count.
  *  - The library never aborts, exits, prints, or changes BLAS thread settings.
  *
  * SPDX-License-Identifier: MIT
@@ -99,6 +101,49 @@ enum ebm_status {
 EBM_API const char *ebm_strerror(int code);
 /** @return the code's constant name ("EBM_EVALUE"), static, never NULL. */
 EBM_API const char *ebm_error_name(int code);
+
+/* ------------------------------------------------------------------------ */
+/* Threads                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The library's own row loops (draws, means, local-search decisions and
+ * updates, coupled rows with their rejection loops, Gaussian moves) run on
+ * up to ebm_get_num_threads() threads, the calling thread included. The
+ * default is the environment variable EBM_NUM_THREADS (1 to 256), read when
+ * first needed, else the number of CPUs the process may run on
+ * (sched_getaffinity). ebm_set_num_threads(n) sets it for the process; 0
+ * returns to the default. Loops with little work run on the calling thread.
+ *
+ * The BLAS is called from the calling thread and uses its own threads
+ * (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, ...): the library never changes
+ * its settings. Between its calls the library's workers sleep after a few
+ * microseconds of polling, so they leave the cores to the BLAS.
+ *
+ * Results are the same bits for every thread count: each row's draws come
+ * from its own counters and each row's arithmetic does not depend on the
+ * split. (A multithreaded BLAS may itself round differently with another
+ * thread count; OpenBLAS's sgemm does.)
+ *
+ * One loop uses the workers at a time, process-wide: a loop that finds them
+ * busy (a call from another of the user's threads) runs on its calling
+ * thread, so the library never runs more than ebm_get_num_threads() + the
+ * number of calling threads at once. Called from inside a user's OpenMP
+ * parallel region, the library's loops run on the calling thread in the
+ * OpenMP build (Makefile: OPENMP), which uses OpenMP's threads instead of
+ * its own workers. A forked child makes its own workers when it needs them.
+ */
+
+/**
+ * Set the number of threads of the library's row loops, for the process.
+ * @param n 1 to 256, or 0 for the default (EBM_NUM_THREADS, else the CPUs
+ *          the process may run on).
+ * @return EBM_OK, or EBM_EVALUE (n outside 0..256; nothing changes; the
+ *         message goes to errbuf if it is not NULL).
+ */
+EBM_API int ebm_set_num_threads(int64_t n, char *errbuf, size_t errbuf_size);
+/** @return the number of threads the library's row loops may use now. */
+EBM_API int ebm_get_num_threads(void);
 
 /* ------------------------------------------------------------------------ */
 /* Random numbers                                                           */

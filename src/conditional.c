@@ -34,15 +34,31 @@ static void draw_rows(const ebm_model_t *m, int64_t l, int64_t rows, const float
                            ldu, xl, ldx);
 }
 
+/* The rows of one ebm__draw_from_uniforms call, split in blocks of 64
+ * rows (one kernel call each). */
+typedef struct draw_job {
+    const ebm_model_t *m;
+    int64_t l, n, lda, ldu, ldx;
+    const float *a, *u;
+    float *xl;
+} draw_job;
+
+static void draw_blocks(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const draw_job *c = ctx;
+    for (int64_t b = begin; b < end; b++) {
+        const int64_t r = b * 64;
+        draw_rows(c->m, c->l, c->n - r < 64 ? c->n - r : 64, c->a + r * c->lda, c->lda,
+                  c->u + r * c->ldu, c->ldu, c->xl + r * c->ldx, c->ldx);
+    }
+}
+
 void ebm__draw_from_uniforms(const ebm_model_t *m, int64_t l, int64_t n, const float *a,
                              int64_t lda, const float *u, int64_t ldu, float *xl, int64_t ldx)
 {
-    /* 64 rows per kernel call (the threads' shares under OpenMP). */
-    EBM__FOR_ROWS(b, (n + 63) / 64, n * m->size[l] * 8, {
-        const int64_t r = b * 64;
-        draw_rows(m, l, n - r < 64 ? n - r : 64, a + r * lda, lda, u + r * ldu, ldu, xl + r * ldx,
-                  ldx);
-    });
+    draw_job c = {m, l, n, lda, ldu, ldx, a, u, xl};
+    ebm__for_rows((n + 63) / 64, n * m->size[l] * 8, 0, draw_blocks, &c);
 }
 
 /* One draw per site of q categories from the softmax of its inputs a, by
@@ -60,25 +76,69 @@ void ebm__potts_draw(int64_t q, int64_t nl, const float *a, const float *u, floa
     }
 }
 
+/* The rows of one ebm__sample_from_input call. */
+typedef struct sample_job {
+    const ebm_model_t *m;
+    int64_t l, lda, ldx;
+    const ebm__stream *s;
+    const int64_t *rows;
+    uint64_t word;
+    const float *a;
+    float *xl;
+} sample_job;
+
+/* dReLU rows: unit j from words 8 (word + j) on: a dReLU layer's stream
+ * draws nothing else, and 8 (word + j) < 2^34 words, a row's share. */
+static void drelu_rows(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const sample_job *c = ctx;
+    const int64_t nl = c->m->size[c->l];
+    for (int64_t r = begin; r < end; r++) {
+        float *o = c->xl + r * c->ldx;
+        const float *ar = c->a + r * c->lda;
+        const uint32_t row = ebm__row_id(c->rows, r);
+        for (int64_t j = 0; j < nl; j++) {
+            double gp, gn, d;
+            ebm__drelu_shape(c->m, j, &gp, &gn, &d);
+            o[j] = (float)ebm__drelu_draw(gp, gn, ar[j] + d, ar[j] - d, c->s, row,
+                                          8 * (c->word + (uint64_t)j));
+        }
+    }
+}
+
+/* Binary, spin, Potts and Gaussian rows, each from its own stream row. */
+static void sample_rows(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const sample_job *c = ctx;
+    const ebm_model_t *m = c->m;
+    const int64_t l = c->l, nl = m->size[l];
+    for (int64_t r = begin; r < end; r++) {
+        float *o = c->xl + r * c->ldx;
+        const float *ar = c->a + r * c->lda;
+        const uint32_t row = ebm__row_id(c->rows, r);
+        if (!ebm__is_gaussian(m, l)) {
+            ebm__stream_uniform(c->s, row, c->word, nl, o);
+            draw_rows(m, l, 1, ar, c->lda, o, c->ldx, o, c->ldx);
+            continue;
+        }
+        const float *logvar = m->params + m->logvar_off;
+        ebm__stream_normal(c->s, row, NORMAL_WORDS + 2 * c->word, nl, o);
+        for (int64_t i = 0; i < nl; i++) {
+            o[i] = ar[i] + expf(0.5f * logvar[i]) * o[i];
+        }
+    }
+}
+
 void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *s,
                             const int64_t *rows, uint64_t word, int64_t n, const float *a,
                             int64_t lda, float *xl, int64_t ldx)
 {
     const int64_t nl = m->size[l];
+    sample_job c = {m, l, lda, ldx, s, rows, word, a, xl};
     if (ebm__is_drelu(m, l)) {
-        /* Unit j from words 8 (word + j) on: a dReLU layer's stream draws
-         * nothing else, and 8 (word + j) < 2^34 words, a row's share. */
-        EBM__FOR_ROWS(r, n, n * nl * 200, {
-            float *o = xl + r * ldx;
-            const float *ar = a + r * lda;
-            const uint32_t row = ebm__row_id(rows, r);
-            for (int64_t j = 0; j < nl; j++) {
-                double gp, gn, d;
-                ebm__drelu_shape(m, j, &gp, &gn, &d);
-                o[j] = (float)ebm__drelu_draw(gp, gn, ar[j] + d, ar[j] - d, s, row,
-                                              8 * (word + (uint64_t)j));
-            }
-        });
+        ebm__for_rows(n, n * nl * 200, 0, drelu_rows, &c);
         return;
     }
     /* Discrete units: the output rows hold the uniforms, then the draws;
@@ -88,21 +148,7 @@ void ebm__sample_from_input(const ebm_model_t *m, int64_t l, const ebm__stream *
         ebm__draw_from_uniforms(m, l, n, a, lda, xl, ldx, xl, ldx);
         return;
     }
-    EBM__FOR_ROWS(r, n, n * nl * 8, {
-        float *o = xl + r * ldx;
-        const float *ar = a + r * lda;
-        uint32_t row = ebm__row_id(rows, r);
-        if (!ebm__is_gaussian(m, l)) {
-            ebm__stream_uniform(s, row, word, nl, o);
-            draw_rows(m, l, 1, ar, lda, o, ldx, o, ldx);
-            continue;
-        }
-        const float *logvar = m->params + m->logvar_off;
-        ebm__stream_normal(s, row, NORMAL_WORDS + 2 * word, nl, o);
-        for (int64_t i = 0; i < nl; i++) {
-            o[i] = ar[i] + expf(0.5f * logvar[i]) * o[i];
-        }
-    });
+    ebm__for_rows(n, n * nl * 8, 0, sample_rows, &c);
 }
 
 /* log p(x | a) of one unit in double: binary x a - softplus(a), spin

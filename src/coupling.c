@@ -66,6 +66,7 @@ typedef struct couple {
     float *x_prob, *y_prob;   /* na x w: its discrete units' probabilities of the upper value */
     double *lz;        /* [na]: sum over blk's discrete units of LZ(a2) - LZ(a1) */
     float *tmp;        /* two rows of proposals per thread */
+    int threads;       /* the threads tmp is sized for (ebm__for_rows) */
     float *u;          /* [na]: the meeting uniforms */
     double *log_u;     /* [2 na]: logs of the meeting or a try's acceptance uniforms */
     float *try_u, *try_accept; /* na x w and na x 2: a try's uniforms (proposals, acceptances) */
@@ -226,6 +227,55 @@ static void copy_layers(const ebm_model_t *m, uint32_t mask, const float *src, f
     }
 }
 
+/* One residual try of the rows list[begin..end) (residuals). */
+typedef struct try_job {
+    couple *c;
+    const int64_t *list;
+    int64_t *trying;
+    const ebm__stream *proposal;
+    int pair;
+} try_job;
+
+static void try_rows(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    const try_job *t = ctx;
+    couple *c = t->c;
+    const int64_t w = c->w, *list = t->list;
+    int64_t *trying = t->trying;
+    const int pair = t->pair;
+    for (int64_t i = begin; i < end; i++) {
+        const int64_t r = list[i];
+        const float *ui = c->try_u + i * w;
+        const double *log_ua = c->log_u + 2 * i; /* -inf for 0: always accepts */
+        float *tmp = c->tmp + 2 * (int64_t)thread * w;
+        if (trying[i] == 3 && pair) { /* CRN, both chains: one pass */
+            double s[2];
+            draw_pair(c, r, ui, tmp, tmp + w, s);
+            if (log_ua[0] > s[0]) {
+                copy_layers(c->m, c->blk, tmp, c->x_rows + r * w);
+                trying[i] &= ~INT64_C(1);
+            }
+            if (log_ua[1] > -s[1]) {
+                copy_layers(c->m, c->blk, tmp + w, c->y_rows + r * w);
+                trying[i] &= ~INT64_C(2);
+            }
+        } else {
+            if (trying[i] & 1) {
+                if (log_ua[0] > draw(c, t->proposal, r, 1, ui, tmp)) {
+                    copy_layers(c->m, c->blk, tmp, c->x_rows + r * w);
+                    trying[i] &= ~INT64_C(1);
+                }
+            }
+            if (trying[i] & 2) {
+                if (log_ua[1] > -draw(c, t->proposal, r, 2, ui, tmp)) {
+                    copy_layers(c->m, c->blk, tmp, c->y_rows + r * w);
+                    trying[i] &= ~INT64_C(2);
+                }
+            }
+        }
+    }
+}
+
 /*
  * Off the meeting event, draw from the residuals (p1 - min(p1,p2)) and
  * (p2 - min(p1,p2)) by rejection, trying until both accept: never truncated,
@@ -267,37 +317,8 @@ static int residuals(couple *c, const ebm__stream *base, int64_t *list, int64_t 
         block_uniforms(c, &proposal, count, c->lid, c->try_u, w); /* both chains' proposals */
         ebm__stream_uniform_rows(&accept, count, c->lid, 0, 2, c->try_accept, 2);
         ebm__kern()->log_uniform(2 * count, c->try_accept, c->log_u);
-        EBM__FOR_ROWS(i, count, count * w * 4, {
-            const int64_t r = list[i];
-            const float *ui = c->try_u + i * w;
-            const double *log_ua = c->log_u + 2 * i; /* -inf for 0: always accepts */
-            float *tmp = c->tmp + 2 * (int64_t)ebm__thread_num() * w;
-            if (trying[i] == 3 && pair) { /* CRN, both chains: one pass */
-                double s[2];
-                draw_pair(c, r, ui, tmp, tmp + w, s);
-                if (log_ua[0] > s[0]) {
-                    copy_layers(c->m, c->blk, tmp, c->x_rows + r * w);
-                    trying[i] &= ~INT64_C(1);
-                }
-                if (log_ua[1] > -s[1]) {
-                    copy_layers(c->m, c->blk, tmp + w, c->y_rows + r * w);
-                    trying[i] &= ~INT64_C(2);
-                }
-            } else {
-                if (trying[i] & 1) {
-                    if (log_ua[0] > draw(c, &proposal, r, 1, ui, tmp)) {
-                        copy_layers(c->m, c->blk, tmp, c->x_rows + r * w);
-                        trying[i] &= ~INT64_C(1);
-                    }
-                }
-                if (trying[i] & 2) {
-                    if (log_ua[1] > -draw(c, &proposal, r, 2, ui, tmp)) {
-                        copy_layers(c->m, c->blk, tmp, c->y_rows + r * w);
-                        trying[i] &= ~INT64_C(2);
-                    }
-                }
-            }
-        });
+        try_job t = {c, list, trying, &proposal, pair};
+        ebm__for_rows(count, count * w * 4, c->threads, try_rows, &t);
         for (int64_t i = count - 1; i >= 0; i--) {
             if (trying[i] == 0) { /* done after k tries: the last listed row moves here */
                 tries_sum += (int64_t)k;
@@ -384,6 +405,28 @@ static int block_setup(couple *c)
     return 1;
 }
 
+/* The first draws of couple_block: x's draw, which y takes where the two
+ * conditionals meet. */
+typedef struct first_job {
+    couple *c;
+    const ebm__stream *first;
+} first_job;
+
+static void first_rows(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const first_job *f = ctx;
+    couple *c = f->c;
+    const int64_t w = c->w;
+    for (int64_t r = begin; r < end; r++) {
+        float *xr = c->x_rows + r * w;
+        c->met[r] = c->log_u[r] <= draw(c, f->first, r, 1, xr, xr);
+        if (c->met[r]) {
+            copy_layers(c->m, c->blk, xr, c->y_rows + r * w);
+        }
+    }
+}
+
 /*
  * The maximal coupling of blk's conditionals in the na rows, after
  * block_setup (Qiu Alg. 4 lines 1-2, then the residuals): x' ~ p1 from the
@@ -400,13 +443,8 @@ static int couple_block(couple *c, const ebm__stream *first, const ebm__stream *
     block_uniforms(c, first, na, c->id, c->x_rows, w); /* the uniforms of all rows at once */
     ebm__stream_uniform_rows(meet, na, c->id, 0, 1, c->u, 1);
     ebm__kern()->log_uniform(na, c->u, c->log_u);
-    EBM__FOR_ROWS(r, na, na * w * 4, {
-        float *xr = c->x_rows + r * w;
-        met[r] = c->log_u[r] <= draw(c, first, r, 1, xr, xr);
-        if (met[r]) {
-            copy_layers(c->m, c->blk, xr, c->y_rows + r * w);
-        }
-    });
+    first_job f = {c, first};
+    ebm__for_rows(na, na * w * 4, c->threads, first_rows, &f);
     int64_t count = 0;
     for (int64_t r = 0; r < na; r++) {
         if (!met[r]) {
@@ -432,6 +470,22 @@ static int draws_finite(const couple *c)
     return 1;
 }
 
+/* The reflection-maximal draws of couple_apart's Gaussian block. */
+typedef struct reflect_job {
+    couple *c;
+    const ebm__stream *st;
+} reflect_job;
+
+static void reflect_rows(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    const reflect_job *j = ctx;
+    couple *c = j->c;
+    for (int64_t r = begin; r < end; r++) {
+        c->met[r] = 0;
+        reflect(c, &j->st[ST_FIRST], &j->st[ST_MEET], r, c->tmp + 2 * (int64_t)thread * c->w);
+    }
+}
+
 /* The coupled sweep of the na rows that have not met, after B1's
  * block_setup: 1, or 0 with c->fail saying why (x_rows and y_rows are then
  * partly drawn). */
@@ -442,11 +496,8 @@ static int couple_apart(couple *c, const ebm__stream *st, float *a)
     const int coupling = c->k->settings->coupling;
     /* B2 = the block B1 is drawn from: both chains move B1 first. */
     if (coupling != EBM_COUPLING_MAXIMAL && c->b1 == 1u && ebm__is_gaussian(m, 0)) {
-        EBM__FOR_ROWS(r, na, na * w * 4, {
-            c->met[r] = 0;
-            reflect(c, &st[ST_FIRST], &st[ST_MEET], r,
-                    c->tmp + 2 * (int64_t)ebm__thread_num() * w);
-        });
+        reflect_job j = {c, st};
+        ebm__for_rows(na, na * w * 4, c->threads, reflect_rows, &j);
     } else if (!couple_block(c, &st[ST_FIRST], &st[ST_MEET], &st[ST_RESIDUAL])) {
         return 0;
     }
@@ -558,8 +609,8 @@ int ebm__coupled_gibbs_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__
     c.b1 = even != 0 ? even : odd;
     c.b2 = even != 0 ? odd : 0;
 
-    const int64_t threads = ebm__max_threads();
-    coupled_work wk = {.c = &c, .n = n, .max_size = m->max_size, .threads = threads};
+    c.threads = ebm__threads();
+    coupled_work wk = {.c = &c, .n = n, .max_size = m->max_size, .threads = c.threads};
     if (ebm__arena_layout(k->scratch, coupled_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for coupled-step scratch");
     }

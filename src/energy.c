@@ -95,45 +95,51 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
     }
 }
 
-void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda)
+/* The rows of one ebm__mean_from_input call. */
+typedef struct mean_rows {
+    const ebm_model_t *m;
+    int64_t l, lda;
+    float *a;
+} mean_rows;
+
+static void mean_rows_run(void *ctx, int64_t begin, int64_t end, int thread)
 {
-    const int64_t nl = m->size[l];
+    (void)thread;
+    const mean_rows *c = ctx;
+    const ebm_model_t *m = c->m;
+    const int64_t l = c->l, nl = m->size[l];
     const ebm__kernels *kern = ebm__kern();
-    switch (m->units[l]) {
-    case EBM_UNITS_BINARY:
-        EBM__FOR_ROWS(r, n, n * nl * 4, {
-            kern->sigmoid(nl, a + r * lda, a + r * lda);
-        });
-        break;
-    case EBM_UNITS_SPIN:
-        EBM__FOR_ROWS(r, n, n * nl * 4, {
-            kern->tanh(nl, a + r * lda);
-        });
-        break;
-    case EBM_UNITS_POTTS: {
-        /* Each site's softmax, in double. */
-        const int64_t q = m->categories[l];
-        EBM__FOR_ROWS(r, n, n * nl * 8, {
-            for (int64_t i = 0; i < nl; i += q) {
-                ebm__site_softmax(q, a + r * lda + i, a + r * lda + i);
+    for (int64_t r = begin; r < end; r++) {
+        float *ar = c->a + r * c->lda;
+        switch (m->units[l]) {
+        case EBM_UNITS_BINARY: kern->sigmoid(nl, ar, ar); break;
+        case EBM_UNITS_SPIN: kern->tanh(nl, ar); break;
+        case EBM_UNITS_POTTS: /* each site's softmax, in double */
+            for (int64_t i = 0; i < nl; i += m->categories[l]) {
+                ebm__site_softmax(m->categories[l], ar + i, ar + i);
             }
-        });
-        break;
-    }
-    case EBM_UNITS_DRELU:
-        /* Each unit's mean given its input, in double. */
-        EBM__FOR_ROWS(r, n, n * nl * 64, {
-            float *ar = a + r * lda;
+            break;
+        default: /* dReLU: each unit's mean given its input, in double */
             for (int64_t j = 0; j < nl; j++) {
                 double gp, gn, d;
                 ebm__drelu_shape(m, j, &gp, &gn, &d);
                 ar[j] = (float)ebm__drelu_mean(gp, gn, ar[j] + d, ar[j] - d);
             }
-        });
-        break;
-    default: /* Gaussian: the input is the mean */
-        break;
+            break;
+        }
     }
+}
+
+void ebm__mean_from_input(const ebm_model_t *m, int64_t l, int64_t n, float *a, int64_t lda)
+{
+    const int units = m->units[l];
+    if (units == EBM_UNITS_GAUSSIAN) {
+        return; /* the input is the mean */
+    }
+    /* Work per unit: a vector sigmoid or tanh, a softmax, a dReLU mean. */
+    const int64_t cost = units == EBM_UNITS_POTTS ? 8 : units == EBM_UNITS_DRELU ? 64 : 4;
+    mean_rows c = {m, l, lda, a};
+    ebm__for_rows(n, n * m->size[l] * cost, 0, mean_rows_run, &c);
 }
 
 /* ---- free energies (double precision) --------------------------------- */

@@ -283,18 +283,48 @@ static void proposal_coefficients(const ebm_model_t *m, int64_t K, const double 
     }
 }
 
-/* v_i <- move[i] v_i + move[n0 + i] c_i + move[2 n0 + i] xi_i for the visible
- * block of every row of xs, with xi from row r of the stream (xi: n0 floats
- * per thread). */
+/* The rows of one Gaussian move: v_i <- move[i] v_i + move[n0 + i] c_i +
+ * move[2 n0 + i] xi_i for the visible block of every row, with xi from the
+ * row's stream row, made in its thread's row of xi (n0 floats per thread).
+ * taken NULL: v is overwritten; else the move is made in xi, taken[r] says
+ * whether it is finite, and only then is it written over v. */
+typedef struct move_job {
+    const int64_t *ids;
+    int64_t n0, ldx;
+    float *x, *xi;
+    const float *c;
+    const double *move;
+    const ebm__stream *noise;
+    uint8_t *taken;
+} move_job;
+
+static void move_rows(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    const move_job *j = ctx;
+    const int64_t n0 = j->n0;
+    float *z = j->xi + (int64_t)thread * n0;
+    for (int64_t r = begin; r < end; r++) {
+        float *v = j->x + r * j->ldx;
+        ebm__stream_normal(j->noise, ebm__row_id(j->ids, r), 0, n0, z);
+        if (j->taken == NULL) {
+            (void)ebm__kern()->affine_row(n0, j->move, v, j->c + r * n0, z, v);
+            continue;
+        }
+        j->taken[r] = (uint8_t)ebm__kern()->affine_row(n0, j->move, v, j->c + r * n0, z, z);
+        if (j->taken[r]) {
+            memcpy(v, z, (size_t)n0 * sizeof *v);
+        }
+    }
+}
+
+/* The move of move_rows on n rows of xs (row stride w), v overwritten;
+ * xi holds `threads` rows of n0 floats. */
 static void affine_gaussian_move(const int64_t *ids, int64_t n, int64_t n0, float *xs, int64_t w,
                                  const float *c, const double *move, const ebm__stream *noise,
-                                 float *xi)
+                                 float *xi, int threads)
 {
-    EBM__FOR_ROWS(r, n, n * n0 * 8, {
-        float *v = xs + r * w, *z = xi + (int64_t)ebm__thread_num() * n0;
-        ebm__stream_normal(noise, ebm__row_id(ids, r), 0, n0, z);
-        (void)ebm__kern()->affine_row(n0, move, v, c + r * n0, z, v);
-    });
+    move_job j = {ids, n0, w, xs, xi, c, move, noise, NULL};
+    ebm__for_rows(n, n * n0 * 8, threads, move_rows, &j);
 }
 
 /* log q(to | from, c) up to its constant, with c = mu + W h_from (eq. 12's
@@ -380,14 +410,8 @@ static void closed_form_step(const ebm__kernel_in *in, const gibbs_langevin_work
         move[2 * n0 + i] = sqrt(wk->var[i]);
     }
     ebm__stream noise = ebm__rng_take_stream(rng);
-    EBM__FOR_ROWS(r, n, n * n0 * 8, {
-        float *v = x + r * ldx, *z = wk->xi + (int64_t)ebm__thread_num() * n0;
-        ebm__stream_normal(&noise, ebm__row_id(ids, r), 0, n0, z);
-        taken[r] = (uint8_t)ebm__kern()->affine_row(n0, move, v, c + r * n0, z, z);
-        if (taken[r]) {
-            memcpy(v, z, (size_t)n0 * sizeof *v);
-        }
-    });
+    move_job j = {ids, n0, ldx, x, wk->xi, c, move, &noise, taken};
+    ebm__for_rows(n, n * n0 * 8, (int)wk->threads, move_rows, &j);
     int64_t rejected = 0;
     for (int64_t r = 0; r < n; r++) {
         rejected += !taken[r];
@@ -425,7 +449,7 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
         return EBM_OK;
     }
     gibbs_langevin_work wk = {.m = m, .n = n, .chunk = chunk, .steps = K,
-                              .threads = ebm__max_threads()};
+                              .threads = ebm__threads()};
     if (ebm__arena_layout(in->scratch, gibbs_langevin_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for Gibbs-Langevin scratch (%lld rows)",
                          (long long)n);
@@ -458,7 +482,7 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
                 move[2 * n0 + i] = sqrt(var[i]);
             }
             ebm__stream noise = ebm__rng_take_stream(rng);
-            affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi);
+            affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi, (int)wk.threads);
         } else {
             /* K steps v <- v - a_k (v - c) / sigma^2 + sqrt(2 a_k) xi_k with
              * a_k = alpha_k d (Alg. 2, line 5 with Liao eq. 28); alpha_k = 0
@@ -474,7 +498,7 @@ int ebm__gibbs_langevin_step(const ebm__kernel_in *in, ebm__kernel_out *out, ebm
                     move[2 * n0 + i] = sqrt(2.0 * ai);
                 }
                 ebm__stream noise = ebm__rng_take_stream(rng);
-                affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi);
+                affine_gaussian_move(ids, n, n0, xp, w, c, move, &noise, xi, (int)wk.threads);
             }
         }
     }

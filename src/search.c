@@ -64,29 +64,37 @@ static const uint8_t *clamp_row(const relax *rx, int64_t row)
     return rx->clamp + row * rx->ldc;
 }
 
-/* Set the free units of layer l of `active` rows from their inputs a (row
- * stride lda): argmins or means. Incremental path: record the flips. */
-static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int64_t lda)
+/* The rows of one set_layer call. */
+typedef struct layer_job {
+    relax *rx;
+    int64_t l, lda;
+    const float *a;
+} layer_job;
+
+static void set_rows(void *ctx, int64_t begin, int64_t end, int thread)
 {
+    (void)thread;
+    const layer_job *c = ctx;
+    relax *rx = c->rx;
     const ebm_model_t *m = rx->m;
-    const int64_t w = m->width, nl = m->size[l], off = m->column[l];
+    const int64_t l = c->l, w = m->width, nl = m->size[l], off = m->column[l];
     const int argmin = rx->mode == RELAX_ARGMIN && m->units[l] != EBM_UNITS_GAUSSIAN;
     const float low = m->units[l] == EBM_UNITS_SPIN ? -1.0f : 0.0f;
     const ebm__kernels *kern = ebm__kern();
-    EBM__FOR_ROWS(i, active, active * nl, {
-        const uint8_t *c = clamp_row(rx, rx->rows[i]);
+    for (int64_t i = begin; i < end; i++) {
+        const uint8_t *cl = clamp_row(rx, rx->rows[i]);
         float *xl = rx->work + i * w + off;
-        const float *ar = a + i * lda;
+        const float *ar = c->a + i * c->lda;
         int32_t *flip = rx->flip + i * w + off;
         int64_t k = 0;
         float change = rx->change[i];
         if (argmin) {
             /* Ties go up (Taniguchi eqs. 15-17 with 1_{a >= 0}). */
-            k = kern->argmin(nl, ar, low, c == NULL ? NULL : c + off, xl, flip);
+            k = kern->argmin(nl, ar, low, cl == NULL ? NULL : cl + off, xl, flip);
             change = k > 0 ? 1.0f : change;
         } else {
             for (int64_t j = 0; j < nl; j++) {
-                if (c == NULL || !c[off + j]) {
+                if (cl == NULL || !cl[off + j]) {
                     const float d = fabsf(ar[j] - xl[j]);
                     change = d > change ? d : change;
                     xl[j] = ar[j];
@@ -97,7 +105,39 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
         if (rx->in != NULL) {
             rx->nflip[i * m->n_layers + l] = k;
         }
-    });
+    }
+}
+
+/* Set the free units of layer l of `active` rows from their inputs a (row
+ * stride lda): argmins or means. Incremental path: record the flips. */
+static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int64_t lda)
+{
+    layer_job c = {rx, l, lda, a};
+    ebm__for_rows(active, active * rx->m->size[l], 0, set_rows, &c);
+}
+
+/* The rows of one neighbour's update in propagate_flips: the flips of
+ * layer l added to the inputs of layer t. */
+typedef struct flips_job {
+    relax *rx;
+    int64_t l, t;
+    float step;          /* 2 for spins, 1 for binary units */
+    const float *wrows;  /* the weight rows that carry layer l's units to t */
+} flips_job;
+
+static void add_rows(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const flips_job *c = ctx;
+    relax *rx = c->rx;
+    const ebm_model_t *m = rx->m;
+    const int64_t w = m->width, nt = m->size[c->t];
+    const ebm__kernels *kern = ebm__kern();
+    for (int64_t i = begin; i < end; i++) {
+        const int64_t o = i * w + m->column[c->l];
+        kern->add_flips(nt, rx->nflip[i * m->n_layers + c->l], rx->flip + o, rx->work + o,
+                        c->step, c->wrows, nt, rx->in + i * w + m->column[c->t]);
+    }
 }
 
 /* Incremental path: add the flips of layer l (just set) to the inputs of
@@ -105,9 +145,8 @@ static void set_layer(relax *rx, int64_t l, int64_t active, const float *a, int6
  * the others are marked stale and recomputed when next needed. */
 static void propagate_flips(relax *rx, int64_t l, int64_t active)
 {
-    const ebm__kernels *kern = ebm__kern();
     const ebm_model_t *m = rx->m;
-    const int64_t w = m->width, nl = m->size[l];
+    const int64_t nl = m->size[l];
     int64_t total = 0;
     for (int64_t i = 0; i < active; i++) {
         total += rx->nflip[i * m->n_layers + l];
@@ -123,12 +162,8 @@ static void propagate_flips(relax *rx, int64_t l, int64_t active)
         /* W_{l+1} row j carries unit j of l up; W_l^T row j carries it down. */
         const int64_t nt = m->size[t];
         const float *wrows = t > l ? m->params + m->w_off[l + 1] : rx->wt + m->w_off[l];
-        const float step = m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f;
-        EBM__FOR_ROWS(i, active, total * nt, {
-            const int64_t o = i * w + m->column[l];
-            kern->add_flips(nt, rx->nflip[i * m->n_layers + l], rx->flip + o, rx->work + o, step,
-                            wrows, nt, rx->in + i * w + m->column[t]);
-        });
+        flips_job c = {rx, l, t, m->units[l] == EBM_UNITS_SPIN ? 2.0f : 1.0f, wrows};
+        ebm__for_rows(active, total * nt, 0, add_rows, &c);
     }
 }
 

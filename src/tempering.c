@@ -127,6 +127,44 @@ static void swap_rows(float *a, float *b, int64_t w)
     }
 }
 
+/* The swaps of one tempering step, chain by chain. */
+typedef struct swap_job {
+    tempering_work *wk;
+    const double *betas;
+    const ebm__stream *stream;
+    const int64_t *ids;
+    float *x;
+    int64_t ldx, w, R;
+    double sign; /* -1: the broken twin of the tests (testing.h) */
+} swap_job;
+
+static void swap_chains(void *ctx, int64_t begin, int64_t end, int thread)
+{
+    (void)thread;
+    const swap_job *s = ctx;
+    tempering_work *wk = s->wk;
+    const int64_t pairs = wk->pairs, R = s->R;
+    for (int64_t c = begin; c < end; c++) {
+        float *u = wk->u + c * pairs;
+        uint8_t *took = wk->took + c * pairs;
+        ebm__stream_uniform(s->stream, ebm__row_id(s->ids, c * R), 0, pairs, u);
+        for (int pass = 0; pass < 2; pass++) {
+            for (int64_t j = pass; j < pairs; j += 2) {
+                const int64_t i = c * R + j;
+                const double log_ratio =
+                    s->sign * (s->betas[j] - s->betas[j + 1]) * (wk->e[i] - wk->e[i + 1]);
+                took[j] = log((double)u[j]) < log_ratio;
+                if (took[j]) {
+                    swap_rows(s->x + i * s->ldx, s->x + (i + 1) * s->ldx, s->w);
+                    const double t = wk->e[i];
+                    wk->e[i] = wk->e[i + 1];
+                    wk->e[i + 1] = t;
+                }
+            }
+        }
+    }
+}
+
 int ebm__tempering_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg *msg,
                         ebm_rng_t *rng, const int64_t *ids, int64_t n, float *x, int64_t ldx,
                         int keep)
@@ -185,25 +223,9 @@ int ebm__tempering_step(const ebm__kernel_in *k, ebm__kernel_out *out, ebm__msg 
     }
     /* Chain c's swap uniforms come from its first row's stream row, word j
      * for pair (j, j + 1): they depend on neither n nor the other chains. */
-    const double sign = k->settings->twin_swap ? -1.0 : 1.0;
-    EBM__FOR_ROWS(c, chains, n * w, {
-        float *u = wk.u + c * pairs;
-        uint8_t *took = wk.took + c * pairs;
-        ebm__stream_uniform(swap_stream, ebm__row_id(ids, c * R), 0, pairs, u);
-        for (int pass = 0; pass < 2; pass++) {
-            for (int64_t j = pass; j < pairs; j += 2) {
-                const int64_t i = c * R + j;
-                const double log_ratio = sign * (betas[j] - betas[j + 1]) * (wk.e[i] - wk.e[i + 1]);
-                took[j] = log((double)u[j]) < log_ratio;
-                if (took[j]) {
-                    swap_rows(x + i * ldx, x + (i + 1) * ldx, w);
-                    const double t = wk.e[i];
-                    wk.e[i] = wk.e[i + 1];
-                    wk.e[i + 1] = t;
-                }
-            }
-        }
-    });
+    swap_job job = {&wk, betas, swap_stream, ids, x, ldx, w, R,
+                  k->settings->twin_swap ? -1.0 : 1.0};
+    ebm__for_rows(chains, n * w, 0, swap_chains, &job);
     for (int64_t j = 0; j < pairs; j++) {
         int64_t count = 0;
         for (int64_t c = 0; c < chains; c++) {

@@ -46,4 +46,12 @@ void ebm__estimator_set_plain(ebm_estimator_t *e, int plain);
 /* e's tempering sampler (EBM_ESTIMATOR_PT), or NULL. */
 ebm_sampler_t *ebm__estimator_tempering(const ebm_estimator_t *e);
 
+/* The broken twin of the threads' split (threads.h): 1 makes every part
+ * of a threaded row loop after the first skip its last row. */
+void ebm__threads_set_twin(int on);
+/* The work below which a row loop runs on the calling thread (default
+ * EBM__PARALLEL_MIN): the thread tests lower it to 1 so that every loop
+ * of their calls is split. Returns the previous value. */
+int64_t ebm__threads_set_min_work(int64_t work);
+
 #endif /* EBM_TESTING_H */

@@ -1,5 +1,9 @@
 /*
- * Row loops on OpenMP threads when the library is built with OpenMP.
+ * The library's threads for its own row loops (draws, means, local-search
+ * decisions and updates, coupled rows, Gaussian moves): a process-wide pool
+ * of workers, or OpenMP's threads when the library is built with OpenMP
+ * (Makefile: OPENMP). The contract is ebm.h's (ebm_set_num_threads);
+ * docs/conventions.md, "Threads", says how the loops keep the same bits.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -8,40 +12,33 @@
 
 #include <stdint.h>
 
-/* for (int64_t r = 0; r < n; r++) { body }: a loop over independent rows,
- * on OpenMP threads when the library is built with OpenMP and the loop has
- * at least EBM__PARALLEL_MIN units of work. Below that the plain loop runs
- * and no team is formed: `omp parallel if (0)` would still have libgomp
- * allocate a team of one per loop, a cost comparable to the work of the
- * short loops over few rows that small models run by the thousand. Each
- * row's draws come from its own stream row, so the results do not depend
- * on the number of threads. */
-#define EBM__PARALLEL_MIN 32768
-#if defined(_OPENMP)
-#define EBM__PRAGMA(x) _Pragma(#x)
-#define EBM__FOR_ROWS(r, n, work, ...)                                  \
-    do {                                                                \
-        if ((work) >= EBM__PARALLEL_MIN) {                              \
-            EBM__PRAGMA(omp parallel for schedule(static))              \
-            for (int64_t r = 0; r < (n); r++) {                         \
-                __VA_ARGS__                                             \
-            }                                                           \
-        } else {                                                        \
-            for (int64_t r = 0; r < (n); r++) {                         \
-                __VA_ARGS__                                             \
-            }                                                           \
-        }                                                               \
-    } while (0)
-#else
-#define EBM__FOR_ROWS(r, n, work, ...)          \
-    do {                                        \
-        for (int64_t r = 0; r < (n); r++) {     \
-            __VA_ARGS__                         \
-        }                                       \
-    } while (0)
-#endif
-/* The threads a parallel loop may use, and this thread's number in it. */
-int ebm__max_threads(void);
-int ebm__thread_num(void);
+/* The most threads a loop runs on (ebm_set_num_threads' range). */
+#define EBM__MAX_THREADS 256
+
+/* A loop shorter than this many units of work (about a multiply-add each)
+ * runs on the calling thread: waking a sleeping worker costs tens of
+ * microseconds, as much as the work of the short loops over few rows that
+ * small models run by the thousand. */
+#define EBM__PARALLEL_MIN 131072
+
+/* The rows [begin, end) of a loop, on thread number `thread` (0 is the
+ * calling thread; below the loop's thread count). */
+typedef void (*ebm__rows_fn)(void *ctx, int64_t begin, int64_t end, int thread);
+
+/* The threads a loop may use now: ebm_set_num_threads' value, or its
+ * default (EBM_NUM_THREADS, else the CPUs the process may run on). A call
+ * that keeps per-thread scratch sizes it with this value and passes the
+ * same value to ebm__for_rows. */
+int ebm__threads(void);
+
+/* fn over the rows [0, n) in contiguous parts, one per thread, on at most
+ * `threads` threads (ebm__threads() if 0). work is the loop's units of
+ * work (about a multiply-add each); below EBM__PARALLEL_MIN, with one
+ * thread, or while another loop has the pool (a call from another of the
+ * user's threads, or a loop inside a loop), fn runs on the calling thread
+ * as fn(ctx, 0, n, 0). Each row's results must depend on that row alone,
+ * so that they are the same bits for every split. Returns when every part
+ * is done. */
+void ebm__for_rows(int64_t n, int64_t work, int threads, ebm__rows_fn fn, void *ctx);
 
 #endif /* EBM_THREADS_H */

@@ -1,6 +1,6 @@
 /*
- * Results do not depend on the number of OpenMP threads (Makefile: OPENMP).
- * Every batched call that runs rows on threads is made with 1 thread and
+ * The library's threads (ebm_set_num_threads): results do not depend on
+ * their number. Every batched call that runs rows on threads is made with 1 thread and
  * with 3 (more threads than this machine may have, so the rows are split
  * unevenly), from the same generator state, and must write the same bytes:
  * layer draws, means, local search (incremental updates included), mean
@@ -9,16 +9,35 @@
  * Gibbs-Langevin steps (closed form and step by step) and modified-CD
  * gradient. BLAS runs with
  * the threads the environment gives it (make check: 1), the same in both.
- * Without OpenMP there is nothing to compare and the test says so.
+ * The broken twin splits the rows wrongly (testing.h) and must differ.
+ * Also: the setting's range and default, calls from two of the user's
+ * threads at once (one runs its loops alone, the same bytes), and a forked
+ * child that needs threads after its parent started them.
+ * The same tests run in the OpenMP build (Makefile: OPENMP), where the
+ * loops use OpenMP's threads.
  */
+#define _GNU_SOURCE /* CPU_COUNT, usleep */
 #include "tests.h"
+#include "testing.h"
+#include "threads.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#if defined(_OPENMP)
-#include <omp.h>
+/* n threads, and every loop of two rows or more split among them (n > 1);
+ * 0: the defaults. */
+static void set_threads(int64_t n)
+{
+    char err[256];
+    ck_assert_int_eq(ebm_set_num_threads(n, err, sizeof err), EBM_OK);
+    ebm__threads_set_min_work(n == 0 ? EBM__PARALLEL_MIN : 1);
+}
 
 enum { N = 600 };
 static const int64_t SIZES[3] = {90, 70, 50};
@@ -130,12 +149,11 @@ START_TEST(thread_count_independence)
     fixture_make(&f, units);
     const size_t total = (size_t)(6 * N * f.w + 2 * f.np);
     float *one = calloc(total, sizeof *one), *many = calloc(total, sizeof *many);
-    const int saved = omp_get_max_threads();
-    omp_set_num_threads(1);
+    set_threads(1);
     run_all(&f, one);
-    omp_set_num_threads(3);
+    set_threads(3);
     run_all(&f, many);
-    omp_set_num_threads(saved);
+    set_threads(0);
     const char *what[7] = {"draws / coupled x", "coupled y", "means", "local search",
                            "mean field", "tempering", "gradients"};
     for (size_t i = 0; i < total; i++) {
@@ -194,12 +212,11 @@ START_TEST(thread_count_independence_grbm)
     const size_t cap = (size_t)(N * 110 + 10000);
     float *one = calloc(cap, sizeof *one), *many = calloc(cap, sizeof *many);
     int64_t n1 = 0, n3 = 0;
-    const int saved = omp_get_max_threads();
-    omp_set_num_threads(1);
+    set_threads(1);
     run_grbm(one, &n1);
-    omp_set_num_threads(3);
+    set_threads(3);
     run_grbm(many, &n3);
-    omp_set_num_threads(saved);
+    set_threads(0);
     ck_assert_int_eq(n1, n3);
     ck_assert(n1 <= (int64_t)cap);
     for (int64_t i = 0; i < n1; i++) {
@@ -214,26 +231,154 @@ START_TEST(thread_count_independence_grbm)
 }
 END_TEST
 
-Suite *ebm_threads_suite(void)
+/* The twin's wrong split must change the results (else the comparison
+ * above could not see one): the means of layer 1, computed in the output
+ * (a row the twin skips keeps its input there). */
+START_TEST(twin_split_differs)
 {
-    Suite *s = suite_create("threads");
-    TCase *tc = tcase_create("independence");
-    t_add_unit("threads", "independence");
-    /* Memcheck serialises threads and would take minutes here; it cannot see
-     * races anyway (make check-valgrind excludes this tag). */
-    tcase_set_tags(tc, "threads");
-    tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, thread_count_independence, 0, 2);
-    tcase_add_test(tc, thread_count_independence_grbm);
-    suite_add_tcase(s, tc);
-    return s;
+    fixture f;
+    fixture_make(&f, EBM_UNITS_BINARY);
+    const size_t size = (size_t)(N * SIZES[1]);
+    float *one = malloc(size * sizeof *one), *many = malloc(size * sizeof *many);
+    for (int twin = 0; twin < 2; twin++) {
+        float *out[2] = {one, many};
+        for (int k = 0; k < 2; k++) {
+            set_threads(k == 0 ? 1 : 3);
+            ebm__threads_set_twin(twin);
+            ck_assert_int_eq(ebm_model_layer_mean(f.m, 1, N, f.x0, f.w, out[k], SIZES[1]), EBM_OK);
+            ebm__threads_set_twin(0);
+        }
+        const int same = memcmp(one, many, size * sizeof *one) == 0;
+        ck_assert_msg(same == !twin, twin ? "the twin's wrong split gave the same bytes"
+                                          : "1 and 3 threads differ");
+    }
+    set_threads(0);
+    free(one);
+    free(many);
+    fixture_free(&f);
+}
+END_TEST
+
+/* The setting: its range, its message, its default from EBM_NUM_THREADS or
+ * the CPUs the process may run on. */
+START_TEST(setting)
+{
+    char err[256];
+    set_threads(3);
+    ck_assert_int_eq(ebm_get_num_threads(), 3);
+    const int64_t bad[3] = {-1, 257, INT64_MAX};
+    for (int i = 0; i < 3; i++) {
+        err[0] = '\0';
+        ck_assert_int_eq(ebm_set_num_threads(bad[i], err, sizeof err), EBM_EVALUE);
+        char want[64];
+        snprintf(want, sizeof want, "n is %lld", (long long)bad[i]);
+        ck_assert_msg(strstr(err, want) != NULL, "message \"%s\" lacks \"%s\"", err, want);
+        ck_assert_int_eq(ebm_get_num_threads(), 3); /* unchanged */
+    }
+    ck_assert_int_eq(ebm_set_num_threads(-1, NULL, 0), EBM_EVALUE);
+    set_threads(256);
+    ck_assert_int_eq(ebm_get_num_threads(), 256);
+
+    cpu_set_t cpus;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+    const char *saved = getenv("EBM_NUM_THREADS");
+    char *keep = saved != NULL ? strdup(saved) : NULL;
+    setenv("EBM_NUM_THREADS", "5", 1);
+    set_threads(0);
+    ck_assert_int_eq(ebm_get_num_threads(), 5);
+    const char *ignored[4] = {"0", "257", "2x", ""};
+    for (int i = 0; i < 4; i++) {
+        setenv("EBM_NUM_THREADS", ignored[i], 1);
+        set_threads(0);
+        ck_assert_int_eq(ebm_get_num_threads(), CPU_COUNT(&cpus));
+    }
+    if (keep != NULL) {
+        setenv("EBM_NUM_THREADS", keep, 1);
+    } else {
+        unsetenv("EBM_NUM_THREADS");
+    }
+    free(keep);
+    set_threads(0);
+}
+END_TEST
+
+typedef struct caller {
+    float *out;
+    int64_t count;
+} caller;
+
+static void *caller_main(void *arg)
+{
+    caller *c = arg;
+    run_grbm(c->out, &c->count);
+    return NULL;
 }
 
-#else
-
-START_TEST(no_openmp)
+/* Two of the user's threads call the library at once: one has the workers
+ * at a time and the other runs its loops alone; both get a 1-thread run's
+ * bytes. */
+START_TEST(concurrent_callers)
 {
-    printf("threads: built without OpenMP; nothing to compare\n");
+    const size_t cap = (size_t)(N * 110 + 10000);
+    float *one = calloc(cap, sizeof *one);
+    int64_t n1 = 0;
+    set_threads(1);
+    run_grbm(one, &n1);
+    set_threads(3);
+    caller c[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        c[i].out = calloc(cap, sizeof *c[i].out);
+        ck_assert_int_eq(pthread_create(&t[i], NULL, caller_main, &c[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+        ck_assert_int_eq(c[i].count, n1);
+        ck_assert_msg(memcmp(one, c[i].out, (size_t)n1 * sizeof *one) == 0,
+                      "caller %d differs from the 1-thread run", i);
+        free(c[i].out);
+    }
+    set_threads(0);
+    free(one);
+}
+END_TEST
+
+/* A child forked after the workers started makes its own (it must not wait
+ * for its parent's, which it does not have): its threaded run finishes
+ * within 60 s with the parent's bytes. */
+START_TEST(forked_child)
+{
+    const size_t cap = (size_t)(N * 110 + 10000);
+    float *one = calloc(cap, sizeof *one), *many = calloc(cap, sizeof *many);
+    int64_t n1 = 0;
+    set_threads(3);
+    run_grbm(one, &n1); /* starts the workers */
+    fflush(NULL);
+    const pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int64_t n = 0;
+        run_grbm(many, &n);
+        _exit(n == n1 && memcmp(one, many, (size_t)n1 * sizeof *one) == 0 ? 0 : 3);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 600 && done == 0; i++) {
+        done = waitpid(pid, &status, WNOHANG);
+        if (done == 0) {
+            usleep(100000);
+        }
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ck_abort_msg("the forked child did not finish in 60 s");
+    }
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the forked child failed (status %d)", status);
+    set_threads(0);
+    free(one);
+    free(many);
 }
 END_TEST
 
@@ -242,9 +387,16 @@ Suite *ebm_threads_suite(void)
     Suite *s = suite_create("threads");
     TCase *tc = tcase_create("independence");
     t_add_unit("threads", "independence");
-    tcase_add_test(tc, no_openmp);
+    /* Memcheck serialises threads and would take minutes here; it cannot see
+     * races anyway (make check-valgrind excludes this tag). */
+    tcase_set_tags(tc, "threads");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, thread_count_independence, 0, 2);
+    tcase_add_test(tc, thread_count_independence_grbm);
+    tcase_add_test(tc, twin_split_differs);
+    tcase_add_test(tc, setting);
+    tcase_add_test(tc, concurrent_callers);
+    tcase_add_test(tc, forked_child);
     suite_add_tcase(s, tc);
     return s;
 }
-
-#endif
