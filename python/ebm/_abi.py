@@ -8,6 +8,8 @@ DECLARATIONS = (
     'int ebm_abi_version(void)',
     'const char *ebm_strerror(int code)',
     'const char *ebm_error_name(int code)',
+    'int ebm_set_num_threads(int64_t n, char *errbuf, size_t errbuf_size)',
+    'int ebm_get_num_threads(void)',
     'int ebm_rng_state_words(void)',
     'int ebm_rng_create(ebm_rng_t **out, uint64_t seed, uint64_t stream)',
     'int ebm_rng_derive(ebm_rng_t **out, const ebm_rng_t *parent, uint64_t index)',
