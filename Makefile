@@ -659,7 +659,8 @@ $(TSAN_DIR)/check_ebm: $(TEST_SRC) tests/tests.h $(TSAN_DIR)/libebm.a
 	  $(TEST_WRAP) -o $@ $(TEST_SRC) $(TSAN_DIR)/libebm.a $(TSAN_LIBS) $(CHECK_LIBS)
 
 # The pthread runs (the concurrent const calls, the suite's model suite with
-# its two-thread test), then the OpenMP build's threads suite if libarcher
+# its two-thread test, the threads suite on the library's pool but its fork
+# test), then the OpenMP build's threads suite if libarcher
 # is there (TSAN_OPENMP_RUN=0 skips it).
 TSAN_OPENMP_RUN ?= $(if $(TSAN_ARCHER),1,0)
 TSAN_ENV = OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} TSAN_OPTIONS='$(TSAN_RUN_OPTIONS)' \
@@ -667,6 +668,7 @@ TSAN_ENV = OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} TSAN_OPTIONS='$(TSAN
 check-tsan: $(TSAN_DIR)/concurrent_const $(TSAN_DIR)/check_ebm
 	$(TSAN_ENV) ./$(TSAN_DIR)/concurrent_const
 	$(TSAN_ENV) CK_RUN_SUITE=model ./$(TSAN_DIR)/check_ebm
+	$(TSAN_ENV) CK_RUN_SUITE=threads CK_EXCLUDE_TAGS=fork ./$(TSAN_DIR)/check_ebm
 ifeq ($(TSAN_OPENMP_RUN),1)
 	$(MAKE) --no-print-directory tsan-openmp TSAN_DIR=build/tsan-omp TSAN_OPENMP=-fopenmp
 else

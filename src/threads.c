@@ -32,42 +32,6 @@
 #include <omp.h>
 #endif
 
-/* How long a worker whose jobs come in quick succession polls for the next
- * before it sleeps, and how long the caller polls for the workers' parts:
- * 300 microseconds (docs/performance.md, item 32). */
-enum { SPIN_NS = 300000 };
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* Poll *word until it differs from `value` or SPIN_NS have passed since
- * `from`. */
-static void poll_while(const atomic_uint_fast64_t *word, uint_fast64_t value, int64_t from)
-{
-    for (;;) {
-        for (int i = 0; i < 64; i++) {
-            if (atomic_load_explicit(word, memory_order_acquire) != value) {
-                return;
-            }
-            cpu_relax();
-        }
-        if (now_ns() - from > SPIN_NS) {
-            return;
-        }
-    }
-}
-
 
 /* ---- the thread count ------------------------------------------------------ */
 
@@ -153,6 +117,44 @@ int ebm_get_num_threads(void)
 /* ---- the pool --------------------------------------------------------------- */
 
 #if !defined(_OPENMP)
+
+/* How long a worker whose jobs come in quick succession polls for the next
+ * before it sleeps, and how long the caller polls for the workers' parts:
+ * 300 microseconds (docs/performance.md, item 32). */
+enum { SPIN_NS = 300000 };
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Poll *word until it differs from `value` or SPIN_NS have passed since
+ * `from`. */
+static void poll_while(const atomic_uint_fast64_t *word, uint_fast64_t value, int64_t from)
+{
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(word, memory_order_acquire) != value) {
+                return;
+            }
+            cpu_relax();
+        }
+        if (now_ns() - from > SPIN_NS) {
+            return;
+        }
+    }
+}
+
+
 
 static struct {
     pthread_mutex_t lock;
