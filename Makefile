@@ -83,13 +83,11 @@ WARN = -std=c99 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
        -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wvla -Wformat=2
 DEFS = -D_POSIX_C_SOURCE=200809L
 # OPENMP=-fopenmp runs the row loops of elementwise work (draws, means,
-# local-search updates, coupled rows) on OpenMP threads; every row's random
-# numbers come from its own stream, so the library's results do not depend on
-# its thread count (OMP_NUM_THREADS). Off by default: beside OpenBLAS's
-# pthreads build (Debian's default) the library's threads and the BLAS's
-# compete for the same cores. It is meant for an OpenMP build of OpenBLAS
-# (Debian: libopenblas0-openmp), whose threads are then the same pool
-# (measurements: docs/performance.md, items 6 and 20).
+# local-search updates, coupled rows) on OpenMP threads instead of the
+# library's own pool (src/threads.c); either way the thread count is
+# ebm_set_num_threads' and the results do not depend on it. Meant for an
+# OpenMP build of OpenBLAS (Debian: libopenblas0-openmp), whose threads are
+# then the same pool (measurements: docs/performance.md, items 6, 20, 32).
 OPENMP ?=
 # -ffp-contract=off: the float kernels give the same bits in every build
 # (scalar, AVX2, AVX-512) only if no compiler fuses a * b + c into an FMA.
@@ -285,7 +283,7 @@ check: $(TEST_BIN) $(SOFILE)
 
 # Benchmarks print figures (a human line and a JSON line each); they assert
 # nothing about time. Each runs twice: with BENCH_THREADS threads (default 2;
-# OPENBLAS_NUM_THREADS and OMP_NUM_THREADS), then with 1. They link bench/common.c and the data helpers of
+# OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and EBM_NUM_THREADS), then with 1. They link bench/common.c and the data helpers of
 # examples/common, and wrap the BLAS calls to count their FLOPs
 # (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas training runs.
 BENCH_THREADS ?= 2
@@ -299,7 +297,7 @@ bench: $(BENCHES)
 	  for t in $(BENCH_THREADS) $(filter-out $(BENCH_THREADS),1); do \
 	    case $$b in *ucd_bas) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
 	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t)"; \
-	    OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t ./$$b $$args || exit 1; \
+	    OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t EBM_NUM_THREADS=$$t ./$$b $$args || exit 1; \
 	  done; \
 	done
 # make fingerprint: the hashes of the library's results on fixed seeds

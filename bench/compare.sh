@@ -39,8 +39,8 @@ for b in $benches; do
     args=
     [ "$b" = ucd_bas ] && args=$bas_iters
     for turn in 1 2; do
-        OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads "$dir/$b.base" $args | ms > "$dir/$b.base.$turn"
-        OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads "build/bench/$b" $args | ms > "$dir/$b.new.$turn"
+        OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads EBM_NUM_THREADS=$threads "$dir/$b.base" $args | ms > "$dir/$b.base.$turn"
+        OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads EBM_NUM_THREADS=$threads "build/bench/$b" $args | ms > "$dir/$b.new.$turn"
     done
     # Per result name: the better (smaller) of the two turns of each side.
     cat "$dir/$b.base.1" "$dir/$b.base.2" | sort -k1,1 -k2,2g | sort -s -u -k1,1 > "$dir/$b.base.best"

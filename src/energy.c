@@ -45,21 +45,22 @@ void ebm__layer_input(const ebm_model_t *m, int64_t l, int64_t n, const float *x
     if (ebm__is_gaussian(m, l)) {
         /* Conditional mean mu + W_1 x_1. */
         int n1 = (int)m->size[1];
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0f,
-                    x + m->column[1], (int)ldx, m->params + m->w_off[1], n1, 1.0f, a, (int)lda);
+        EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0f,
+                              x + m->column[1], (int)ldx, m->params + m->w_off[1], n1, 1.0f, a,
+                              (int)lda));
         return;
     }
     if (l > 0) {
         int nb = (int)m->size[l - 1];
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0f,
-                    x + m->column[l - 1], (int)ldx, weights_from_below(m, l), nl, 1.0f, a,
-                    (int)lda);
+        EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0f,
+                              x + m->column[l - 1], (int)ldx, weights_from_below(m, l), nl, 1.0f, a,
+                              (int)lda));
     }
     if (l + 1 < m->n_layers) {
         int na = (int)m->size[l + 1];
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0f,
-                    x + m->column[l + 1], (int)ldx, m->params + m->w_off[l + 1], na, 1.0f, a,
-                    (int)lda);
+        EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0f,
+                              x + m->column[l + 1], (int)ldx, m->params + m->w_off[l + 1], na, 1.0f,
+                              a, (int)lda));
     }
 }
 
@@ -76,22 +77,22 @@ void ebm__layer_input_d(const ebm_model_t *m, int64_t l, int64_t n, const double
     }
     if (ebm__is_gaussian(m, l)) {
         int n1 = (int)m->size[1];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0,
-                    xd + m->column[1], (int)ldxd, ebm__weights_d(m) + m->w_off[1], n1, 1.0, a,
-                    (int)lda);
+        EBM__BLAS(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, n1, 1.0,
+                              xd + m->column[1], (int)ldxd, ebm__weights_d(m) + m->w_off[1], n1,
+                              1.0, a, (int)lda));
         return;
     }
     if (l > 0) {
         int nb = (int)m->size[l - 1];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0,
-                    xd + m->column[l - 1], (int)ldxd, weights_from_below_d(m, l), nl, 1.0, a,
-                    (int)lda);
+        EBM__BLAS(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, nl, nb, 1.0,
+                              xd + m->column[l - 1], (int)ldxd, weights_from_below_d(m, l), nl, 1.0,
+                              a, (int)lda));
     }
     if (l + 1 < m->n_layers) {
         int na = (int)m->size[l + 1];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0,
-                    xd + m->column[l + 1], (int)ldxd, ebm__weights_d(m) + m->w_off[l + 1], na,
-                    1.0, a, (int)lda);
+        EBM__BLAS(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, nl, na, 1.0,
+                              xd + m->column[l + 1], (int)ldxd, ebm__weights_d(m) + m->w_off[l + 1],
+                              na, 1.0, a, (int)lda));
     }
 }
 
@@ -203,9 +204,9 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
             continue;
         }
         int nl = (int)m->size[l];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl, (int)m->size[l - 1],
-                    1.0, xd + m->column[l - 1], (int)w, weights_from_below_d(m, l), nl, 0.0, t,
-                    nl);
+        EBM__BLAS(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl,
+                              (int)m->size[l - 1], 1.0, xd + m->column[l - 1], (int)w,
+                              weights_from_below_d(m, l), nl, 0.0, t, nl));
         for (int64_t r = 0; r < rows; r++) {
             const double *xl = xd + r * w + m->column[l];
             double s = 0.0;

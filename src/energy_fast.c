@@ -5,6 +5,7 @@
  * its parameters change. */
 #include "model.h"
 #include "energy.h"
+#include "threads.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -158,8 +159,9 @@ void ebm__energy_fast(const ebm_model_t *m, int64_t rows, const float *x, int64_
     }
     for (int64_t l = 1; l < m->n_layers; l++) {
         const int nl = (int)m->size[l];
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl, (int)m->size[l - 1],
-                    1.0f, x + m->column[l - 1], (int)ldx, m->params + m->w_off[l], nl, 0.0f, t, nl);
+        EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, nl,
+                              (int)m->size[l - 1], 1.0f, x + m->column[l - 1], (int)ldx,
+                              m->params + m->w_off[l], nl, 0.0f, t, nl));
         for (int64_t r = 0; r < rows; r++) {
             const float *xl = x + r * ldx + m->column[l], *tr = t + r * nl;
             double s = 0.0;

@@ -6,6 +6,7 @@
 #include "energy.h"
 #include "drelu.h"
 #include "kernels.h"
+#include "threads.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -134,9 +135,9 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         const int64_t n1 = m->size[1];
         float *av = cx; /* n x n0 */
         if (summed) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n0, (int)n1, 1.0f,
-                        xh + m->column[1], (int)ldh, m->params + m->w_off[1], (int)n1, 0.0f, av,
-                        (int)n0);
+            EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n0, (int)n1,
+                                  1.0f, xh + m->column[1], (int)ldh, m->params + m->w_off[1],
+                                  (int)n1, 0.0f, av, (int)n0));
         }
         const float *mu = m->params + m->b_off[0];
         if (summed) {
@@ -177,12 +178,12 @@ void ebm__energy_grad_rows(const ebm_model_t *m, uint32_t sum_out, int64_t n, co
         const float *below = l == 1 && gauss ? vs : xh + m->column[l - 1];
         int ldb = l == 1 && gauss ? (int)n0 : (int)ldh;
         if (l == 1 && gauss && !summed) {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, 1.0f, below, ldb,
-                        cx, nl, 0.0f, p, nl);
+            EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, 1.0f,
+                                  below, ldb, cx, nl, 0.0f, p, nl));
             add_gaussian_weight_grad(m, p, g);
         } else {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f, below,
-                        ldb, cx, nl, 1.0f, g + m->w_off[l], nl);
+            EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nb, nl, (int)n, -1.0f,
+                                  below, ldb, cx, nl, 1.0f, g + m->w_off[l], nl));
         }
     }
     if (m->shape_off >= 0) {

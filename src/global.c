@@ -46,6 +46,7 @@
 #include "model.h"
 #include "rng.h"
 #include "scratch.h"
+#include "threads.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -280,8 +281,8 @@ static void log_q_visible(const global_work *wk, int64_t ng, const float *s, dou
     int64_t *d = wk->dist_int;
     for (int64_t r0 = 0; r0 < ng; r0 += wk->dist_rows) {
         const int64_t rows = ng - r0 < wk->dist_rows ? ng - r0 : wk->dist_rows;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)N, (int)n0, 1.0f,
-                    s + r0 * w, (int)w, pr->rows, (int)n0, 0.0f, wk->dist, (int)N);
+        EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)N, (int)n0,
+                              1.0f, s + r0 * w, (int)w, pr->rows, (int)n0, 0.0f, wk->dist, (int)N));
         for (int64_t i = 0; i < rows; i++) {
             const float *v = s + (r0 + i) * w, *dot = wk->dist + i * N;
             double ones = 0.0;

@@ -3,6 +3,7 @@
 #include "error.h"
 #include "model.h"
 #include "rng.h"
+#include "threads.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -40,11 +41,11 @@ static int cholesky_upper(double *g, int k)
         int rest = k - j0 - jb;
         if (rest > 0) {
             double *panel = d + jb;
-            cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, jb, rest,
-                        1.0, d, k, panel, k);
+            EBM__BLAS(cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit,
+                                  jb, rest, 1.0, d, k, panel, k));
             double *g22 = g + (size_t)(j0 + jb) * k + j0 + jb;
-            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, rest, jb, -1.0, panel, k, 1.0, g22,
-                        k);
+            EBM__BLAS(cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, rest, jb, -1.0, panel, k,
+                                  1.0, g22, k));
         }
     }
     return 0;
@@ -54,12 +55,12 @@ static int cholesky_upper(double *g, int k)
  * R^T R = a^T a. g is k x k scratch. */
 static int cholesky_qr_pass(double *a, int rows, int k, double *g)
 {
-    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, k, rows, 1.0, a, k, 0.0, g, k);
+    EBM__BLAS(cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, k, rows, 1.0, a, k, 0.0, g, k));
     if (cholesky_upper(g, k) != 0) {
         return -1;
     }
-    cblas_dtrsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, rows, k, 1.0,
-                g, k, a, k);
+    EBM__BLAS(cblas_dtrsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, rows,
+                          k, 1.0, g, k, a, k));
     return 0;
 }
 
@@ -97,7 +98,8 @@ static int init_orthogonal(float *w, int64_t n_in, int64_t n_out, ebm_rng_t *rng
             continue;
         }
         /* Accept only a Q orthonormal to 1e-10 (g = Q^T Q - I). */
-        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, k, rows, 1.0, a, k, 0.0, g, k);
+        EBM__BLAS(
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, k, rows, 1.0, a, k, 0.0, g, k));
         double worst = 0;
         for (int i = 0; i < k; i++) {
             for (int j = i; j < k; j++) {

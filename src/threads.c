@@ -6,12 +6,12 @@
  * The pool's workers are started by the first loop that needs them and
  * live until the process ends (or the library is unloaded). One loop has
  * the pool at a time; a loop that finds it taken runs on its own thread.
- * A worker sleeps on a condition variable between jobs, so that it leaves
- * the cores to the BLAS's threads during the GEMMs; only while jobs come in
- * quick succession (the loops of a local-search sweep, with no GEMM between
- * them) does it poll the job counter for a while first, saving a wake-up
- * per loop. A forked child starts without
- * workers and makes its own when it needs them.
+ * Between jobs a worker polls the job counter for up to a millisecond
+ * (loops follow each other quickly in a local-search sweep), then sleeps on
+ * a condition variable; it stops polling as soon as the library enters a
+ * BLAS call (EBM__BLAS), so that it leaves the cores to the BLAS's threads
+ * during the GEMMs. A forked child starts without workers and makes its own
+ * when it needs them.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -116,12 +116,24 @@ int ebm_get_num_threads(void)
 
 /* ---- the pool --------------------------------------------------------------- */
 
+static atomic_int blas_calls; /* the library's BLAS calls in progress */
+
+void ebm__blas_enter(void)
+{
+    atomic_fetch_add_explicit(&blas_calls, 1, memory_order_relaxed);
+}
+
+void ebm__blas_leave(void)
+{
+    atomic_fetch_sub_explicit(&blas_calls, 1, memory_order_relaxed);
+}
+
 #if !defined(_OPENMP)
 
-/* How long a worker whose jobs come in quick succession polls for the next
- * before it sleeps, and how long the caller polls for the workers' parts:
- * 300 microseconds (docs/performance.md, item 32). */
-enum { SPIN_NS = 300000 };
+/* How long a worker polls for its next job, and the caller for the
+ * workers' parts, before they sleep: 1 millisecond, unless a BLAS call of
+ * the library's begins (docs/performance.md, item 32). */
+enum { SPIN_NS = 1000000 };
 
 static inline void cpu_relax(void)
 {
@@ -137,24 +149,15 @@ static int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Poll *word until it differs from `value` or SPIN_NS have passed since
- * `from`. */
-static void poll_while(const atomic_uint_fast64_t *word, uint_fast64_t value, int64_t from)
-{
-    for (;;) {
-        for (int i = 0; i < 64; i++) {
-            if (atomic_load_explicit(word, memory_order_acquire) != value) {
-                return;
-            }
-            cpu_relax();
-        }
-        if (now_ns() - from > SPIN_NS) {
-            return;
-        }
-    }
-}
+/* A job is cut into this many parts per thread, so that a thread slowed
+ * by another (the BLAS's workers yield their cores only now and then)
+ * holds up little of it: the others take its remaining parts. */
+enum { PARTS_PER_THREAD = 4 };
 
-
+/* A job's parts are taken through `claim`, the job's number times
+ * CLAIM_SPAN plus the next part to take, so that a worker late for a job
+ * can take no part of the next one. */
+#define CLAIM_SPAN 4096 /* > PARTS_PER_THREAD * EBM__MAX_THREADS */
 
 static struct {
     pthread_mutex_t lock;
@@ -168,31 +171,73 @@ static struct {
     ebm__rows_fn fn;
     void *ctx;
     int64_t n;
+    int team;  /* threads 0..team-1 take parts */
     int parts;
-    int64_t given_at;         /* when the last job was given (now_ns) */
-    atomic_uint_fast64_t job; /* jobs given so far */
-    atomic_int remaining;     /* workers' parts not yet done */
+    atomic_uint_fast64_t job;   /* jobs given so far: the current job's number */
+    atomic_uint_fast64_t claim; /* job * CLAIM_SPAN + the next part to take */
+    atomic_int remaining;       /* parts not yet done */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
           .wake = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER};
 
 static atomic_flag taken = ATOMIC_FLAG_INIT; /* a loop has the pool */
+static atomic_int polling;                   /* workers polling for a job */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Poll the job counter until it moves past `seen`, a BLAS call of the
+ * library's begins, or SPIN_NS have passed. */
+static void poll_jobs(uint_fast64_t seen)
+{
+    const int64_t from = now_ns();
+    atomic_fetch_add(&polling, 1);
+    for (int more = 1; more;) {
+        for (int i = 0; i < 64 && more; i++) {
+            more = atomic_load_explicit(&pool.job, memory_order_acquire) == seen &&
+                   atomic_load_explicit(&blas_calls, memory_order_relaxed) == 0;
+            cpu_relax();
+        }
+        more = more && now_ns() - from <= SPIN_NS;
+    }
+    atomic_fetch_sub(&polling, 1);
+}
+
+/* Take the next part of job `job` (of `parts`): its number, or -1 when
+ * every part is taken or the job is over. */
+static int take_part(uint_fast64_t job, int parts)
+{
+    uint_fast64_t c = atomic_load(&pool.claim);
+    while (c / CLAIM_SPAN == job && (int)(c % CLAIM_SPAN) < parts) {
+        if (atomic_compare_exchange_weak(&pool.claim, &c, c + 1)) {
+            return (int)(c % CLAIM_SPAN);
+        }
+    }
+    return -1;
+}
+
+/* Run parts of job `job` on thread `thread` until none is left; the one
+ * that finishes the job's last part wakes the caller. */
+static void run_parts(uint_fast64_t job, ebm__rows_fn fn, void *ctx, int64_t n, int parts,
+                      int thread)
+{
+    for (int p; (p = take_part(job, parts)) >= 0;) {
+        fn(ctx, part_begin(n, parts, p), part_end(n, parts, p), thread);
+        if (atomic_fetch_sub(&pool.remaining, 1) == 1) {
+            pthread_mutex_lock(&pool.lock);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.lock);
+        }
+    }
+}
 
 static void *worker_main(void *arg)
 {
     const int id = (int)(intptr_t)arg;
     pthread_mutex_lock(&pool.lock);
     uint_fast64_t seen = pool.born[id]; /* the loop that started it is after this */
-    int64_t done_at = 0;                /* when its last job ended here */
-    int quick = 0;                      /* that job came within SPIN_NS of the one before */
     for (;;) {
-        /* Poll for a while if jobs come in quick succession, then sleep
-         * until the job changes. */
+        /* Poll for a while, then sleep until the job changes. */
         pthread_mutex_unlock(&pool.lock);
-        if (quick) {
-            poll_while(&pool.job, seen, done_at);
-        }
+        poll_jobs(seen);
         pthread_mutex_lock(&pool.lock);
         while (atomic_load(&pool.job) == seen && !pool.stopping) {
             pthread_cond_wait(&pool.wake, &pool.lock);
@@ -202,9 +247,7 @@ static void *worker_main(void *arg)
             return NULL;
         }
         seen = atomic_load(&pool.job);
-        quick = pool.given_at - done_at <= SPIN_NS;
-        if (id >= pool.parts) {
-            done_at = pool.given_at;
+        if (id >= pool.team) {
             continue;
         }
         const ebm__rows_fn fn = pool.fn;
@@ -212,12 +255,8 @@ static void *worker_main(void *arg)
         const int64_t n = pool.n;
         const int parts = pool.parts;
         pthread_mutex_unlock(&pool.lock);
-        fn(ctx, part_begin(n, parts, id), part_end(n, parts, id), id);
-        done_at = now_ns();
+        run_parts(seen, fn, ctx, n, parts, id);
         pthread_mutex_lock(&pool.lock);
-        if (atomic_fetch_sub(&pool.remaining, 1) == 1) {
-            pthread_cond_signal(&pool.done);
-        }
     }
 }
 
@@ -229,6 +268,8 @@ static void atfork_child(void)
     pthread_cond_init(&pool.done, NULL);
     pool.started = 0;
     pool.stopping = 0;
+    atomic_store(&blas_calls, 0);
+    atomic_store(&polling, 0);
     atomic_flag_clear(&taken);
 }
 
@@ -281,28 +322,39 @@ __attribute__((destructor)) static void stop_workers(void)
     atomic_flag_clear(&taken);
 }
 
+/* The caller takes parts too, so a loop never waits for a worker to wake
+ * up: parts that no worker has taken when the caller is free, it runs. A
+ * loop under EBM__PARALLEL_WAKE units of work is split only if a worker is
+ * awake (polling), as between the loops of a local-search sweep: waking a
+ * sleeping one would cost it more than it saves. */
 void ebm__for_rows(int64_t n, int64_t work, int threads, ebm__rows_fn fn, void *ctx)
 {
-    int parts = threads > 0 ? threads : ebm__threads();
-    parts = (int64_t)parts > n ? (int)n : parts;
-    if (parts < 2 || work < atomic_load_explicit(&min_work, memory_order_relaxed) || atomic_flag_test_and_set(&taken)) {
+    int team = threads > 0 ? threads : ebm__threads();
+    team = (int64_t)team > n ? (int)n : team;
+    const int64_t least = atomic_load_explicit(&min_work, memory_order_relaxed);
+    const int small = work < least * (EBM__PARALLEL_WAKE / EBM__PARALLEL_MIN);
+    if (team < 2 || work < least || (small && atomic_load(&polling) == 0) ||
+        atomic_flag_test_and_set(&taken)) {
         fn(ctx, 0, n, 0);
         return;
     }
     pthread_mutex_lock(&pool.lock);
-    const int have = start_workers(parts);
-    parts = have < parts ? have : parts;
+    const int have = start_workers(team);
+    team = have < team ? have : team;
+    const int parts = (int64_t)team * PARTS_PER_THREAD > n ? (int)n : team * PARTS_PER_THREAD;
     pool.fn = fn;
     pool.ctx = ctx;
     pool.n = n;
+    pool.team = team;
     pool.parts = parts;
-    atomic_store(&pool.remaining, parts - 1);
-    pool.given_at = now_ns();
-    atomic_fetch_add(&pool.job, 1);
+    atomic_store(&pool.remaining, parts);
+    const uint_fast64_t job = atomic_load(&pool.job) + 1;
+    atomic_store(&pool.claim, job * CLAIM_SPAN);
+    atomic_store(&pool.job, job);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
 
-    fn(ctx, 0, part_end(n, parts, 0), 0);
+    run_parts(job, fn, ctx, n, parts, 0);
 
     const int64_t mine = now_ns();
     while (atomic_load_explicit(&pool.remaining, memory_order_acquire) > 0 &&

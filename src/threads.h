@@ -15,11 +15,13 @@
 /* The most threads a loop runs on (ebm_set_num_threads' range). */
 #define EBM__MAX_THREADS 256
 
-/* A loop shorter than this many units of work (about a multiply-add each)
- * runs on the calling thread: waking a sleeping worker costs tens of
- * microseconds, as much as the work of the short loops over few rows that
- * small models run by the thousand. */
+/* A loop shorter than EBM__PARALLEL_MIN units of work (about a
+ * multiply-add each) runs on the calling thread, and so does one shorter
+ * than EBM__PARALLEL_WAKE while the workers sleep: waking a sleeping worker
+ * costs tens of microseconds, as much as the work of the short loops over
+ * few rows that small models run by the thousand. */
 #define EBM__PARALLEL_MIN 131072
+#define EBM__PARALLEL_WAKE 1048576
 
 /* The rows [begin, end) of a loop, on thread number `thread` (0 is the
  * calling thread; below the loop's thread count). */
@@ -40,5 +42,16 @@ int ebm__threads(void);
  * so that they are the same bits for every split. Returns when every part
  * is done. */
 void ebm__for_rows(int64_t n, int64_t work, int threads, ebm__rows_fn fn, void *ctx);
+
+/* A BLAS call of the library's, marked so that the pool's workers stop
+ * polling for jobs and leave the cores to the BLAS's threads. */
+void ebm__blas_enter(void);
+void ebm__blas_leave(void);
+#define EBM__BLAS(call)                                                                         \
+    do {                                                                                        \
+        ebm__blas_enter();                                                                      \
+        call;                                                                                   \
+        ebm__blas_leave();                                                                      \
+    } while (0)
 
 #endif /* EBM_THREADS_H */
