@@ -27,10 +27,11 @@ def test_setting_and_range():
 
 
 def _gradient():
-    m = ebm.DBM([60, 50, 40], visible="spin", hidden="spin")
+    # 3000 rows of 150 units: the draws' loops are long enough to be split.
+    m = ebm.DBM([150, 100, 50], units="spin")
     m.init(ebm.Generator(1), scheme="gaussian", scale=0.2)
-    data = m.random_state(ebm.Generator(2), 800)[:, :60].copy()
-    est = ebm.Estimator(m, "ucd", k=1)
+    data = m.random_state(ebm.Generator(2), 3000)[:, :150].copy()
+    est = ebm.Estimator(m, "cd", k=2)
     return est.gradient(data, ebm.Generator(3))
 
 
