@@ -117,8 +117,9 @@ EBM_API const char *ebm_error_name(int code);
  *
  * The BLAS is called from the calling thread and uses its own threads
  * (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, ...): the library never changes
- * its settings. Between its calls the library's workers sleep after a few
- * microseconds of polling, so they leave the cores to the BLAS.
+ * its settings. The library's workers stop polling for work when the
+ * library enters a BLAS call and sleep, so they leave the cores to the
+ * BLAS's threads.
  *
  * Results are the same bits for every thread count: each row's draws come
  * from its own counters and each row's arithmetic does not depend on the
@@ -127,8 +128,8 @@ EBM_API const char *ebm_error_name(int code);
  *
  * One loop uses the workers at a time, process-wide: a loop that finds them
  * busy (a call from another of the user's threads) runs on its calling
- * thread, so the library never runs more than ebm_get_num_threads() + the
- * number of calling threads at once. Called from inside a user's OpenMP
+ * thread, so the library's loops never run on more than the calling
+ * threads and ebm_get_num_threads() - 1 workers. Called from inside a user's OpenMP
  * parallel region, the library's loops run on the calling thread in the
  * OpenMP build (Makefile: OPENMP), which uses OpenMP's threads instead of
  * its own workers. A forked child makes its own workers when it needs them.
