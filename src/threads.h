@@ -33,12 +33,14 @@ typedef void (*ebm__rows_fn)(void *ctx, int64_t begin, int64_t end, int thread);
  * same value to ebm__for_rows. */
 int ebm__threads(void);
 
-/* fn over the rows [0, n) in contiguous parts, one per thread, on at most
- * `threads` threads (ebm__threads() if 0). work is the loop's units of
- * work (about a multiply-add each); below EBM__PARALLEL_MIN, with one
- * thread, or while another loop has the pool (a call from another of the
- * user's threads, or a loop inside a loop), fn runs on the calling thread
- * as fn(ctx, 0, n, 0). Each row's results must depend on that row alone,
+/* fn over the rows [0, n) in contiguous parts (a few per thread, taken in
+ * turn by the calling thread and the workers) on at most `threads` threads
+ * (ebm__threads() if 0). work is the loop's units of work (about a
+ * multiply-add each); below EBM__PARALLEL_MIN, below EBM__PARALLEL_WAKE
+ * while no worker is awake, with one thread, or while another loop has the
+ * pool (a call from another of the user's threads, or a loop inside a
+ * loop), fn runs on the calling thread as fn(ctx, 0, n, 0). Each row's
+ * results must depend on that row alone,
  * so that they are the same bits for every split. Returns when every part
  * is done. */
 void ebm__for_rows(int64_t n, int64_t work, int threads, ebm__rows_fn fn, void *ctx);
