@@ -23,6 +23,9 @@
  *    local search, mean field, exact and AIS evaluation, every sampler kind
  *    and option, coupled steps under both couplings, and every estimator
  *    kind with several options, including caps on the coupling steps;
+ *  - global moves (single and coupled steps) on the small models of
+ *    discrete layers, a 130-unit binary and a 3-site Potts visible layer,
+ *    and the bas benchmark's run with them;
  *  - the generator, serialisation (buffers and files) and error paths.
  * Each configuration has generators of its own, so its line does not
  * depend on which others run (--only).
@@ -393,7 +396,8 @@ static void bench_pcd_rbm(void)
  * iterations each. (No chain needs 100 steps in 3 iterations, so the two
  * lines agree; the cap's paths are reached by the small models' caps and by
  * bas_ucd's ucd-cap run in fingerprint.sh.) */
-static void bench_ucd_bas_run(const char *name, int64_t cap, const float *states, int64_t n_rows)
+static void bench_ucd_bas_run(const char *name, int64_t cap, int global, const float *states,
+                              int64_t n_rows)
 {
     enum { SIDE = 4, NV = SIDE * SIDE, NH = 16, CHAINS = 1000, ITERS = 3 };
     const int64_t sizes[2] = {NV, NH}, w = NV + NH;
@@ -415,6 +419,11 @@ static void bench_ucd_bas_run(const char *name, int64_t cap, const float *states
     E_OK(&f, s.e, ebm_estimator_set_int(s.e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_COUPLING,
                                          EBM_COUPLING_CRN));
     E_OK(&f, s.e, ebm_estimator_set_int(s.e, EBM_ESTIMATOR_MAX_STEPS, cap));
+    if (global) { /* bench/ucd_bas.c's GLOBAL_PROB and FLIP_PROB */
+        E_OK(&f, s.e, ebm_estimator_set_double(
+                          s.e, EBM_ESTIMATOR_SAMPLER_OPTION + EBM_SAMPLER_GLOBAL_PROB, 0.5));
+        E_OK(&f, s.e, ebm_estimator_set_proposal(s.e, n_rows, states, w, 0.02));
+    }
     fp_params(&f, s.m);
     float *batch = xalloc((size_t)CHAINS * NV * sizeof *batch), *u = xalloc(CHAINS * sizeof *u);
     int64_t *counts = xalloc((size_t)n_rows * sizeof *counts);
@@ -463,8 +472,9 @@ static void bench_ucd_bas(void)
     if (states == NULL || bas_generate(4, states, 32) != 0) {
         bench_fail("bas_generate", EBM_ENOMEM, "the data");
     }
-    bench_ucd_bas_run("bench/ucd_bas", 0, states, n);
-    bench_ucd_bas_run("bench/ucd_bas_cap100", 100, states, n);
+    bench_ucd_bas_run("bench/ucd_bas", 0, 0, states, n);
+    bench_ucd_bas_run("bench/ucd_bas_cap100", 100, 0, states, n);
+    bench_ucd_bas_run("bench/ucd_bas_global", 0, 1, states, n);
     free(states);
 }
 
@@ -1047,6 +1057,107 @@ static void run_coupled(ctx *c, const sampler_cfg *sc)
     ebm_sampler_destroy(s);
 }
 
+/* Global moves (EBM_SAMPLER_GLOBAL_PROB 0.5, a proposal of 7 random rows,
+ * flip_prob 0.05) on a Gibbs sampler of m, its chains started at the
+ * proposal rows: single steps of 37 rows, then
+ * coupled steps (CRN) of 29 rows of which 5 have met, with every
+ * statistic. */
+static void global_moves(ebm_model_t *m, fp *f)
+{
+    enum { P = 7, N = 37, NC = 29, STEPS = 4, SAME = 5 };
+    const int64_t w = ebm_model_state_width(m), ld = w + 1, ldy = w + 2;
+    ebm_sampler_t *s = NULL;
+    ebm_rng_t *r = new_rng(34, 2);
+    float *rows = matrix(P, w, PAD), *x = matrix(N, ld, PAD), *y = matrix(NC, ldy, PAD);
+    M_OK(f, m, ebm_model_random_state(m, r, P, rows, w, NULL, 0));
+    M_OK(f, m, ebm_model_random_state(m, r, N, x, ld, NULL, 0));
+    M_OK(f, m, ebm_model_random_state(m, r, NC, y, ldy, NULL, 0));
+    if (M_OK(f, m, ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS)) == EBM_OK) {
+        S_OK(f, s, ebm_sampler_set_int(s, EBM_SAMPLER_COUPLING, EBM_COUPLING_CRN));
+        S_OK(f, s, ebm_sampler_set_double(s, EBM_SAMPLER_GLOBAL_PROB, 0.5));
+        S_OK(f, s, ebm_sampler_set_proposal(s, P, rows, w, 0.05));
+    }
+    /* chains at proposal rows, so that moves get accepted; rows i < SAME
+     * of y equal x's (met) */
+    for (int64_t i = 0; i < N; i++) {
+        memcpy(x + i * ld, rows + (i % P) * w, (size_t)w * sizeof *x);
+    }
+    for (int64_t i = 0; i < NC; i++) {
+        memcpy(y + i * ldy, i < SAME ? x + i * ld : rows + ((i + 3) % P) * w,
+               (size_t)w * sizeof *x);
+    }
+    uint8_t met[NC];
+    for (int t = 0; t < 2 * STEPS && s != NULL; t++) {
+        if (t < STEPS) {
+            S_OK(f, s, ebm_sampler_step(s, r, N, x, ld));
+            fp_matrix(f, x, N, w, ld);
+        } else {
+            S_OK(f, s, ebm_sampler_coupled_step(s, r, NC, x, ld, y, ldy, met));
+            fp_matrix(f, x, NC, w, ld);
+            fp_matrix(f, y, NC, w, ldy);
+            fp_bytes(f, met, sizeof met);
+        }
+        for (int i = 0; i < EBM_STAT_COUNT; i++) {
+            fp_double(f, ebm_sampler_stat(s, i));
+        }
+        if (verbose) {
+            fprintf(stderr, "global moves: accept %g both %g met %g\n",
+                    ebm_sampler_stat(s, EBM_STAT_GLOBAL_ACCEPT_RATE),
+                    ebm_sampler_stat(s, EBM_STAT_GLOBAL_BOTH_RATE),
+                    ebm_sampler_stat(s, EBM_STAT_MET_FRACTION));
+        }
+    }
+    free(y);
+    free(x);
+    free(rows);
+    ebm_rng_destroy(r);
+    ebm_sampler_destroy(s);
+}
+
+/* global_moves on a small model of discrete layers (their domain). */
+static void run_global(ctx *c)
+{
+    if (c->gaussian || !wanted(cname(c, "sampler/gibbs_global"))) {
+        return;
+    }
+    fp f = fp_new();
+    global_moves(c->m, &f);
+    emit(c->name, &f);
+}
+
+/* global_moves on visible layers of more than one 64-bit word: a binary
+ * RBM 130-9 and a Potts RBM of 3 sites of 45 categories, 7 binary hidden
+ * units, both with N(0, 0.3^2) weights. */
+static void global_wide(void)
+{
+    static const struct {
+        const char *name;
+        int64_t sizes[2], q;
+    } cases[] = {{"global/rbm_bin_130", {130, 9}, 1}, {"global/potts_3x45", {135, 7}, 45}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!wanted(cases[i].name)) {
+            continue;
+        }
+        ebm_model_t *m;
+        char err[256];
+        const int rc = cases[i].q > 1
+                           ? ebm_model_create_potts(&m, 2, cases[i].sizes, cases[i].q,
+                                                    EBM_UNITS_BINARY, err, sizeof err)
+                           : ebm_model_create(&m, 2, cases[i].sizes, EBM_UNITS_BINARY,
+                                              EBM_UNITS_BINARY, err, sizeof err);
+        if (rc != EBM_OK) {
+            bench_fail("ebm_model_create", rc, err);
+        }
+        fp f = fp_new();
+        ebm_rng_t *r = new_rng(12, 0);
+        M_OK(&f, m, ebm_model_init(m, r, EBM_INIT_GAUSSIAN, 0.3));
+        global_moves(m, &f);
+        emit(cases[i].name, &f);
+        ebm_rng_destroy(r);
+        ebm_model_destroy(m);
+    }
+}
+
 static void small_samplers(ctx *c)
 {
     const uint32_t all = (1u << c->L1) - 1u;
@@ -1113,6 +1224,7 @@ static void small_samplers(ctx *c)
         }
         run_coupled(c, &coupled[i]);
     }
+    run_global(c);
 }
 
 /* ---- estimators ----------------------------------------------------------------- */
@@ -1753,6 +1865,7 @@ int main(int argc, char **argv)
         small_model(&specs[i]);
     }
     ucd_many_rows();
+    global_wide();
     bench_ucd_bas();
     bench_pcd_rbm();
     bench_core();
