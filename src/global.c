@@ -19,9 +19,9 @@
  *    and spin: the flip) or eps / (Q - 1) (a Potts site: each of the other
  *    Q - 1 categories). By the Hamming distance d_n of v' to c_n over its D
  *    units (sites): log q(v') = -log N + lse_n (d_n log(eps / (Q - 1)) +
- *    (D - d_n) log(1 - eps)), the distances from one GEMM of the rows
- *    against the proposal rows (exact: integers in float), the sum's terms
- *    from a table of the D + 1 powers of their ratio;
+ *    (D - d_n) log(1 - eps)), the distances popcounts of the rows' bits
+ *    against the proposal rows', the sum's terms from a table of the D + 1
+ *    powers of their ratio;
  *  - a DBM's hidden even layer l >= 2: an upward pass that ignores the
  *    layers above, h_l' ~ prod_j p(h_lj | a_l), a_l the input of layer l
  *    from the means m_{l-1} = E[h_{l-1} | a_{l-1}] of layer l - 1 given
@@ -48,7 +48,6 @@
 #include "scratch.h"
 #include "threads.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -56,9 +55,6 @@
  * row's block (coin, row, acceptance), the visible flips, and the draws of
  * layer l (the upward pass's even layers, the odd layers) from ST_LAYER + l. */
 enum { ST_ROW = 0, ST_FLIP = 1, ST_LAYER = 2, ST_COUNT = ST_LAYER + EBM_MAX_LAYERS };
-
-/* The distances of one GEMM: at most this many floats. */
-#define DIST_FLOATS ((int64_t)1 << 20)
 
 int ebm__global_supported(const ebm_model_t *m, ebm__msg *msg)
 {
@@ -73,15 +69,16 @@ int ebm__global_supported(const ebm_model_t *m, ebm__msg *msg)
     return EBM_OK;
 }
 
-void ebm__global_row_ones(const ebm_model_t *m, int64_t n_rows, const float *rows, float *ones)
+void ebm__global_row_bits(const ebm_model_t *m, int64_t n, const float *rows, int64_t ld,
+                          uint64_t *bits)
 {
-    const int64_t n0 = m->size[0];
-    for (int64_t r = 0; r < n_rows; r++) {
-        int64_t c = 0;
-        for (int64_t i = 0; i < n0; i++) {
-            c += rows[r * n0 + i] > 0.0f;
+    const int64_t n0 = m->size[0], words = ebm__global_bit_words(n0);
+    for (int64_t r = 0; r < n; r++) {
+        uint64_t *b = bits + r * words;
+        memset(b, 0, (size_t)words * sizeof *b);
+        for (int64_t j = 0; j < n0; j++) {
+            b[j / 64] |= (uint64_t)(rows[r * ld + j] > 0.0f) << (j % 64);
         }
-        ones[r] = (float)c;
     }
 }
 
@@ -92,13 +89,14 @@ void ebm__global_row_ones(const ebm_model_t *m, int64_t n_rows, const float *row
 typedef struct global_work {
     const ebm__kernel_in *k;
     const ebm_model_t *m;
-    int64_t n, w, dist_rows;
+    int64_t n, w;
     int coupled;
     uint32_t *blocks;
     int64_t *global_rows, *sweep_rows, *global_ids, *sweep_ids;
-    float *sweep_x, *sweep_y, *prop, *cur_x, *cur_y, *t, *a, *dist;
+    float *sweep_x, *sweep_y, *prop, *cur_x, *cur_y, *t, *a;
     double *logq, *f, *fwork, *powers;
-    int64_t *dist_int;
+    int64_t *dist;
+    uint64_t *bits;
     uint8_t *accept;
 } global_work;
 
@@ -118,8 +116,9 @@ static void global_layout(ebm__arena *arena, void *ctx)
     wk->cur_y = wk->coupled ? ebm__arena_take(arena, nw, f) : NULL;
     wk->t = ebm__arena_take(arena, nw, f);
     wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->m->max_size), f);
-    wk->dist = ebm__arena_take(arena, (size_t)(wk->dist_rows * wk->k->proposal->n_rows), f);
-    wk->dist_int = ebm__arena_take(arena, (size_t)wk->k->proposal->n_rows, sizeof(int64_t));
+    wk->dist = ebm__arena_take(arena, (size_t)wk->k->proposal->n_rows, sizeof(int64_t));
+    wk->bits = ebm__arena_take(arena, (size_t)ebm__global_bit_words(wk->m->size[0]),
+                               sizeof(uint64_t));
     wk->logq = ebm__arena_take(arena, 3 * n, sizeof(double));
     wk->f = ebm__arena_take(arena, 3 * n, sizeof(double));
     wk->fwork = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, EBM__CHUNK),
@@ -258,8 +257,8 @@ static int draw_odd(const global_work *wk, const ebm__stream *st, int64_t ng)
 }
 
 /* log q of the visible layer of the ng rows of s (stride w), added to
- * logq: the distances to every proposal row from one GEMM per chunk of
- * rows, then a log-sum-exp over the proposal rows. Term n is
+ * logq: the Hamming distances to every proposal row (popcounts of the
+ * rows' bits, exact), then a log-sum-exp over the proposal rows. Term n is
  * D log(1 - eps) + d_n g, g = log(eps / (Q - 1)) - log(1 - eps); the sum
  * is taken relative to its largest term (the least d_n if g <= 0, else the
  * largest), so that each term is a power r^k <= 1, k = |d_n - d*|, r =
@@ -268,8 +267,8 @@ static void log_q_visible(const global_work *wk, int64_t ng, const float *s, dou
 {
     const ebm_model_t *m = wk->m;
     const ebm__proposal *pr = wk->k->proposal;
-    const int64_t N = pr->n_rows, n0 = m->size[0], w = wk->w;
-    const int potts = ebm__is_potts(m, 0), spin = m->units[0] == EBM_UNITS_SPIN;
+    const int64_t N = pr->n_rows, n0 = m->size[0], words = ebm__global_bit_words(n0);
+    const int potts = ebm__is_potts(m, 0);
     const int64_t q = potts ? m->categories[0] : 1, D = n0 / q;
     const double eps = (double)flip_threshold(pr->flip_prob) / 4294967296.0;
     const double log_near = log1p(-eps), log_far = log(eps / (double)(potts ? q - 1 : 1));
@@ -278,35 +277,26 @@ static void log_q_visible(const global_work *wk, int64_t ng, const float *s, dou
     for (int64_t k = 0; k <= D; k++) {
         powers[k] = exp(-(double)k * fabs(g));
     }
-    int64_t *d = wk->dist_int;
-    for (int64_t r0 = 0; r0 < ng; r0 += wk->dist_rows) {
-        const int64_t rows = ng - r0 < wk->dist_rows ? ng - r0 : wk->dist_rows;
-        EBM__BLAS(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)N, (int)n0,
-                              1.0f, s + r0 * w, (int)w, pr->rows, (int)n0, 0.0f, wk->dist, (int)N));
-        for (int64_t i = 0; i < rows; i++) {
-            const float *v = s + (r0 + i) * w, *dot = wk->dist + i * N;
-            double ones = 0.0;
-            for (int64_t j = 0; j < n0 && !potts && !spin; j++) {
-                ones += v[j] > 0.0f;
+    int64_t *d = wk->dist;
+    for (int64_t i = 0; i < ng; i++) {
+        ebm__global_row_bits(m, 1, s + i * wk->w, wk->w, wk->bits);
+        int64_t lo = D, hi = 0;
+        for (int64_t c = 0; c < N; c++) {
+            const uint64_t *b = pr->bits + c * words;
+            int64_t k = 0;
+            for (int64_t j = 0; j < words; j++) {
+                k += __builtin_popcountll(wk->bits[j] ^ b[j]);
             }
-            int64_t lo = D, hi = 0;
-            for (int64_t c = 0; c < N; c++) {
-                const double dc = potts  ? (double)D - dot[c]
-                                  : spin ? 0.5 * ((double)n0 - dot[c])
-                                         : ones + pr->ones[c] - 2.0 * dot[c];
-                /* an integer in [0, D], exactly */
-                const int64_t k = (int64_t)(dc + 0.5);
-                d[c] = k < 0 ? 0 : k > D ? D : k;
-                lo = d[c] < lo ? d[c] : lo;
-                hi = d[c] > hi ? d[c] : hi;
-            }
-            const int64_t top = g <= 0.0 ? lo : hi;
-            double sum = 0.0;
-            for (int64_t c = 0; c < N; c++) {
-                sum += powers[d[c] > top ? d[c] - top : top - d[c]];
-            }
-            logq[r0 + i] += (double)D * log_near + (double)top * g + log(sum) - log_n;
+            d[c] = potts ? k / 2 : k; /* a changed site differs in two units */
+            lo = d[c] < lo ? d[c] : lo;
+            hi = d[c] > hi ? d[c] : hi;
         }
+        const int64_t top = g <= 0.0 ? lo : hi;
+        double sum = 0.0;
+        for (int64_t c = 0; c < N; c++) {
+            sum += powers[d[c] > top ? d[c] - top : top - d[c]];
+        }
+        logq[i] += (double)D * log_near + (double)top * g + log(sum) - log_n;
     }
 }
 
@@ -352,10 +342,8 @@ int ebm__global_begin(const ebm__kernel_in *k, ebm__global_split *g, ebm__msg *m
                       const float *y, int64_t ldy)
 {
     const ebm_model_t *m = k->m;
-    const int64_t w = m->width, N = k->proposal->n_rows;
+    const int64_t w = m->width;
     global_work wk = {.k = k, .m = m, .n = n, .w = w, .coupled = y != NULL};
-    wk.dist_rows = DIST_FLOATS / N < 1 ? 1 : DIST_FLOATS / N;
-    wk.dist_rows = wk.dist_rows > n ? n : wk.dist_rows;
     if (ebm__arena_layout(k->global_scratch, global_layout, &wk) != 0) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for the global moves of %lld rows",
                          (long long)n);

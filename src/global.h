@@ -33,10 +33,16 @@ enum { EBM__GLOBAL_TWIN_NONE = 0, EBM__GLOBAL_TWIN_NO_Q = 1, EBM__GLOBAL_TWIN_NO
  * do not support (a Gaussian or dReLU layer); else EBM_OK. */
 int ebm__global_supported(const ebm_model_t *m, ebm__msg *msg);
 
-/* The per-row counts of the upper value (1 or +1) in each of the n_rows
- * proposal rows (n_0 values each, stride n_0): what the Hamming distances
- * of binary units need (ebm_sampler_set_proposal keeps them). */
-void ebm__global_row_ones(const ebm_model_t *m, int64_t n_rows, const float *rows, float *ones);
+/* 64-bit words of one row's bits (ebm__global_row_bits) for n units. */
+static inline int64_t ebm__global_bit_words(int64_t n) { return (n + 63) / 64; }
+
+/* The bits of n rows of n_0 units (stride ld): bit j of row r, word j / 64
+ * of bits + r ebm__global_bit_words(n_0), is 1 where unit j holds its upper
+ * value (1, +1, or a Potts site's category). The Hamming distance of two
+ * rows is the popcount of their bits' XOR, halved for Potts sites
+ * (ebm_sampler_set_proposal keeps the proposal rows' bits). */
+void ebm__global_row_bits(const ebm_model_t *m, int64_t n, const float *rows, int64_t ld,
+                          uint64_t *bits);
 
 /* One step's global rows and the rows left to the sweep, in the
  * global scratch (k->global_scratch): valid until its next layout. */

@@ -15,6 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where the bits of the block of n_rows proposal rows of n0 units start. */
+static uint64_t *proposal_bits(float *block, int64_t n_rows, int64_t n0)
+{
+    return (uint64_t *)(void *)((char *)block + 8 * ((n_rows * n0 + 1) / 2));
+}
+
 int ebm__sampler_proposal_copy(const ebm_sampler_t *s, ebm__msg *msg, int64_t n_rows,
                                const float *rows, int64_t ldr, double flip_prob, float **copy)
 {
@@ -34,17 +40,23 @@ int ebm__sampler_proposal_copy(const ebm_sampler_t *s, ebm__msg *msg, int64_t n_
                          flip_prob);
     }
     EBM__PROPAGATE(ebm__check_layer_values(m, msg, "rows", 0, n_rows, rows, ldr));
-    int64_t count;
+    /* One block: the rows (n_rows x n0 floats), then their bits from a
+     * multiple of 8 bytes (ebm__sampler_proposal_set finds them there). */
+    const uint64_t size_limit = SIZE_MAX < (uint64_t)INT64_MAX ? SIZE_MAX : (uint64_t)INT64_MAX;
+    const int64_t limit = (int64_t)(size_limit / 8); /* in 8-byte words */
+    int64_t floats, nbits;
     float *block = NULL;
-    if (ebm__mul_overflow(n_rows, n0 + 1, &count) || count > (int64_t)(SIZE_MAX / sizeof *block) ||
-        (block = malloc((size_t)count * sizeof *block)) == NULL) {
+    if (ebm__mul_overflow(n_rows, n0, &floats) ||
+        ebm__mul_overflow(n_rows, ebm__global_bit_words(n0), &nbits) ||
+        nbits > limit - (floats / 2 + 1) ||
+        (block = malloc((size_t)(8 * ((floats + 1) / 2 + nbits)))) == NULL) {
         return ebm__fail(msg, EBM_ENOMEM, "out of memory for %lld proposal rows",
                          (long long)n_rows);
     }
     for (int64_t r = 0; r < n_rows; r++) {
         memcpy(block + r * n0, rows + r * ldr, (size_t)n0 * sizeof *block);
     }
-    ebm__global_row_ones(m, n_rows, block, block + n_rows * n0);
+    ebm__global_row_bits(m, n_rows, block, n0, proposal_bits(block, n_rows, n0));
     *copy = block;
     return EBM_OK;
 }
@@ -54,7 +66,8 @@ void ebm__sampler_proposal_set(ebm_sampler_t *s, float *copy, int64_t n_rows, do
     free(s->proposal_rows);
     s->proposal_rows = copy;
     s->proposal = (ebm__proposal){.n_rows = n_rows, .rows = copy,
-                                  .ones = copy + n_rows * s->m->size[0], .flip_prob = flip_prob};
+                                  .bits = proposal_bits(copy, n_rows, s->m->size[0]),
+                                  .flip_prob = flip_prob};
 }
 
 int ebm_sampler_set_proposal(ebm_sampler_t *s, int64_t n_rows, const float *rows, int64_t ldr,

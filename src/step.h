@@ -72,7 +72,7 @@ typedef struct ebm__sampler_settings {
 typedef struct ebm__proposal {
     int64_t n_rows;
     const float *rows;
-    const float *ones; /* [n_rows]: each row's count of upper values (1, +1) */
+    const uint64_t *bits; /* the rows' bits (ebm__global_row_bits) */
     double flip_prob;
 } ebm__proposal;
 
