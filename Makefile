@@ -283,7 +283,10 @@ check: $(TEST_BIN) $(SOFILE)
 
 # Benchmarks print figures (a human line and a JSON line each); they assert
 # nothing about time. Each runs twice: with BENCH_THREADS threads (default 2;
-# OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and EBM_NUM_THREADS), then with 1. They link bench/common.c and the data helpers of
+# OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and EBM_NUM_THREADS), then with 1;
+# where the environment sets OPENBLAS_CORETYPE, a third time with
+# BENCH_THREADS threads and the variable unset (the CPU's own kernels). Each
+# line names the kernel family OpenBLAS ran. They link bench/common.c and the data helpers of
 # examples/common, and wrap the BLAS calls to count their FLOPs
 # (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas training runs.
 BENCH_THREADS ?= 2
@@ -294,11 +297,16 @@ BENCH_WRAP = -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm
 bench-programs: $(BENCHES)
 bench: $(BENCHES)
 	@for b in $(BENCHES); do \
+	  case $$b in *ucd_bas) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
 	  for t in $(BENCH_THREADS) $(filter-out $(BENCH_THREADS),1); do \
-	    case $$b in *ucd_bas) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
 	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t)"; \
 	    OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t EBM_NUM_THREADS=$$t ./$$b $$args || exit 1; \
 	  done; \
+	  if [ -n "$$OPENBLAS_CORETYPE" ]; then \
+	    t=$(BENCH_THREADS); \
+	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t, the CPU's own kernels: OPENBLAS_CORETYPE unset)"; \
+	    env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t EBM_NUM_THREADS=$$t ./$$b $$args || exit 1; \
+	  fi; \
 	done
 # make fingerprint: the hashes of the library's results on fixed seeds
 # (bench/fingerprint.c: every benchmark's set-up for a few steps and every

@@ -175,6 +175,16 @@ static void json_number(char *buf, size_t size, double x)
     }
 }
 
+/* OpenBLAS's name of the kernel family it runs (by CPU, or by
+ * OPENBLAS_CORETYPE); absent from other BLAS libraries. */
+extern char *openblas_get_corename(void) __attribute__((weak));
+
+static const char *blas_core(void)
+{
+    const char *name = openblas_get_corename != NULL ? openblas_get_corename() : NULL;
+    return name != NULL && strlen(name) < 32 && strchr(name, '"') == NULL ? name : "unknown";
+}
+
 void bench_report(const bench_line *l)
 {
     const double sec = 1e-3 * l->ms_per_step;
@@ -189,11 +199,11 @@ void bench_report(const bench_line *l)
     json_number(peer_rss, sizeof peer_rss, l->peer_rss_mib);
 
     printf("%-20s %s%sthreads %-7s %10.3f ms/step %9.4g GFLOP %7.1f GFLOP/s = %5.1f%% of sgemm "
-           "%.1f GFLOP/s  RSS %.0f MiB",
+           "%.1f GFLOP/s (%s)  RSS %.0f MiB",
            l->bench, l->shape ? l->shape : "", l->shape ? "  " : "", threads > 0 ? thr : "default",
            l->ms_per_step,
            l->gflop_per_step, sec > 0 ? l->gflop_per_step / sec : 0.0, 100 * frac,
-           l->sgemm_gflops, rss);
+           l->sgemm_gflops, blas_core(), rss);
     if (l->peer_ms > 0) {
         printf("  | peer %g ms: %.2fx (goal %g ms)", l->peer_ms, l->peer_ms / l->ms_per_step,
                l->goal_ms);
@@ -209,8 +219,9 @@ void bench_report(const bench_line *l)
     }
     printf("\"threads\": %s, \"ms_per_step\": %.4f, \"gflop_per_step\": %.6g, "
            "\"sgemm_gflops\": %.1f, \"roofline_fraction\": %.4f, \"peak_rss_mib\": %.1f, "
-           "\"peer_ms\": %s, \"goal_ms\": %s, \"peer_rss_mib\": %s%s%s}\n",
+           "\"peer_ms\": %s, \"goal_ms\": %s, \"peer_rss_mib\": %s, \"blas_core\": \"%s\"%s%s}\n",
            thr, l->ms_per_step, l->gflop_per_step, l->sgemm_gflops, frac, rss, peer, goal, peer_rss,
+           blas_core(),
            l->json_extra ? ", " : "", l->json_extra ? l->json_extra : "");
     fflush(stdout);
 }
