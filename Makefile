@@ -101,8 +101,8 @@ SIMD_X86 := $(findstring x86_64,$(shell $(CC) -dumpmachine))
 SIMD_DEFS = $(if $(SIMD_X86),-DEBM_SIMD_X86)
 SIMD_OBJ  = build/simd_generic.o $(if $(SIMD_X86),build/simd_avx2.o build/simd_avx512.o)
 SIMD_FLAGS_generic =
-SIMD_FLAGS_avx2    = -mavx2
-SIMD_FLAGS_avx512  = -mavx512f -mavx512dq -mavx512vl -mavx512bw -mprefer-vector-width=512
+SIMD_FLAGS_avx2    = -mavx2 -mpopcnt
+SIMD_FLAGS_avx512  = -mavx512f -mavx512dq -mavx512vl -mavx512bw -mpopcnt -mprefer-vector-width=512
 
 SRC  = $(wildcard src/*.c)
 OBJ  = $(SRC:src/%.c=build/%.o) $(SIMD_OBJ)

@@ -49,12 +49,17 @@
 #include "threads.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The streams a step with global moves takes, always this many: each
  * row's block (coin, row, acceptance), the visible flips, and the draws of
  * layer l (the upward pass's even layers, the odd layers) from ST_LAYER + l. */
 enum { ST_ROW = 0, ST_FLIP = 1, ST_LAYER = 2, ST_COUNT = ST_LAYER + EBM_MAX_LAYERS };
+
+/* log q of the visible layer takes this many rows at a time: their sums
+ * over the proposal rows are independent chains of additions. */
+enum { Q_ROWS = 8 };
 
 int ebm__global_supported(const ebm_model_t *m, ebm__msg *msg)
 {
@@ -95,7 +100,7 @@ typedef struct global_work {
     int64_t *global_rows, *sweep_rows, *global_ids, *sweep_ids;
     float *sweep_x, *sweep_y, *prop, *cur_x, *cur_y, *t, *a;
     double *logq, *f, *fwork, *powers;
-    int64_t *dist;
+    int32_t *dist;
     uint64_t *bits;
     uint8_t *accept;
 } global_work;
@@ -116,8 +121,8 @@ static void global_layout(ebm__arena *arena, void *ctx)
     wk->cur_y = wk->coupled ? ebm__arena_take(arena, nw, f) : NULL;
     wk->t = ebm__arena_take(arena, nw, f);
     wk->a = ebm__arena_take(arena, (size_t)(wk->n * wk->m->max_size), f);
-    wk->dist = ebm__arena_take(arena, (size_t)wk->k->proposal->n_rows, sizeof(int64_t));
-    wk->bits = ebm__arena_take(arena, (size_t)ebm__global_bit_words(wk->m->size[0]),
+    wk->dist = ebm__arena_take(arena, (size_t)(Q_ROWS * wk->k->proposal->n_rows), sizeof(int32_t));
+    wk->bits = ebm__arena_take(arena, (size_t)(Q_ROWS * ebm__global_bit_words(wk->m->size[0])),
                                sizeof(uint64_t));
     wk->logq = ebm__arena_take(arena, 3 * n, sizeof(double));
     wk->f = ebm__arena_take(arena, 3 * n, sizeof(double));
@@ -262,7 +267,8 @@ static int draw_odd(const global_work *wk, const ebm__stream *st, int64_t ng)
  * D log(1 - eps) + d_n g, g = log(eps / (Q - 1)) - log(1 - eps); the sum
  * is taken relative to its largest term (the least d_n if g <= 0, else the
  * largest), so that each term is a power r^k <= 1, k = |d_n - d*|, r =
- * exp(-|g|), from the table wk->powers. */
+ * exp(-|g|), from the table wk->powers, added in the order of the proposal
+ * rows. Q_ROWS rows at a time. */
 static void log_q_visible(const global_work *wk, int64_t ng, const float *s, double *logq)
 {
     const ebm_model_t *m = wk->m;
@@ -277,26 +283,30 @@ static void log_q_visible(const global_work *wk, int64_t ng, const float *s, dou
     for (int64_t k = 0; k <= D; k++) {
         powers[k] = exp(-(double)k * fabs(g));
     }
-    int64_t *d = wk->dist;
-    for (int64_t i = 0; i < ng; i++) {
-        ebm__global_row_bits(m, 1, s + i * wk->w, wk->w, wk->bits);
-        int64_t lo = D, hi = 0;
-        for (int64_t c = 0; c < N; c++) {
-            const uint64_t *b = pr->bits + c * words;
-            int64_t k = 0;
-            for (int64_t j = 0; j < words; j++) {
-                k += __builtin_popcountll(wk->bits[j] ^ b[j]);
+    for (int64_t i0 = 0; i0 < ng; i0 += Q_ROWS) {
+        const int64_t rows = ng - i0 < Q_ROWS ? ng - i0 : Q_ROWS;
+        ebm__global_row_bits(m, rows, s + i0 * wk->w, wk->w, wk->bits);
+        ebm__kern()->hamming(rows, N, words, wk->bits, pr->bits, potts, wk->dist);
+        int32_t top[Q_ROWS];
+        for (int64_t r = 0; r < rows; r++) {
+            int32_t lo = INT32_MAX, hi = 0;
+            for (int64_t c = 0; c < N; c++) {
+                const int32_t d = wk->dist[c * rows + r];
+                lo = d < lo ? d : lo;
+                hi = d > hi ? d : hi;
             }
-            d[c] = potts ? k / 2 : k; /* a changed site differs in two units */
-            lo = d[c] < lo ? d[c] : lo;
-            hi = d[c] > hi ? d[c] : hi;
+            top[r] = g <= 0.0 ? lo : hi;
         }
-        const int64_t top = g <= 0.0 ? lo : hi;
-        double sum = 0.0;
+        double sum[Q_ROWS] = {0.0};
         for (int64_t c = 0; c < N; c++) {
-            sum += powers[d[c] > top ? d[c] - top : top - d[c]];
+            const int32_t *d = wk->dist + c * rows;
+            for (int64_t r = 0; r < rows; r++) {
+                sum[r] += powers[d[r] > top[r] ? d[r] - top[r] : top[r] - d[r]];
+            }
         }
-        logq[i] += (double)D * log_near + (double)top * g + log(sum) - log_n;
+        for (int64_t r = 0; r < rows; r++) {
+            logq[i0 + r] += (double)D * log_near + (double)top[r] * g + log(sum[r]) - log_n;
+        }
     }
 }
 

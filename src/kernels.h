@@ -114,6 +114,11 @@ typedef struct ebm__kernels {
      * an FMA). */
     void (*add_flips)(int64_t n, int64_t count, const int32_t *flip, const float *v, float step,
                       const float *x, int64_t ldx, float *y);
+    /* The Hamming distances of `rows` rows of bits a (words 64-bit words
+     * each) to n rows of bits b: d[c rows + r] = the popcount of a_r XOR
+     * b_c, halved if halve (Potts sites), for c < n, r < rows. */
+    void (*hamming)(int64_t rows, int64_t n, int64_t words, const uint64_t *a, const uint64_t *b,
+                    int halve, int32_t *d);
     /* Nonzero if some g[i] or p[i] + alpha g[i] is not finite (the scan of
      * ebm_model_axpy_params before it changes anything). */
     int (*update_suspect)(int64_t n, float alpha, const float *g, const float *p);

@@ -20,9 +20,12 @@ const ebm__kernels *ebm__kernels_level(int level)
     switch (level) {
     case 0: return &ebm__kernels_generic;
 #if defined(EBM_SIMD_X86)
-    case 1: return __builtin_cpu_supports("avx2") ? &ebm__kernels_avx2 : NULL;
+    case 1:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")
+                   ? &ebm__kernels_avx2
+                   : NULL;
     case 2:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("avx512dq") &&
                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
                    ? &ebm__kernels_avx512
                    : NULL;

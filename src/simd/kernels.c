@@ -512,6 +512,22 @@ static void log_uniform(int64_t n, const float *restrict u, double *restrict out
     }
 }
 
+static void hamming(int64_t rows, int64_t n, int64_t words, const uint64_t *restrict a,
+                    const uint64_t *restrict b, int halve, int32_t *restrict d)
+{
+    for (int64_t c = 0; c < n; c++) {
+        const uint64_t *bc = b + c * words;
+        for (int64_t r = 0; r < rows; r++) {
+            const uint64_t *ar = a + r * words;
+            int32_t k = 0;
+            for (int64_t j = 0; j < words; j++) {
+                k += __builtin_popcountll(ar[j] ^ bc[j]);
+            }
+            d[c * rows + r] = halve ? k / 2 : k;
+        }
+    }
+}
+
 /* Four flips per pass over y: each element takes their terms one after
  * the other (the same roundings as four passes), loaded and stored once. */
 static void add_flips(int64_t n, int64_t count, const int32_t *restrict flip,
@@ -609,6 +625,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .draw_ratio = draw_ratio,
                                   .draw_ratio_pair = draw_ratio_pair,
                                   .add_flips = add_flips,
+                                  .hamming = hamming,
                                   .values_ok = values_ok,
                                   .update_suspect = update_suspect,
                                   .update_apply = update_apply};
