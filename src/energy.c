@@ -8,6 +8,7 @@
 #include "drelu.h"
 #include "kernels.h"
 #include "numerics.h"
+#include "testing.h"
 #include "threads.h"
 
 #include <cblas.h>
@@ -150,8 +151,45 @@ int64_t ebm__free_energy_scratch(const ebm_model_t *m, int64_t rows)
     return rows * (m->width + m->max_size);
 }
 
-void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows, const float *x,
-                            int64_t ldx, double *f, double *work)
+/* The tests' factor on the bound (testing.h): 1, below 1 the broken twin. */
+static double bound_scale = 1.0;
+
+double ebm__energy_set_bound_scale(double scale)
+{
+    const double old = bound_scale;
+    bound_scale = scale;
+    return old;
+}
+
+/*
+ * The bound of lz_approx. With x = k |a|, e the kernel's ebm__expf of the
+ * float -x and v_j its term: the float rounding of x moves e^-x by at most
+ * 2^-24 x e^-x(1 - 2^-24) < 2^-25.4; ebm__expf is within 1.5 2^-24 e^xf +
+ * 2^-149 of e^xf for every float xf in [-104, 0] (an exhaustive scan,
+ * docs/performance.md item 33); ebm__log1pf01 is within 1.26 2^-24 of
+ * log1p(e) for every float e in [0, 1] (tests/check_energy.c), and log1p
+ * is 1-Lipschitz; glibc's exp and log1p (the exact path) are within 2^-51
+ * of the true log1p(e^-x); both paths add lin(a) in double and round once.
+ * So each term is within delta_j = 2^-22 e_j + 2^-22 + 2^-51 |v_j| of the
+ * exact path's, and two sums of n terms in any order are within gamma_n =
+ * 1.01 n 2^-53 of their terms' sums, relative to the sums of absolute
+ * values (sums[1], itself rounded: the factors 1.001).
+ */
+static double lz_approx(int64_t n, const double *a, int spin, double *bound)
+{
+    double sums[2];
+    const double s = ebm__kern()->lz_sum(n, a, spin, sums);
+    const double gamma = 1.01 * (double)n * 0x1p-53;
+    const double abs_sum = sums[1] * 1.001, e_sum = sums[0] * 1.001;
+    const double delta = 0x1p-22 * (e_sum + (double)n) + 0x1p-51 * abs_sum;
+    *bound = (delta + gamma * (2.0 * abs_sum + delta)) * bound_scale;
+    return s;
+}
+
+/* free_energy_chunk's rows; err != NULL: lz_approx for binary and spin
+ * summed layers, and err[r] bounds |f[r] - the exact path's f[r]|. */
+static void free_energy_rows(const ebm_model_t *m, uint32_t sum_out, int64_t rows, const float *x,
+                             int64_t ldx, double *f, double *err, double *work)
 {
     const int64_t w = m->width;
     double *xd = work;            /* rows x width: the kept layers in double */
@@ -225,14 +263,22 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
         ebm__layer_input_d(m, l, rows, xd, w, t, nl);
         for (int64_t r = 0; r < rows; r++) {
             const double *a = t + r * nl;
-            double s = 0.0;
+            double s = 0.0, ds = 0.0;
             switch (m->units[l]) {
             case EBM_UNITS_BINARY:
+                if (err != NULL) {
+                    s = lz_approx(nl, a, 0, &ds);
+                    break;
+                }
                 for (int64_t j = 0; j < nl; j++) {
                     s += ebm__softplus(a[j]);
                 }
                 break;
             case EBM_UNITS_SPIN:
+                if (err != NULL) {
+                    s = lz_approx(nl, a, 1, &ds);
+                    break;
+                }
                 for (int64_t j = 0; j < nl; j++) {
                     s += ebm__log2cosh(a[j]);
                 }
@@ -265,8 +311,26 @@ void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows
             }
             }
             f[r] -= s;
+            if (err != NULL) {
+                /* both paths round f[r] - s once: the distance grows by
+                 * at most 2^-52 of the operands */
+                err[r] = (err[r] + ds) * (1.0 + 0x1p-50) + 0x1p-50 * fabs(f[r]);
+            }
         }
     }
+}
+
+void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows, const float *x,
+                            int64_t ldx, double *f, double *work)
+{
+    free_energy_rows(m, sum_out, rows, x, ldx, f, NULL, work);
+}
+
+void ebm__free_energy_bounded(const ebm_model_t *m, uint32_t sum_out, int64_t rows,
+                              const float *x, int64_t ldx, double *f, double *err, double *work)
+{
+    memset(err, 0, (size_t)rows * sizeof *err);
+    free_energy_rows(m, sum_out, rows, x, ldx, f, err, work);
 }
 
 int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,

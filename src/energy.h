@@ -30,6 +30,13 @@ int64_t ebm__free_energy_scratch(const ebm_model_t *m, int64_t rows);
  * work has ebm__free_energy_scratch(m, rows) doubles. */
 void ebm__free_energy_chunk(const ebm_model_t *m, uint32_t sum_out, int64_t rows, const float *x,
                             int64_t ldx, double *f, double *work);
+/* The same with the summed binary and spin layers' log partition sums
+ * approximated (vectorised, no libm): err[r] bounds |f[r] - what
+ * ebm__free_energy_chunk gives|, rigorously (energy.c: lz_approx); a
+ * decision that holds for every value within err[r] of f[r] is the exact
+ * path's (global.c). */
+void ebm__free_energy_bounded(const ebm_model_t *m, uint32_t sum_out, int64_t rows,
+                              const float *x, int64_t ldx, double *f, double *err, double *work);
 /* f over any n, allocating scratch once. Returns EBM_OK or EBM_ENOMEM. */
 int ebm__free_energy(const ebm_model_t *m, ebm__msg *msg, uint32_t sum_out, int64_t n,
                      const float *x, int64_t ldx, double *f);

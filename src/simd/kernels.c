@@ -512,6 +512,42 @@ static void log_uniform(int64_t n, const float *restrict u, double *restrict out
     }
 }
 
+/* Eight terms of lz_sum from a[0..8): log(1 + e) in float (vectorised
+ * 8 wide), e into e8, lin(a) + log(1 + e) added in double. */
+static inline void lz_block(int64_t n, const double *restrict a, int spin, double *restrict lane,
+                            double *restrict lane_e, double *restrict lane_abs)
+{
+    float e8[8], l8[8];
+    for (int k = 0; k < 8; k++) {
+        const float t = (float)fabs(k < n ? a[k] : 0.0);
+        e8[k] = ebm__expf(spin ? -2.0f * t : -t);
+        l8[k] = ebm__log1pf01(e8[k]);
+    }
+    for (int k = 0; k < n; k++) {
+        const double v = (spin ? fabs(a[k]) : fmax(a[k], 0.0)) + (double)l8[k];
+        lane[k] += v;
+        lane_e[k] += (double)e8[k];
+        lane_abs[k] += fabs(v);
+    }
+}
+
+static double lz_sum(int64_t n, const double *restrict a, int spin, double sums[2])
+{
+    double lane[8] = {0.0}, lane_e[8] = {0.0}, lane_abs[8] = {0.0};
+    for (int64_t j = 0; j < n; j += 8) {
+        lz_block(n - j < 8 ? n - j : 8, a + j, spin, lane, lane_e, lane_abs);
+    }
+    double sum = 0.0, sum_e = 0.0, sum_abs = 0.0;
+    for (int k = 0; k < 8; k++) {
+        sum += lane[k];
+        sum_e += lane_e[k];
+        sum_abs += lane_abs[k];
+    }
+    sums[0] = sum_e;
+    sums[1] = sum_abs;
+    return sum;
+}
+
 static void hamming(int64_t rows, int64_t n, int64_t words, const uint64_t *restrict a,
                     const uint64_t *restrict b, int halve, int32_t *restrict d)
 {
@@ -625,6 +661,7 @@ const ebm__kernels EBM_KERNELS = {.name = STR(EBM_KERNELS_LABEL),
                                   .draw_ratio = draw_ratio,
                                   .draw_ratio_pair = draw_ratio_pair,
                                   .add_flips = add_flips,
+                                  .lz_sum = lz_sum,
                                   .hamming = hamming,
                                   .values_ok = values_ok,
                                   .update_suspect = update_suspect,
