@@ -99,7 +99,9 @@ typedef struct global_work {
     uint32_t *blocks;
     int64_t *global_rows, *sweep_rows, *global_ids, *sweep_ids;
     float *sweep_x, *sweep_y, *prop, *cur_x, *cur_y, *t, *a;
-    double *logq, *f, *fwork, *powers;
+    double *logq, *f, *ferr, *fwork, *powers;
+    uint8_t *exact; /* [3 chunks]: 1 where a chunk of f holds the exact path's values */
+    int64_t rechecks; /* chunks computed again by the exact path */
     int32_t *dist;
     uint64_t *bits;
     uint8_t *accept;
@@ -126,6 +128,8 @@ static void global_layout(ebm__arena *arena, void *ctx)
                                sizeof(uint64_t));
     wk->logq = ebm__arena_take(arena, 3 * n, sizeof(double));
     wk->f = ebm__arena_take(arena, 3 * n, sizeof(double));
+    wk->ferr = ebm__arena_take(arena, 3 * n, sizeof(double));
+    wk->exact = ebm__arena_take(arena, 3 * (n / EBM__CHUNK + 1), 1);
     wk->fwork = ebm__arena_take(arena, (size_t)ebm__free_energy_scratch(wk->m, EBM__CHUNK),
                                 sizeof(double));
     wk->accept = ebm__arena_take(arena, 2 * n, 1);
@@ -310,27 +314,98 @@ static void log_q_visible(const global_work *wk, int64_t ng, const float *s, dou
     }
 }
 
-/* f = F(e) of the ng rows of s: the free energy with the odd layers
- * summed out; under EBM__GLOBAL_TWIN_NO_SUMMED the energy with the odd
- * layers at 0 instead (the even layers' own terms: the twin). */
-static void free_energies(const global_work *wk, int64_t ng, const float *s, double *f)
+/* The free energies' summed-out layers: the odd ones; under
+ * EBM__GLOBAL_TWIN_NO_SUMMED none (the energy with the odd layers at 0
+ * instead: the twin), s then copied to wk->t with those layers zeroed. */
+static uint32_t summed_layers(const global_work *wk, int64_t ng, const float **s)
 {
     const ebm_model_t *m = wk->m;
-    const int64_t w = wk->w;
-    uint32_t sum_out = ebm__unclamped_layers(m, 0, 1);
-    if (wk->k->settings->twin_global == EBM__GLOBAL_TWIN_NO_SUMMED) {
-        memcpy(wk->t, s, (size_t)(ng * w) * sizeof *s);
-        for (int64_t l = 1; l < m->n_layers; l += 2) {
-            for (int64_t r = 0; r < ng; r++) {
-                memset(wk->t + r * w + m->column[l], 0, (size_t)m->size[l] * sizeof *s);
-            }
-        }
-        s = wk->t;
-        sum_out = 0;
+    if (wk->k->settings->twin_global != EBM__GLOBAL_TWIN_NO_SUMMED) {
+        return ebm__unclamped_layers(m, 0, 1);
     }
+    memcpy(wk->t, *s, (size_t)(ng * wk->w) * sizeof **s);
+    for (int64_t l = 1; l < m->n_layers; l += 2) {
+        for (int64_t r = 0; r < ng; r++) {
+            memset(wk->t + r * wk->w + m->column[l], 0, (size_t)m->size[l] * sizeof **s);
+        }
+    }
+    *s = wk->t;
+    return 0;
+}
+
+/* f = F(e) of the ng rows of s, in chunks of EBM__CHUNK rows: within err
+ * of the exact path's values (ebm__free_energy_bounded), exact[c] = 0 for
+ * each chunk c; on the plain path (settings.plain_energies) the exact
+ * values, err 0, exact[c] = 1. shift: the broken twin's move of f. */
+static void free_energies(const global_work *wk, int64_t ng, const float *s, double *f,
+                          double *err, uint8_t *exact, double shift)
+{
+    const int plain = wk->k->settings->plain_energies;
+    const uint32_t sum_out = summed_layers(wk, ng, &s);
     for (int64_t r0 = 0; r0 < ng; r0 += EBM__CHUNK) {
         const int64_t rows = ng - r0 < EBM__CHUNK ? ng - r0 : EBM__CHUNK;
-        ebm__free_energy_chunk(m, sum_out, rows, s + r0 * w, w, f + r0, wk->fwork);
+        if (plain) {
+            ebm__free_energy_chunk(wk->m, sum_out, rows, s + r0 * wk->w, wk->w, f + r0, wk->fwork);
+            memset(err + r0, 0, (size_t)rows * sizeof *err);
+        } else {
+            ebm__free_energy_bounded(wk->m, sum_out, rows, s + r0 * wk->w, wk->w, f + r0,
+                                     err + r0, wk->fwork);
+            for (int64_t r = r0; r < r0 + rows; r++) {
+                f[r] += shift;
+            }
+        }
+        exact[r0 / EBM__CHUNK] = (uint8_t)plain;
+    }
+}
+
+/* Row i's chunk of f (rows of s) by the exact path, err 0, if not yet. */
+static void exact_chunk(global_work *wk, int64_t ng, const float *s, int64_t i, double *f,
+                        double *err, uint8_t *exact)
+{
+    const int64_t c = i / EBM__CHUNK, r0 = c * EBM__CHUNK;
+    if (exact[c]) {
+        return;
+    }
+    const int64_t rows = ng - r0 < EBM__CHUNK ? ng - r0 : EBM__CHUNK;
+    const uint32_t sum_out = summed_layers(wk, ng, &s);
+    ebm__free_energy_chunk(wk->m, sum_out, rows, s + r0 * wk->w, wk->w, f + r0, wk->fwork);
+    memset(err + r0, 0, (size_t)rows * sizeof *err);
+    exact[c] = 1;
+    wk->rechecks++;
+}
+
+/* The global moves' free energies of the ng rows of one side: rows, F, its
+ * bound and chunk flags, log q. */
+typedef struct side {
+    const float *s;
+    double *f, *err, *lq;
+    uint8_t *exact;
+} side;
+
+/* Row i's decision, log u < F(cur) - F(prop) + log q(cur) - log q(prop)
+ * (use_q: with the log q terms), as the exact free energies make it: from
+ * the bounded ones where every value within their bounds decides alike,
+ * else from the exact values of both rows' chunks (a NaN ratio rejects). */
+static int decide(global_work *wk, int64_t ng, int64_t i, double log_u, int use_q,
+                  const side *cur, const side *prop)
+{
+    for (;;) {
+        const double df = cur->f[i] - prop->f[i];
+        const double d = df + (use_q ? cur->lq[i] - prop->lq[i] : 0.0);
+        if (cur->exact[i / EBM__CHUNK] && prop->exact[i / EBM__CHUNK]) {
+            return log_u < d;
+        }
+        /* each of the two roundings adds at most 2^-52 of its operands */
+        const double margin = (cur->err[i] + prop->err[i]) * (1.0 + 0x1p-50) +
+                              0x1p-50 * (fabs(df) + fabs(d));
+        if (log_u < d - margin) {
+            return 1;
+        }
+        if (log_u >= d + margin) {
+            return 0;
+        }
+        exact_chunk(wk, ng, cur->s, i, cur->f, cur->err, cur->exact);
+        exact_chunk(wk, ng, prop->s, i, prop->f, prop->err, prop->exact);
     }
 }
 
@@ -402,10 +477,16 @@ int ebm__global_begin(const ebm__kernel_in *k, ebm__global_split *g, ebm__msg *m
                                           "non-finite value: the parameters are too large for "
                                           "float");
     }
-    free_energies(&wk, ng, wk.prop, f_p);
-    free_energies(&wk, ng, wk.cur_x, f_x);
+    const int64_t chunks = n / EBM__CHUNK + 1;
+    const side p = {wk.prop, f_p, wk.ferr, lq_p, wk.exact};
+    const side sx = {wk.cur_x, f_x, wk.ferr + n, lq_x, wk.exact + chunks};
+    const side sy = {wk.cur_y, f_y, wk.ferr + 2 * n, lq_y, wk.exact + 2 * chunks};
+    const double shift =
+        k->settings->twin_global == EBM__GLOBAL_TWIN_BOUND ? EBM__GLOBAL_TWIN_SHIFT : 0.0;
+    free_energies(&wk, ng, p.s, p.f, p.err, p.exact, shift);
+    free_energies(&wk, ng, sx.s, sx.f, sx.err, sx.exact, 0.0);
     if (y != NULL) {
-        free_energies(&wk, ng, wk.cur_y, f_y);
+        free_energies(&wk, ng, sy.s, sy.f, sy.err, sy.exact, 0.0);
     }
     /* The decisions: log u < F(x) - F(x') + log q(x) - log q(x'); a NaN
      * ratio rejects. Chains equal on entry make one decision. */
@@ -414,15 +495,12 @@ int ebm__global_begin(const ebm__kernel_in *k, ebm__global_split *g, ebm__msg *m
     for (int64_t i = 0; i < ng; i++) {
         const uint32_t *b = wk.blocks + 4 * wk.global_rows[i];
         const double log_u = log((double)ebm__u32_to_float(b[3])); /* -inf for u = 0 */
-        const double dx = f_x[i] - f_p[i] + (use_q ? lq_x[i] - lq_p[i] : 0.0);
-        const int ax = log_u < dx;
+        const int ax = decide(&wk, ng, i, log_u, use_q, &sx, &p);
         int ay = 0;
         if (y != NULL) {
-            if (ebm__rows_equal(wk.cur_x + i * w, wk.cur_y + i * w, w)) {
-                ay = ax;
-            } else {
-                ay = log_u < f_y[i] - f_p[i] + (use_q ? lq_y[i] - lq_p[i] : 0.0);
-            }
+            ay = ebm__rows_equal(wk.cur_x + i * w, wk.cur_y + i * w, w)
+                     ? ax
+                     : decide(&wk, ng, i, log_u, use_q, &sy, &p);
         }
         wk.accept[2 * i] = (uint8_t)ax;
         wk.accept[2 * i + 1] = (uint8_t)ay;
@@ -431,6 +509,7 @@ int ebm__global_begin(const ebm__kernel_in *k, ebm__global_split *g, ebm__msg *m
     }
     g->accepted = accepted;
     g->both = both;
+    g->rechecks = wk.rechecks;
     return EBM_OK;
 }
 
@@ -454,6 +533,7 @@ static void global_stats(const ebm__global_split *g, ebm__kernel_out *out, int c
 {
     const int64_t decisions = g->n_global * chains;
     out->global_decisions = decisions;
+    out->energy_rechecks += g->rechecks;
     out->accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : 1.0;
     out->global_accept_rate = decisions > 0 ? (double)g->accepted / (double)decisions : NAN;
     if (chains == 2) {

@@ -26,8 +26,15 @@
 /* The broken twins of the tests (settings.twin_global, testing.h): the
  * acceptance without the proposal's log q terms; the acceptance with the
  * even layers' own energy terms only, the summed-out (odd) layers'
- * free-energy difference left out. */
-enum { EBM__GLOBAL_TWIN_NONE = 0, EBM__GLOBAL_TWIN_NO_Q = 1, EBM__GLOBAL_TWIN_NO_SUMMED = 2 };
+ * free-energy difference left out; the proposals' bounded free energies
+ * moved by EBM__GLOBAL_TWIN_SHIFT, outside their bounds. */
+enum {
+    EBM__GLOBAL_TWIN_NONE = 0,
+    EBM__GLOBAL_TWIN_NO_Q = 1,
+    EBM__GLOBAL_TWIN_NO_SUMMED = 2,
+    EBM__GLOBAL_TWIN_BOUND = 3
+};
+#define EBM__GLOBAL_TWIN_SHIFT 0.05
 
 /* EBM_EUNSUPPORTED, with the reason in msg, for a model that global moves
  * do not support (a Gaussian or dReLU layer); else EBM_OK. */
@@ -58,6 +65,7 @@ typedef struct ebm__global_split {
     float *proposal;    /* n_global x width: x' of each global row */
     uint8_t *accept;    /* [2 n_global]: x's decision, y's */
     int64_t accepted, both;
+    int64_t rechecks; /* chunks of free energies the bounds left to the exact path */
 } ebm__global_split;
 
 /* Part one of a step of n rows with EBM_SAMPLER_GLOBAL_PROB > 0 (x, and

@@ -106,7 +106,8 @@ typedef struct ebm__kernel_out {
     double met_fraction; /* coupled steps: the fraction of rows met after the step (1) */
     double tries_mean, tries_max; /* coupled Gibbs: residual tries per loop, longest (0) */
     int64_t accepted;         /* MH moves accepted, both chains (0) */
-    int64_t energy_rechecks;  /* MH decisions the float energies left to double (0) */
+    int64_t energy_rechecks;  /* MH decisions the float energies left to double, and chunks of
+                                 the global moves' free energies left to the exact path (0) */
     /* The input of layer 1 at each row's new state (n x n_1, stride n_1, in
      * the scratch: valid until its next layout) after a Gibbs sweep that
      * drew layer 1 last, or a Gibbs-Langevin step in which every row took

@@ -15,10 +15,12 @@
 #include <stdint.h>
 
 /* 1 makes s take its plain paths: MH steps compute every energy in double,
- * Gibbs-Langevin steps take the general step (no closed-form fast path). */
+ * global moves every free energy by the exact path, Gibbs-Langevin steps
+ * take the general step (no closed-form fast path). */
 void ebm__sampler_set_plain(ebm_sampler_t *s, int plain);
-/* The MH decisions of s that its float energies left to double, summed
- * over its calls (0 on the plain path). */
+/* The MH decisions of s that its float energies left to double, and the
+ * chunks of the global moves' free energies that their bounds left to the
+ * exact path, summed over its calls (0 on the plain path). */
 int64_t ebm__sampler_energy_rechecks(const ebm_sampler_t *s);
 /* The broken twin of the preconditioned adjustment: 1 makes the Metropolis
  * adjustment of s's Langevin kernels use the unpreconditioned proposal's
@@ -30,8 +32,9 @@ void ebm__sampler_set_twin_swap(ebm_sampler_t *s, int twin);
 /* The broken twins of the global moves (EBM_SAMPLER_GLOBAL_PROB): twin 1
  * accepts without the proposal's log q terms; twin 2 with the even
  * layers' own energy terms in place of the free energy F, the summed-out
- * (odd) layers' part of F left out; 0 is the kernel. On s, or on e's
- * samplers. */
+ * (odd) layers' part of F left out; twin 3 with the proposals' bounded
+ * free energies moved by 0.05, outside their bounds; 0 is the kernel. On
+ * s, or on e's samplers. */
 void ebm__sampler_set_twin_global(ebm_sampler_t *s, int twin);
 void ebm__estimator_set_twin_global(ebm_estimator_t *e, int twin);
 /* The residual tries a row of a coupled Gibbs step may make before the
@@ -45,6 +48,12 @@ int64_t ebm__set_residual_try_limit(int64_t limit);
 void ebm__estimator_set_plain(ebm_estimator_t *e, int plain);
 /* e's tempering sampler (EBM_ESTIMATOR_PT), or NULL. */
 ebm_sampler_t *ebm__estimator_tempering(const ebm_estimator_t *e);
+
+/* The factor on the bounds of ebm__free_energy_bounded (energy.h; 1 by
+ * default; for every model of the process, not safe while other threads
+ * compute): below 1 the broken twin whose bounds fail, large values make
+ * the global moves recheck every chunk. Returns the previous factor. */
+double ebm__energy_set_bound_scale(double scale);
 
 /* The broken twin of the threads' split (threads.h): 1 makes every part
  * of a threaded row loop after the first skip its last row. */

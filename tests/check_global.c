@@ -42,12 +42,21 @@
  *      2500 on 30 to 63 degrees of freedom);
  *  (h) allocation failures: every allocation of a step, a coupled step, a
  *      tempering step, the proposals' setters and a UCD gradient, failed
- *      in turn: EBM_ENOMEM, nothing changed, the reference results after.
+ *      in turn: EBM_ENOMEM, nothing changed, the reference results after;
+ *  (i) the bounded free energies the moves decide from (energy.h) lie
+ *      within their bounds of the exact path's, on six larger models (to
+ *      inputs in the hundreds), and the twin with bounds 1e-6 as wide does
+ *      not;
+ *  (j) the decisions: the same bytes as the plain path's exact free
+ *      energies and as rechecking every chunk, other bytes from the twin
+ *      whose proposals' free energies leave their bounds.
  * The seeds are fixed. Observed margins are in the comments of each test.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "tests.h"
+#include "energy.h"
+#include "global.h"
 #include "ref.h"
 #include "testing.h"
 
@@ -1000,6 +1009,158 @@ START_TEST(rows_independent)
 END_TEST
 
 /* ------------------------------------------------------------------------ */
+/* (i) bounded free energies, (j) the decisions they make                   */
+/* ------------------------------------------------------------------------ */
+
+/* Models larger than the enumerated ones, whose summed-out layers are
+ * binary or spin, with weights and biases uniform in [-scale, scale]; at
+ * scale 30 the inputs reach hundreds, where e^-|a| underflows float. */
+typedef struct bspec {
+    int nl;
+    int64_t sizes[4];
+    int vis, hid;
+    double scale;
+} bspec;
+
+static const bspec BSPECS[] = {
+    {2, {37, 13}, B_, B_, 0.3}, {2, {37, 13}, B_, B_, 3.0},  {2, {21, 70}, S_, S_, 1.0},
+    {2, {19, 11}, B_, B_, 30.0}, {3, {19, 13, 9}, B_, B_, 1.0}, {4, {9, 7, 12, 5}, S_, S_, 2.0},
+};
+enum { N_BSPECS = sizeof BSPECS / sizeof BSPECS[0] };
+
+static ebm_model_t *bspec_model(int i)
+{
+    const bspec *b = &BSPECS[i];
+    ebm_model_t *m = t_model(b->nl, b->sizes, b->vis, b->hid);
+    t_random_params(m, (uint64_t)(70 + i), b->scale);
+    return m;
+}
+
+/* The largest |bounded - exact| / bound over 300 random states (two
+ * chunks' worth) of BSPECS[i], the odd layers summed out; also the
+ * largest bound. */
+static double bound_ratio(int i, double *largest)
+{
+    ebm_model_t *m = bspec_model(i);
+    const int64_t n = 300, w = ebm_model_state_width(m), nl = BSPECS[i].nl;
+    uint32_t odd = 0;
+    for (int64_t l = 1; l < nl; l += 2) {
+        odd |= 1u << l;
+    }
+    float *x = t_floats(n * w);
+    t_fill_states(m, n, x, w, (uint64_t)(90 + i));
+    double *f = t_calloc((size_t)n, sizeof *f), *fb = t_calloc((size_t)n, sizeof *fb);
+    double *err = t_calloc((size_t)n, sizeof *err);
+    double *work = t_calloc((size_t)ebm__free_energy_scratch(m, EBM__CHUNK), sizeof *work);
+    double worst = 0.0;
+    *largest = 0.0;
+    for (int64_t r0 = 0; r0 < n; r0 += EBM__CHUNK) {
+        const int64_t rows = n - r0 < EBM__CHUNK ? n - r0 : EBM__CHUNK;
+        ebm__free_energy_chunk(m, odd, rows, x + r0 * w, w, f + r0, work);
+        ebm__free_energy_bounded(m, odd, rows, x + r0 * w, w, fb + r0, err + r0, work);
+    }
+    for (int64_t r = 0; r < n; r++) {
+        ck_assert(isfinite(f[r]) && isfinite(fb[r]) && err[r] > 0.0);
+        worst = fmax(worst, fabs(fb[r] - f[r]) / err[r]);
+        *largest = fmax(*largest, err[r]);
+    }
+    free(work);
+    free(err);
+    free(fb);
+    free(f);
+    free(x);
+    ebm_model_destroy(m);
+    return worst;
+}
+
+/* (i) Every row's bounded free energy is within its bound of the exact
+ * path's (observed: at most 0.11 of the bound), and the bounds are small
+ * (at most 1e-4; observed 3e-6 to 2e-5); with the bounds scaled by 1e-6,
+ * the broken twin, some row is outside them (observed: by 4e4 to 1e5
+ * times its bound). */
+START_TEST(free_energy_bound)
+{
+    double largest;
+    const double worst = bound_ratio(_i, &largest);
+    ck_assert_msg(worst <= 1.0, "model %d: |bounded - exact| is %.3g of the bound", _i, worst);
+    ck_assert_msg(largest < 1e-4, "model %d: a bound of %.3g", _i, largest);
+    const double scale = ebm__energy_set_bound_scale(1e-6);
+    const double twin = bound_ratio(_i, &largest);
+    ebm__energy_set_bound_scale(scale);
+    ck_assert_msg(twin > 1.0, "model %d: the twin's bounds held (%.3g)", _i, twin);
+}
+END_TEST
+
+/* Four single and four coupled steps of 300 rows with global moves
+ * (probability 0.5, a proposal of 5 random rows at flip probability 0.05,
+ * the chains started at the proposal rows so that moves are accepted):
+ * the rows, met flags and statistics, hashed. */
+static uint64_t global_run(ebm_model_t *m, int plain, int twin, int64_t *rechecks)
+{
+    enum { N = 300, P = 5 };
+    const int64_t w = ebm_model_state_width(m);
+    float *rows = t_floats(P * w), *x = t_floats(N * w), *y = t_floats(N * w);
+    uint8_t met[N];
+    t_fill_states(m, P, rows, w, 3);
+    for (int64_t r = 0; r < N; r++) {
+        memcpy(x + r * w, rows + (r % P) * w, (size_t)w * sizeof *x);
+        memcpy(y + r * w, rows + ((r + 2) % P) * w, (size_t)w * sizeof *y);
+    }
+    ebm_sampler_t *s = NULL;
+    ck_assert_int_eq(ebm_sampler_create(&s, m, EBM_SAMPLER_GIBBS), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_double(s, EBM_SAMPLER_GLOBAL_PROB, 0.5), EBM_OK);
+    ck_assert_int_eq(ebm_sampler_set_proposal(s, P, rows, w, 0.05), EBM_OK);
+    ebm__sampler_set_plain(s, plain);
+    ebm__sampler_set_twin_global(s, twin);
+    ebm_rng_t *rng = t_rng(44, 1);
+    uint64_t h = 0;
+    double accepted = 0.0;
+    for (int t = 0; t < 8; t++) {
+        if (t < 4) {
+            ck_assert_int_eq(ebm_sampler_step(s, rng, N, x, w), EBM_OK);
+        } else {
+            ck_assert_int_eq(ebm_sampler_coupled_step(s, rng, N, x, w, y, w, met), EBM_OK);
+            h ^= t_checksum(met, sizeof met) + (uint64_t)t;
+        }
+        accepted += ebm_sampler_stat(s, EBM_STAT_GLOBAL_ACCEPT_RATE);
+        h = h * 31 + t_checksum(x, (size_t)(N * w) * sizeof *x);
+        h = h * 31 + t_checksum(y, (size_t)(N * w) * sizeof *y);
+    }
+    ck_assert_msg(accepted > 0.1, "global moves accepted at a mean rate of %g", accepted / 8);
+    *rechecks = ebm__sampler_energy_rechecks(s);
+    ebm_rng_destroy(rng);
+    ebm_sampler_destroy(s);
+    free(y);
+    free(x);
+    free(rows);
+    return h;
+}
+
+/* (j) The global moves decide from the bounded free energies as from the
+ * exact ones: the same bytes as the plain path (every free energy exact),
+ * and as with bounds so wide that every chunk is computed again by the
+ * exact path (rechecks counted); the twin whose proposals' free energies
+ * are moved outside their bounds gives other bytes. */
+START_TEST(bounded_decisions)
+{
+    ebm_model_t *m = bspec_model(_i);
+    int64_t rechecks = 0, plain_rechecks = 0, wide_rechecks = 0;
+    const uint64_t h = global_run(m, 0, 0, &rechecks);
+    ck_assert(global_run(m, 1, 0, &plain_rechecks) == h);
+    ck_assert_int_eq(plain_rechecks, 0);
+    const double scale = ebm__energy_set_bound_scale(1e30);
+    const uint64_t wide = global_run(m, 0, 0, &wide_rechecks);
+    ebm__energy_set_bound_scale(scale);
+    ck_assert(wide == h);
+    ck_assert_msg(wide_rechecks > rechecks, "wide bounds: %lld rechecks, against %lld",
+                  (long long)wide_rechecks, (long long)rechecks);
+    ck_assert_msg(global_run(m, 0, EBM__GLOBAL_TWIN_BOUND, &rechecks) != h,
+                  "model %d: the twin with moved free energies gave the same bytes", _i);
+    ebm_model_destroy(m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 /* (h) allocation failures                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -1159,6 +1320,8 @@ Suite *ebm_global_suite(void)
         {"ucd unbiased", ucd_unbiased, N_SPECS, 60 * slow, NULL, NULL},
         {"tempering", tempering_law, N_SPECS, 30 * slow, NULL, NULL},
         {"rows", rows_independent, 0, 10 * slow, NULL, NULL},
+        {"free energy bound", free_energy_bound, N_BSPECS, 30 * slow, NULL, NULL},
+        {"bounded decisions", bounded_decisions, N_BSPECS, 30 * slow, NULL, NULL},
         {"bad input", bad_input, 0, 10 * slow, t_soft_setup, NULL},
         {"allocation failures", alloc_failures, 0, 30 * slow, t_soft_setup, NULL},
     };
