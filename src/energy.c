@@ -166,7 +166,8 @@ double ebm__energy_set_bound_scale(double scale)
  * float -x and v_j its term: the float rounding of x moves e^-x by at most
  * 2^-24 x e^-x(1 - 2^-24) < 2^-25.4; ebm__expf is within 1.5 2^-24 e^xf +
  * 2^-149 of e^xf for every float xf in [-104, 0] (an exhaustive scan,
- * docs/performance.md item 33); ebm__log1pf01 is within 1.26 2^-24 of
+ * docs/performance.md item 33; the 2^-22 below also covers the 2 ulps
+ * tests/check_simd.c asserts); ebm__log1pf01 is within 1.26 2^-24 of
  * log1p(e) for every float e in [0, 1] (tests/check_energy.c), and log1p
  * is 1-Lipschitz; glibc's exp and log1p (the exact path) are within 2^-51
  * of the true log1p(e^-x); both paths add lin(a) in double and round once.
