@@ -168,7 +168,7 @@ double ebm__energy_set_bound_scale(double scale)
  * 2^-149 of e^xf for every float xf in [-104, 0] (an exhaustive scan,
  * docs/performance.md item 33; the 2^-22 below also covers the 2 ulps
  * tests/check_simd.c asserts); ebm__log1pf01 is within 1.26 2^-24 of
- * log1p(e) for every float e in [0, 1] (tests/check_energy.c), and log1p
+ * log1p(e) for every float e in [0, 1] (tests/check_simd.c), and log1p
  * is 1-Lipschitz; glibc's exp and log1p (the exact path) are within 2^-51
  * of the true log1p(e^-x); both paths add lin(a) in double and round once.
  * So each term is within delta_j = 2^-22 e_j + 2^-22 + 2^-51 |v_j| of the

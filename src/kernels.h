@@ -117,8 +117,8 @@ typedef struct ebm__kernels {
     /* An approximation of sum_j LZ(a[j]), j < n, for binary (spin = 0: LZ(a)
      * = softplus(a)) or spin units (LZ(a) = log(2 cosh a)): each term as
      * lin(a) + log(1 + e), e = ebm__expf(-k |a|) in float (k = 1, or 2 for
-     * spins; lin = max(a, 0), or |a|), the log by ebm__log_pos; the sum in
-     * eight lanes. Also stores sum_j e_j in sums[0] and sum_j |term_j| in
+     * spins; lin = max(a, 0), or |a|), the log by ebm__log1pf01; the sum
+     * in eight lanes. Also stores sum_j e_j in sums[0] and sum_j |term_j| in
      * sums[1], from which energy.c bounds the distance to the exact sum. */
     double (*lz_sum)(int64_t n, const double *a, int spin, double sums[2]);
     /* The Hamming distances of `rows` rows of bits a (words 64-bit words

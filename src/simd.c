@@ -25,8 +25,9 @@ const ebm__kernels *ebm__kernels_level(int level)
                    ? &ebm__kernels_avx2
                    : NULL;
     case 2:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("avx512dq") &&
-                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+                       __builtin_cpu_supports("popcnt")
                    ? &ebm__kernels_avx512
                    : NULL;
 #endif

@@ -3,7 +3,8 @@
  * normals (random.h, included here), sigmoid, tanh, Bernoulli draws, the GRBM gradient's fused passes,
  * the weight gradients' scaled rows, the Gibbs-Langevin move of a row,
  * the bias gradients' column sums, the coupled Gibbs step's setup, the
- * local search's argmins and input updates, and the parameter update. This
+ * local search's argmins and input updates, the global moves' Hamming
+ * distances and bounded free energies' sums, and the parameter update. This
  * file is compiled once per instruction set (Makefile: build/simd_*.o),
  * with EBM_KERNELS naming the table it defines; src/simd.c picks the best
  * table the CPU runs.
