@@ -286,9 +286,10 @@ check: $(TEST_BIN) $(SOFILE)
 # OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and EBM_NUM_THREADS), then with 1;
 # where the environment sets OPENBLAS_CORETYPE, a third time with
 # BENCH_THREADS threads and the variable unset (the CPU's own kernels). Each
-# line names the kernel family OpenBLAS ran. They link bench/common.c and the data helpers of
-# examples/common, and wrap the BLAS calls to count their FLOPs
-# (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas training runs.
+# line names the kernel family OpenBLAS ran. They link bench/common.c and
+# the data helpers of examples/common, and wrap the BLAS calls to count
+# their FLOPs (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas
+# training runs.
 BENCH_THREADS ?= 2
 BENCH_BAS_ITERS ?= 10000
 BENCHES = $(patsubst bench/%.c,build/bench/%,$(filter-out bench/common.c bench/fingerprint.c,$(wildcard bench/*.c)))
@@ -334,10 +335,11 @@ build/compare/%.base: bench/%.c bench/common.h $(BENCH_OBJ) include/ebm.h build/
 # definite leaks. On one thread of the library's (EBM_NUM_THREADS=1) and
 # without the thread-count suite: memcheck serialises threads, and the test
 # workers end with _exit, leaving the pool's threads to be reported as
-# possibly lost (the pool runs under ASan and TSan); and without the law
-# tests of VALGRIND_SKIP, which repeat code paths that other test cases
-# run (and the scan of ebm__log1pf01 over 17 million floats, arithmetic only): without them the suite still executes every line of src/ that the
-# whole suite does but four and the pool's workers (measured with gcov:
+# possibly lost (the pool runs under ASan and TSan); and without the test
+# cases of VALGRIND_SKIP: the law tests, which repeat code paths that other
+# test cases run, and the scan of ebm__log1pf01 over 17 million floats
+# (arithmetic only). Without them the suite still executes every line of
+# src/ that the whole suite does but four and the pool's workers (gcov:
 # make check-valgrind-coverage, tests/valgrind_coverage.sh), which ASan+UBSan
 # run. VALGRIND_SKIP= runs everything.
 VALGRIND_SKIP ?= coupling:coupled_law coupling:meeting_time coupling:gaussian evaluation:ais \

@@ -333,6 +333,15 @@ static uint32_t summed_layers(const global_work *wk, int64_t ng, const float **s
     return 0;
 }
 
+/* Rows [r0, r0 + rows) of f by the double path (ebm__free_energy_chunk),
+ * err 0 there. */
+static void double_chunk(const global_work *wk, uint32_t sum_out, const float *s, int64_t r0,
+                         int64_t rows, double *f, double *err)
+{
+    ebm__free_energy_chunk(wk->m, sum_out, rows, s + r0 * wk->w, wk->w, f + r0, wk->fwork);
+    memset(err + r0, 0, (size_t)rows * sizeof *err);
+}
+
 /* f = F(e) of the ng rows of s, in chunks of EBM__CHUNK rows: within err
  * of the exact path's values (ebm__free_energy_bounded), exact[c] = 0 for
  * each chunk c; on the plain path (settings.plain_energies) the exact
@@ -345,8 +354,7 @@ static void free_energies(const global_work *wk, int64_t ng, const float *s, dou
     for (int64_t r0 = 0; r0 < ng; r0 += EBM__CHUNK) {
         const int64_t rows = ng - r0 < EBM__CHUNK ? ng - r0 : EBM__CHUNK;
         if (plain) {
-            ebm__free_energy_chunk(wk->m, sum_out, rows, s + r0 * wk->w, wk->w, f + r0, wk->fwork);
-            memset(err + r0, 0, (size_t)rows * sizeof *err);
+            double_chunk(wk, sum_out, s, r0, rows, f, err);
         } else {
             ebm__free_energy_bounded(wk->m, sum_out, rows, s + r0 * wk->w, wk->w, f + r0,
                                      err + r0, wk->fwork);
@@ -368,8 +376,7 @@ static void exact_chunk(global_work *wk, int64_t ng, const float *s, int64_t i, 
     }
     const int64_t rows = ng - r0 < EBM__CHUNK ? ng - r0 : EBM__CHUNK;
     const uint32_t sum_out = summed_layers(wk, ng, &s);
-    ebm__free_energy_chunk(wk->m, sum_out, rows, s + r0 * wk->w, wk->w, f + r0, wk->fwork);
-    memset(err + r0, 0, (size_t)rows * sizeof *err);
+    double_chunk(wk, sum_out, s, r0, rows, f, err);
     exact[c] = 1;
     wk->rechecks++;
 }
