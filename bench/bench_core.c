@@ -63,7 +63,8 @@ static void run(const char *name, bench_op op, ctx *c, int reps, double plain_gf
     char bench[64], note[64];
     snprintf(bench, sizeof bench, "core_%s", name);
     snprintf(note, sizeof note, "plain path %.3f GFLOP", plain_gflop);
-    bench_line l = {bench, NULL, 1e3 * t.median_s, t.gflop, roof, 0, 0, 0, note, NULL};
+    bench_line l = {.bench = bench, .ms_per_step = 1e3 * t.median_s, .gflop_per_step = t.gflop,
+                    .sgemm_gflops = roof, .note = note};
     bench_report(&l);
 }
 
@@ -94,7 +95,8 @@ int main(void)
     const double g = 2.0 * N * D * D * 1e-9; /* one N x D x D GEMM */
     double roof = bench_sgemm_gflops(0, 0, N, D, D);
     printf("libebm %s core operations, spin DBM 784-784-784, batch %d\n", ebm_version_string(), N);
-    bench_line roofline = {"core_sgemm_roofline", NULL, 1e3 * g / roof, g, roof, 0, 0, 0, NULL, NULL};
+    bench_line roofline = {.bench = "core_sgemm_roofline", .ms_per_step = 1e3 * g / roof,
+                           .gflop_per_step = g, .sgemm_gflops = roof};
     bench_report(&roofline);
     run("energy_double", op_energy, &c, 9, 2 * g, roof);
     run("free_energy_odd", op_free_energy, &c, 9, 2 * g, roof);

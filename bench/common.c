@@ -185,6 +185,15 @@ static const char *blas_core(void)
     return name != NULL && strlen(name) < 32 && strchr(name, '"') == NULL ? name : "unknown";
 }
 
+/* A positive finite figure from the environment, or `fallback`. */
+static double env_figure(const char *name, double fallback)
+{
+    const char *s = getenv(name);
+    char *end;
+    const double x = s != NULL ? strtod(s, &end) : 0.0;
+    return s != NULL && end != s && *end == '\0' && x > 0 && x < 1e12 ? x : fallback;
+}
+
 void bench_report(const bench_line *l)
 {
     const double sec = 1e-3 * l->ms_per_step;
@@ -192,11 +201,26 @@ void bench_report(const bench_line *l)
                                                        : 0.0;
     const double rss = bench_peak_rss_mib();
     const int threads = bench_threads();
+    /* the peer measured in this session, where make bench ran it */
+    const int this_run = l->peer_ms > 0 && env_figure("BENCH_PEER_MS", 0) > 0;
+    const double peer_ms = this_run ? env_figure("BENCH_PEER_MS", 0) : l->peer_ms;
+    const double peer_rss_mib =
+        this_run ? env_figure("BENCH_PEER_RSS_MIB", l->peer_rss_mib) : l->peer_rss_mib;
+    double goal_ms = 0;
+    char goal_what[48] = "";
+    if (l->goal_roofline > 0 && l->sgemm_gflops > 0) {
+        goal_ms = 1e3 * l->gflop_per_step / l->sgemm_gflops / l->goal_roofline;
+        snprintf(goal_what, sizeof goal_what, "%g of the roofline", l->goal_roofline);
+    } else if (l->goal_speedup > 0 && peer_ms > 0) {
+        goal_ms = peer_ms / l->goal_speedup;
+        snprintf(goal_what, sizeof goal_what, "%gx the peer", l->goal_speedup);
+    }
+    const char *met = goal_ms <= 0 ? "null" : l->ms_per_step <= goal_ms ? "true" : "false";
     char thr[16], peer[32], goal[32], peer_rss[32];
     json_number(thr, sizeof thr, threads);
-    json_number(peer, sizeof peer, l->peer_ms);
-    json_number(goal, sizeof goal, l->goal_ms);
-    json_number(peer_rss, sizeof peer_rss, l->peer_rss_mib);
+    json_number(peer, sizeof peer, peer_ms);
+    json_number(goal, sizeof goal, goal_ms);
+    json_number(peer_rss, sizeof peer_rss, peer_rss_mib);
 
     printf("%-20s %s%sthreads %-7s %10.3f ms/step %9.4g GFLOP %7.1f GFLOP/s = %5.1f%% of sgemm "
            "%.1f GFLOP/s (%s)  RSS %.0f MiB",
@@ -204,12 +228,16 @@ void bench_report(const bench_line *l)
            l->ms_per_step,
            l->gflop_per_step, sec > 0 ? l->gflop_per_step / sec : 0.0, 100 * frac,
            l->sgemm_gflops, blas_core(), rss);
-    if (l->peer_ms > 0) {
-        printf("  | peer %g ms: %.2fx (goal %g ms)", l->peer_ms, l->peer_ms / l->ms_per_step,
-               l->goal_ms);
+    if (peer_ms > 0) {
+        printf("  | peer %g ms (%s): %.2fx", peer_ms, this_run ? "this run" : "issue 25",
+               peer_ms / l->ms_per_step);
     }
-    if (l->peer_rss_mib > 0) {
-        printf(", peer RSS %g MiB", l->peer_rss_mib);
+    if (peer_rss_mib > 0) {
+        printf(", peer RSS %g MiB", peer_rss_mib);
+    }
+    if (goal_ms > 0) {
+        printf("  | goal %.4g ms (%s): %s", goal_ms, goal_what,
+               l->ms_per_step <= goal_ms ? "met" : "not met");
     }
     printf("%s%s\n", l->note ? "  | " : "", l->note ? l->note : "");
 
@@ -219,10 +247,11 @@ void bench_report(const bench_line *l)
     }
     printf("\"threads\": %s, \"ms_per_step\": %.4f, \"gflop_per_step\": %.6g, "
            "\"sgemm_gflops\": %.1f, \"roofline_fraction\": %.4f, \"peak_rss_mib\": %.1f, "
-           "\"peer_ms\": %s, \"goal_ms\": %s, \"peer_rss_mib\": %s, \"blas_core\": \"%s\"%s%s}\n",
-           thr, l->ms_per_step, l->gflop_per_step, l->sgemm_gflops, frac, rss, peer, goal, peer_rss,
-           blas_core(),
-           l->json_extra ? ", " : "", l->json_extra ? l->json_extra : "");
+           "\"peer_ms\": %s, \"peer_source\": %s, \"peer_rss_mib\": %s, \"goal_ms\": %s, "
+           "\"goal_met\": %s, \"blas_core\": \"%s\"%s%s}\n",
+           thr, l->ms_per_step, l->gflop_per_step, l->sgemm_gflops, frac, rss, peer,
+           peer_ms <= 0 ? "null" : this_run ? "\"this run\"" : "\"issue 25\"", peer_rss, goal,
+           met, blas_core(), l->json_extra ? ", " : "", l->json_extra ? l->json_extra : "");
     fflush(stdout);
 }
 

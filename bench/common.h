@@ -70,13 +70,19 @@ typedef struct bench_line {
     double ms_per_step;     /* the step's time (a median unless said otherwise) */
     double gflop_per_step;  /* counted GEMM GFLOP per step */
     double sgemm_gflops;    /* sgemm rate at the step's dominant shape */
-    double peer_ms;         /* the peer's time (BENCHMARKS.md); <= 0: none */
-    double goal_ms;         /* libebm's goal; <= 0: none */
-    double peer_rss_mib;    /* the peer's peak RSS (docs/performance.md); <= 0: none */
+    double peer_ms;         /* the peer's time at issue 25 (docs/performance.md); <= 0: none */
+    double peer_rss_mib;    /* the peer's peak RSS then; <= 0: none */
+    double goal_speedup;    /* goal: peer_ms / goal_speedup; <= 0: none */
+    double goal_roofline;   /* goal: this roofline fraction (instead); <= 0: none */
     const char *note;       /* NULL, or more text for the human line */
     const char *json_extra; /* NULL, or more JSON fields: "\"tau_mean\": 2.5" */
 } bench_line;
-/** Print the human line and the JSON line of a result to stdout. */
+/**
+ * Print the human line and the JSON line of a result to stdout. The
+ * environment's BENCH_PEER_MS and BENCH_PEER_RSS_MIB, where set (make bench
+ * sets them when it has run the peer in the same session, bench/peers/),
+ * replace l->peer_ms and l->peer_rss_mib: "peer_source" says which.
+ */
 void bench_report(const bench_line *l);
 
 /**

@@ -74,8 +74,9 @@ int main(int argc, char **argv)
              precondition ? ", preconditioned" : "");
     snprintf(json, sizeof json, "\"data\": \"%s\", \"accept_rate\": %.4f, \"precondition\": %d",
              source, accept, precondition);
-    bench_line l = {"grbm_gibbs_langevin", NULL, 1e3 * t.median_s, t.gflop, roof, 5253, 525, 760,
-                    note, json};
+    bench_line l = {.bench = "grbm_gibbs_langevin", .ms_per_step = 1e3 * t.median_s,
+                    .gflop_per_step = t.gflop, .sgemm_gflops = roof, .peer_ms = 5253,
+                    .peer_rss_mib = 760, .goal_roofline = 0.9, .note = note, .json_extra = json};
     bench_report(&l);
 
     bench_step_free(&c);

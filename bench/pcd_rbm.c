@@ -50,7 +50,9 @@ int main(void)
     char note[64], json[64];
     snprintf(note, sizeof note, "data %s", source);
     snprintf(json, sizeof json, "\"data\": \"%s\"", source);
-    bench_line l = {"pcd_rbm", NULL, 1e3 * t.median_s, t.gflop, roof, 11.2, 2.8, 158, note, json};
+    bench_line l = {.bench = "pcd_rbm", .ms_per_step = 1e3 * t.median_s, .gflop_per_step = t.gflop,
+                    .sgemm_gflops = roof, .peer_ms = 11.2, .peer_rss_mib = 158,
+                    .goal_speedup = 4, .note = note, .json_extra = json};
     bench_report(&l);
 
     bench_step_free(&c);

@@ -37,8 +37,8 @@ int main(void)
         char name[64];
         snprintf(name, sizeof name, "%dx%dx%d %c%c", s->m, s->n, s->k, s->trans_a ? 'T' : 'N',
                  s->trans_b ? 'T' : 'N');
-        bench_line l = {"sgemm_roofline", name, 1e3 * gflop / rate, gflop, rate, 0, 0, 0,
-                        s->used_by, NULL};
+        bench_line l = {.bench = "sgemm_roofline", .shape = name, .ms_per_step = 1e3 * gflop / rate,
+                        .gflop_per_step = gflop, .sgemm_gflops = rate, .note = s->used_by};
         bench_report(&l);
     }
     return 0;
