@@ -114,7 +114,7 @@ CMAKE_FILES = build/cmake/ebmConfig.cmake build/cmake/ebmConfigVersion.cmake
 TEST_SRC = $(wildcard tests/*.c)
 TEST_BIN = build/tests/check_ebm
 
-.PHONY: FORCE all check check-install deb check-deb check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs fingerprint install uninstall clean symbols deps \
+.PHONY: FORCE all check check-install deb check-deb check-valgrind check-valgrind-coverage check-trainers examples examples-mpi check-mpi check-crash bench bench-programs bench-peers bench-peers-fetch fingerprint install uninstall clean symbols deps \
   python check-python check-python-asan check-python-valgrind generated check-generated \
   wheel check-wheel
 all: $(STATIC) $(SOFILE) pkgconfig/ebm.pc $(CMAKE_FILES)
@@ -282,33 +282,35 @@ check: $(TEST_BIN) $(SOFILE)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} ./$(TEST_BIN)
 
 # Benchmarks print figures (a human line and a JSON line each); they assert
-# nothing about time. Each runs twice: with BENCH_THREADS threads (default 2;
-# OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and EBM_NUM_THREADS), then with 1;
-# where the environment sets OPENBLAS_CORETYPE, a third time with
-# BENCH_THREADS threads and the variable unset (the CPU's own kernels). Each
-# line names the kernel family OpenBLAS ran. They link bench/common.c and
-# the data helpers of examples/common, and wrap the BLAS calls to count
-# their FLOPs (bench/common.h). BENCH_BAS_ITERS: iterations of the ucd_bas
-# training runs.
+# nothing about time. bench/bench.sh runs each twice: with BENCH_THREADS
+# threads (default 2; OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
+# EBM_NUM_THREADS), then with 1; where the environment sets
+# OPENBLAS_CORETYPE, a third time with BENCH_THREADS threads and the
+# variable unset (the CPU's own kernels). Each line names the kernel family
+# OpenBLAS ran. With BENCH_PEERS=1 (the default) a program's peer
+# (bench/peers/README.md) runs first, where its code is found, and the
+# program prints the ratio to that run's peer. The programs link
+# bench/common.c and the data helpers of examples/common, and wrap the BLAS
+# calls to count their FLOPs (bench/common.h). BENCH_BAS_ITERS: iterations
+# of the ucd_bas training runs.
 BENCH_THREADS ?= 2
 BENCH_BAS_ITERS ?= 10000
+BENCH_PEERS ?= 1
 BENCHES = $(patsubst bench/%.c,build/bench/%,$(filter-out bench/common.c bench/fingerprint.c,$(wildcard bench/*.c)))
 BENCH_OBJ = build/bench/common.o $(addprefix build/examples/common/,data.o bas.o cli.o optim.o)
 BENCH_WRAP = -Wl,--wrap=cblas_sgemm -Wl,--wrap=cblas_dgemm
 bench-programs: $(BENCHES)
 bench: $(BENCHES)
-	@for b in $(BENCHES); do \
-	  case $$b in *ucd_bas) args=$(BENCH_BAS_ITERS);; *) args=;; esac; \
-	  for t in $(BENCH_THREADS) $(filter-out $(BENCH_THREADS),1); do \
-	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t)"; \
-	    OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t EBM_NUM_THREADS=$$t ./$$b $$args || exit 1; \
-	  done; \
-	  if [ -n "$$OPENBLAS_CORETYPE" ]; then \
-	    t=$(BENCH_THREADS); \
-	    echo "== $$b$${args:+ $$args} (OPENBLAS_NUM_THREADS=$$t, the CPU's own kernels: OPENBLAS_CORETYPE unset)"; \
-	    env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=$$t OMP_NUM_THREADS=$$t EBM_NUM_THREADS=$$t ./$$b $$args || exit 1; \
-	  fi; \
-	done
+	@BENCH_THREADS=$(BENCH_THREADS) BENCH_BAS_ITERS=$(BENCH_BAS_ITERS) BENCH_PEERS=$(BENCH_PEERS) \
+	  sh bench/bench.sh $(BENCHES)
+# The peers alone (bench/peers/run.sh): their code is never in the tree;
+# bench-peers-fetch clones it (network), or PEER_UNBIASED_DBM, PEER_GRBM and
+# PEER_CDTAU name checkouts. A peer whose code or tools are missing prints
+# "skipped: ..." and the others run.
+bench-peers:
+	@BENCH_THREADS=$(BENCH_THREADS) BENCH_BAS_ITERS=$(BENCH_BAS_ITERS) sh bench/peers/run.sh
+bench-peers-fetch:
+	sh bench/peers/fetch.sh
 # make fingerprint: the hashes of the library's results on fixed seeds
 # (bench/fingerprint.c: every benchmark's set-up for a few steps and every
 # public computational call on small models; bench/fingerprint.sh adds the
