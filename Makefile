@@ -12,7 +12,10 @@
 #   make check-mpi  its tests on 1, 2 and 3 ranks (tests/mpi/run.sh, ~1 min)
 #   make check-crash  the trainers killed (SIGKILL) and resumed, 50 times each
 #                   (tests/crash/soak.sh, ~2 min; needs MPI as check-mpi)
-#   make bench      build and run the benchmarks (figures, not tests)
+#   make bench      build and run the benchmarks (figures, not tests), each
+#                   beside its peer where bench/peers/ finds the peer's code
+#   make bench-peers  the peers alone (bench/peers/README.md); make
+#                   bench-peers-fetch clones their code (network)
 #   make fingerprint  hashes of fixed-seed results (bench/fingerprint.sh): the
 #                   same output before and after a refactoring shows the same bits
 #   make python     install the Python package (python/, ctypes over the shared

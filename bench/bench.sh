@@ -35,8 +35,8 @@ for b in "$@"; do
     name=${b##*/}
     case $name in
     ucd_bas) args=$BENCH_BAS_ITERS peer=peer_ucd_bas_cap100 ;;
-    pcd_rbm | ucd_lmi_dbm | grbm_gibbs_langevin) args= peer=peer_$name ;;
-    *) args= peer= ;;
+    pcd_rbm | ucd_lmi_dbm | grbm_gibbs_langevin) args='' peer=peer_$name ;;
+    *) args='' peer='' ;;
     esac
     BENCH_PEER_MS=
     BENCH_PEER_RSS_MIB=
@@ -48,16 +48,14 @@ for b in "$@"; do
         BENCH_PEER_RSS_MIB=$(json_field "$peer_out" "$peer" peak_rss_mib)
     fi
     export BENCH_PEER_MS BENCH_PEER_RSS_MIB
-    for t in $BENCH_THREADS 1; do
-        if [ "$t" = 1 ] && [ "$BENCH_THREADS" = 1 ] && [ "$ran_one" = "$b" ]; then
-            continue
-        fi
-        ran_one=$b
+    counts=$BENCH_THREADS
+    [ "$BENCH_THREADS" = 1 ] || counts="$counts 1"
+    for t in $counts; do
         echo "== $name${args:+ $args} (OPENBLAS_NUM_THREADS=$t)"
-        run "$t" "$b" $args || exit 1
+        run "$t" "$b" ${args:+"$args"} || exit 1
     done
     if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
         echo "== $name${args:+ $args} (OPENBLAS_NUM_THREADS=$BENCH_THREADS, the CPU's own kernels: OPENBLAS_CORETYPE unset)"
-        (unset OPENBLAS_CORETYPE && run "$BENCH_THREADS" "$b" $args) || exit 1
+        (unset OPENBLAS_CORETYPE && run "$BENCH_THREADS" "$b" ${args:+"$args"}) || exit 1
     fi
 done
