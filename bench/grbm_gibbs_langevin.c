@@ -10,9 +10,9 @@
  * Data: Fashion-MNIST standardised per pixel (sd floored at 0.05, fitted on
  * the rows used), 512 rows per step, each step its own batch; or N(0, 1)
  * rows if it is not installed. The time is the median of 5 steps after 1
- * warm-up. Peer: the paper's PyTorch code (PyTorch 1.13 on the CPU), 5253 ms
- * with 2 threads, measured side by side on this project's machine kind
- * (docs/performance.md); goal 10x, 525 ms.
+ * warm-up. Peer: the paper's PyTorch code (PyTorch 1.13 on the CPU;
+ * bench/peers/peer_grbm_gibbs_langevin.py), timed by make bench in the same
+ * run, else its 5253 ms of issue 25; goal 0.9 of the step's roofline.
  * With the argument "precondition", the Langevin steps are preconditioned by
  * diag(sigma^2) (EBM_SAMPLER_PRECONDITION; step size 1 times each pixel's
  * variance) instead of scaled by the mean variance. */

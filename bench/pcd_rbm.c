@@ -5,10 +5,10 @@
  * not installed, random Bernoulli(0.13) rows (about Fashion-MNIST's share of
  * ones). W starts N(0, 0.01^2), biases 0, as scikit-learn's BernoulliRBM;
  * f sums out h (EBM_MARGINALIZE_ODD), as its gradient does (v_neg^T
- * E[h | v_neg]). The time is the median of 200 steps after 20 warm-up steps. Peer:
- * scikit-learn 1.2.1's BernoulliRBM (float64), 11.2 ms per step, measured side
- * by side on this project's machine kind (docs/performance.md); goal 4x,
- * 2.8 ms. */
+ * E[h | v_neg]). The time is the median of 200 steps after 20 warm-up steps.
+ * Peer: scikit-learn 1.2.1's BernoulliRBM (float64; bench/peers/peer_pcd_rbm.py),
+ * timed by make bench in the same run, else its 11.2 ms of issue 25; goal 4x
+ * the peer. */
 #include "common.h"
 
 #include <stdio.h>

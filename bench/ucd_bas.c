@@ -16,12 +16,11 @@
  * ucd-global). The time is the mean over the whole run (not a median),
  * with the first and last 1000 iterations beside it, since the coupling
  * times change as the model learns. Peer: the C++ code of Qiu et al.
- * (cdtau, capped at max_mcmc = 100), Eigen build, 1.26 ms per iteration
- * with 2 threads, measured side by side on this project's machine kind (its
- * OpenBLAS build: 1.60 ms; docs/performance.md); goals: 2x, 0.63 ms, for the
- * capped run, and the peer's capped time for the exact run with global
- * moves. The peer runs only capped, so the exact run without global moves
- * has no peer figure. usage: ucd_bas [iterations] (default 10000) */
+ * (cdtau, capped at max_mcmc = 100, Eigen build; bench/peers/cdtau), timed
+ * by make bench in the same run, else its 1.26 ms of issue 25; goals: 2x
+ * the peer for the capped run, the peer's capped time for the exact runs
+ * (the peer runs only capped). usage: ucd_bas [iterations] (default
+ * 10000) */
 #include "common.h"
 #include "common/bas.h"
 

@@ -5,10 +5,9 @@
  * The model is not updated: the step is the gradient alone. Each step takes
  * its own batch (the first 6000 training images); the time is the median of
  * 5 steps after 1 warm-up. Peer: the paper's PyTorch code (unbiased_dbm,
- * PyTorch 1.13 on the CPU), 2753 ms with 2 threads, measured side by side
- * on this project's machine kind (docs/performance.md); goal 10x, 275 ms.
- * Skipped (exit 0) if
- * Fashion-MNIST is not installed. */
+ * PyTorch 1.13 on the CPU; bench/peers/peer_ucd_lmi_dbm.py), timed by make
+ * bench in the same run, else its 2753 ms of issue 25; goal 10x the peer.
+ * Skipped (exit 0) if Fashion-MNIST is not installed. */
 #include "common.h"
 
 #include <stdio.h>
