@@ -57,23 +57,14 @@ peer_pcd_rbm() {
     run_python peer_pcd_rbm peer_pcd_rbm.py
 }
 
-peer_ucd_lmi_dbm() {
-    if [ ! -f "$PEER_UNBIASED_DBM/model.py" ]; then
-        skip peer_ucd_lmi_dbm "no unbiased_dbm checkout at $PEER_UNBIASED_DBM (set PEER_UNBIASED_DBM or run bench/peers/fetch.sh)"
+# A PyTorch peer: its checkout must hold `file`.
+peer_torch() { # bench variable checkout file driver
+    if [ ! -f "$3/$4" ]; then
+        skip "$1" "no checkout at $3 (set $2 or run bench/peers/fetch.sh)"
     elif ! has_python numpy torch; then
-        skip peer_ucd_lmi_dbm "$PYTHON cannot import torch (apt-get install -y python3-torch)"
+        skip "$1" "$PYTHON cannot import torch (apt-get install -y python3-torch)"
     else
-        run_python peer_ucd_lmi_dbm peer_ucd_lmi_dbm.py
-    fi
-}
-
-peer_grbm_gibbs_langevin() {
-    if [ ! -f "$PEER_GRBM/grbm.py" ]; then
-        skip peer_grbm_gibbs_langevin "no GRBM checkout at $PEER_GRBM (set PEER_GRBM or run bench/peers/fetch.sh)"
-    elif ! has_python numpy torch; then
-        skip peer_grbm_gibbs_langevin "$PYTHON cannot import torch (apt-get install -y python3-torch)"
-    else
-        run_python peer_grbm_gibbs_langevin peer_grbm_gibbs_langevin.py
+        run_python "$1" "$5"
     fi
 }
 
@@ -124,8 +115,12 @@ peer_ucd_bas() {
 for bench in "$@"; do
     case $bench in
     pcd_rbm) peer_pcd_rbm ;;
-    ucd_lmi_dbm) peer_ucd_lmi_dbm ;;
-    grbm_gibbs_langevin) peer_grbm_gibbs_langevin ;;
+    ucd_lmi_dbm)
+        peer_torch peer_ucd_lmi_dbm PEER_UNBIASED_DBM "$PEER_UNBIASED_DBM" model.py \
+            peer_ucd_lmi_dbm.py ;;
+    grbm_gibbs_langevin)
+        peer_torch peer_grbm_gibbs_langevin PEER_GRBM "$PEER_GRBM" grbm.py \
+            peer_grbm_gibbs_langevin.py ;;
     ucd_bas) peer_ucd_bas ;;
     *) echo "run.sh: unknown benchmark $bench (pcd_rbm, ucd_lmi_dbm, grbm_gibbs_langevin, ucd_bas)" >&2
        exit 2 ;;
