@@ -41,7 +41,7 @@ for b in "$@"; do
     BENCH_PEER_MS=
     BENCH_PEER_RSS_MIB=
     if [ "$BENCH_PEERS" = 1 ] && [ -n "$peer" ]; then
-        echo "== $peer (bench/peers/run.sh $name, $BENCH_THREADS threads)"
+        echo "== $peer (bench/peers/run.sh $name, BENCH_THREADS=$BENCH_THREADS)"
         sh "$(dirname "$0")/peers/run.sh" "$name" >"$peer_out" 2>&1
         cat "$peer_out"
         BENCH_PEER_MS=$(json_field "$peer_out" "$peer" ms_per_step)
