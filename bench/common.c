@@ -202,10 +202,11 @@ void bench_report(const bench_line *l)
     const double rss = bench_peak_rss_mib();
     const int threads = bench_threads();
     /* the peer measured in this session, where make bench ran it */
-    const int this_run = l->peer_ms > 0 && env_figure("BENCH_PEER_MS", 0) > 0;
-    const double peer_ms = this_run ? env_figure("BENCH_PEER_MS", 0) : l->peer_ms;
+    const double peer_now = l->peer_ms > 0 ? env_figure("BENCH_PEER_MS", 0) : 0;
+    const int this_run = peer_now > 0;
+    const double peer_ms = this_run ? peer_now : l->peer_ms;
     const double peer_rss_mib =
-        this_run ? env_figure("BENCH_PEER_RSS_MIB", l->peer_rss_mib) : l->peer_rss_mib;
+        this_run ? env_figure("BENCH_PEER_RSS_MIB", 0) : l->peer_rss_mib;
     double goal_ms = 0;
     char goal_what[48] = "";
     if (l->goal_roofline > 0 && l->sgemm_gflops > 0) {
