@@ -54,8 +54,9 @@ def peer_checkout(var, name):
 
 
 def time_steps(step, warmup, reps):
-    """Run step() warmup times, then reps times; the median and all of the
-    timed steps' wall times in ms."""
+    """Run step(i) warmup times, then reps times timed: the median wall
+    time in ms, and the JSON fields that describe the timing (the counts,
+    the fastest step and, for runs of at most 20 steps, every step)."""
     for i in range(warmup):
         step(i)
     times = []
@@ -63,7 +64,10 @@ def time_steps(step, warmup, reps):
         t0 = time.perf_counter()
         step(warmup + i)
         times.append(1e3 * (time.perf_counter() - t0))
-    return statistics.median(times), times
+    fields = {"warmup": warmup, "reps": reps, "min_ms": round(min(times), 4)}
+    if reps <= 20:
+        fields["times_ms"] = [round(t, 1) for t in times]
+    return statistics.median(times), fields
 
 
 def blas_info():

@@ -82,13 +82,11 @@ def main():
           f"{GIBBS} Gibbs-Langevin steps x {LANGEVIN} Langevin steps, GRBM {D}-{H}, batch "
           f"{BATCH}, data {source}, PyTorch {torch.__version__} CPU; median of {REPS} steps "
           f"after {WARMUP} warm-up")
-    ms, times = time_steps(step, WARMUP, REPS)
+    ms, timing = time_steps(step, WARMUP, REPS)
     report("peer_grbm_gibbs_langevin", f"GRBM (PyTorch {torch.__version__.split('a')[0]})", ms,
            "modified CD 784-4096 batch 512, 10 x 10 Gibbs-Langevin",
-           {"data": source, "warmup": WARMUP, "reps": REPS, "commit": commit,
-            "torch_threads": torch.get_num_threads(),
-            "mean_var": round(model.get_var().mean().item(), 4),
-            "times_ms": [round(t, 1) for t in times]})
+           {"data": source, "commit": commit, "torch_threads": torch.get_num_threads(),
+            "mean_var": round(model.get_var().mean().item(), 4), **timing})
 
 
 if __name__ == "__main__":

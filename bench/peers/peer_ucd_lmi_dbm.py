@@ -43,12 +43,11 @@ def main():
           f"gradient), DBM {D}-{D}-{D} at orthogonal init, batch {BATCH} of 1-bit "
           f"Fashion-MNIST, PyTorch {torch.__version__} CPU; median of {REPS} steps after "
           f"{WARMUP} warm-up")
-    ms, times = time_steps(step, WARMUP, REPS)
+    ms, timing = time_steps(step, WARMUP, REPS)
     report("peer_ucd_lmi_dbm", f"unbiased_dbm (PyTorch {torch.__version__.split('a')[0]})", ms,
            "UCD-LMI gradient 784-784-784 batch 1000",
-           {"data": "fashion-mnist", "warmup": WARMUP, "reps": REPS, "commit": commit,
-            "torch_threads": torch.get_num_threads(),
-            "times_ms": [round(t, 1) for t in times]})
+           {"data": "fashion-mnist", "commit": commit, "torch_threads": torch.get_num_threads(),
+            **timing})
 
 
 if __name__ == "__main__":
