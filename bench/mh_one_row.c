@@ -55,7 +55,8 @@ int main(void)
     printf("mh_one_row: a coupled MH step on one row of a spin DBM %d-%d-%d whose chains "
            "differ, median of %d steps after %d warm-up\n", N, N, N, REPS, WARMUP);
     const bench_timing t = bench_time(step, &c, WARMUP, REPS);
-    bench_line l = {.bench = "mh_one_row", .ms_per_step = 1e3 * t.median_s, .gflop_per_step = t.gflop};
+    bench_line l = {.bench = "mh_one_row", .ms_per_step = 1e3 * t.median_s,
+                    .gflop_per_step = t.gflop};
     bench_report(&l);
     ebm_sampler_destroy(c.s);
     ebm_rng_destroy(c.rng);

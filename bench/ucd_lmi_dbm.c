@@ -53,8 +53,8 @@ int main(void)
     snprintf(json, sizeof json, "\"tau_mean\": %.4f, \"tau_max\": %.0f, \"positive_tau_mean\": "
              "%.4f, \"positive_tau_max\": %.0f, \"sweeps_mean\": %.4f, \"capped\": %.0f, "
              "\"accept_rate\": %.4f", tau, tau_max, ptau, ptau_max, sweeps, capped, accept);
-    bench_line l = {.bench = "ucd_lmi_dbm", .ms_per_step = 1e3 * t.median_s, .gflop_per_step = t.gflop,
-                    .sgemm_gflops = roof, .peer_ms = 2753, .peer_rss_mib = 370,
+    bench_line l = {.bench = "ucd_lmi_dbm", .ms_per_step = 1e3 * t.median_s,
+                    .gflop_per_step = t.gflop, .sgemm_gflops = roof, .peer_ms = 2753, .peer_rss_mib = 370,
                     .goal_speedup = 10, .note = note, .json_extra = json};
     bench_report(&l);
 
